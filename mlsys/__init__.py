@@ -1,0 +1,123 @@
+"""mlsys: live, unit-checked, cited ML-systems numbers for Quarto books and courses.
+
+The public API is loaded lazily (PEP 562): ``import mlsys`` is cheap, and a name such as
+``mlsys.DistributedModel`` imports its module on first use.
+
+Examples
+--------
+>>> from mlsys import Hardware, Models, SingleNodeModel
+>>> res = SingleNodeModel().solve(Models.Llama2_70B, Hardware.H100, batch_size=1)
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY: dict[str, str] = {
+    # units and errors
+    "ureg": "mlsys.core.units",
+    "Q_": "mlsys.core.units",
+    "MlsysError": "mlsys.core.errors",
+    "ParameterError": "mlsys.core.errors",
+    "UnitError": "mlsys.core.errors",
+    "UnknownEntryError": "mlsys.core.errors",
+    "InfeasibleError": "mlsys.core.errors",
+    # types
+    "Provenance": "mlsys.core.types",
+    "Accelerator": "mlsys.core.types",
+    "Node": "mlsys.core.types",
+    "Fabric": "mlsys.core.types",
+    "Fleet": "mlsys.core.types",
+    "Workload": "mlsys.core.types",
+    "TransformerWorkload": "mlsys.core.types",
+    "GridProfile": "mlsys.core.types",
+    "Datacenter": "mlsys.core.types",
+    # catalog registries
+    "Hardware": "mlsys.core.catalog",
+    "Nodes": "mlsys.core.catalog",
+    "Fabrics": "mlsys.core.catalog",
+    "Models": "mlsys.core.catalog",
+    "Grids": "mlsys.core.catalog",
+    "Datacenters": "mlsys.core.catalog",
+    # results base
+    "Result": "mlsys.core.results",
+    # solvers
+    "SingleNodeModel": "mlsys.core.solvers.roofline",
+    "SingleNodeResult": "mlsys.core.solvers.roofline",
+    "MemoryModel": "mlsys.core.solvers.memory",
+    "MemoryResult": "mlsys.core.solvers.memory",
+    "DistributedModel": "mlsys.core.solvers.distributed",
+    "DistributedResult": "mlsys.core.solvers.distributed",
+    "ServingModel": "mlsys.core.solvers.serving",
+    "ServingResult": "mlsys.core.solvers.serving",
+    "ContinuousBatchingModel": "mlsys.core.solvers.batching",
+    "ReliabilityModel": "mlsys.core.solvers.reliability",
+    "ReliabilityResult": "mlsys.core.solvers.reliability",
+    "SustainabilityModel": "mlsys.core.solvers.sustainability",
+    "SustainabilityResult": "mlsys.core.solvers.sustainability",
+    "EconomicsModel": "mlsys.core.solvers.economics",
+    "EconomicsResult": "mlsys.core.solvers.economics",
+    "ParallelismSearch": "mlsys.core.solvers.search",
+    "SearchResult": "mlsys.core.solvers.search",
+    "SynchronizationModel": "mlsys.core.solvers.synchronization",
+    "scaling_curve": "mlsys.core.solvers.scaling",
+}
+
+# old public name -> new public name (kept alive with a DeprecationWarning)
+_DEPRECATED: dict[str, str] = {
+    "SingleNodeSolver": "SingleNodeModel",
+    "DistributedSolver": "DistributedModel",
+    "ReliabilitySolver": "ReliabilityModel",
+    "SustainabilitySolver": "SustainabilityModel",
+    "ServingSolver": "ServingModel",
+    "EconomicsSolver": "EconomicsModel",
+    "MemorySolver": "MemoryModel",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(
+            f"mlsys.{name} is deprecated; use mlsys.{new}", DeprecationWarning, stacklevel=2
+        )
+        return __getattr__(new)
+    raise AttributeError(f"module 'mlsys' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from mlsys.core.catalog import Datacenters, Fabrics, Grids, Hardware, Models, Nodes
+    from mlsys.core.errors import (
+        InfeasibleError,
+        MlsysError,
+        ParameterError,
+        UnitError,
+        UnknownEntryError,
+    )
+    from mlsys.core.types import (
+        Accelerator,
+        Datacenter,
+        Fabric,
+        Fleet,
+        GridProfile,
+        Node,
+        Provenance,
+        TransformerWorkload,
+        Workload,
+    )
+    from mlsys.core.units import Q_, ureg

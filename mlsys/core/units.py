@@ -1,0 +1,275 @@
+"""The one pint unit registry of mlsys, and the converters at the edges of the API.
+
+Every Quantity mlsys makes or accepts belongs to :data:`ureg`. Besides pint's defaults
+it has dimensions of its own for the things ML-systems arithmetic must never mix up:
+
+* ``flop`` (``[compute]``): floating-point operations;
+* ``token`` (``[token]``) and ``parameter`` (``[parameter]``);
+* ``USD`` (``[currency]``);
+* ``gCO2e`` / ``kgCO2e`` / ``tCO2e`` (``[co2e]``): carbon as mass of CO2-equivalent;
+* ``bit`` / ``byte`` (``[information]``): pint >= 0.25 treats information as
+  dimensionless; mlsys restores it as a dimension so ``1 GB + 1`` and a bandwidth given
+  in ``GB`` are errors. SI (``GB``) and IEC (``GiB``) prefixes both work.
+
+The registry is built from a definitions file that pint caches on disk, so building it
+costs about 20 ms after the first time; it is built on first use, not at import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pint
+
+from mlsys.core.errors import ParameterError, UnitError
+
+__all__ = [
+    "ureg",
+    "Q_",
+    "Quantity",
+    "get_registry",
+    "as_si",
+    "as_quantity",
+    "si_unit",
+]
+
+_OWN_DEFINITIONS = Path(__file__).with_name("units_definitions.txt")
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("MLSYS_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
+    root = Path(base) if base else Path.home() / ".cache"
+    path = root / "mlsys"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError:
+        # A read-only home (CI sandboxes, some notebooks servers) must not break imports.
+        path = Path(tempfile.gettempdir()) / f"mlsys-cache-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _definitions_file() -> Path:
+    """Write (once) pint's defaults with ``bit`` as ``[information]`` plus our own units."""
+    pint_dir = Path(pint.__file__).parent
+    default_text = (pint_dir / "default_en.txt").read_text(encoding="utf-8")
+    own_text = _OWN_DEFINITIONS.read_text(encoding="utf-8")
+    patched = default_text.replace("\nbit = []", "\nbit = [information]")
+    # flexparser refuses absolute @import paths, so the constants are inlined.
+    constants = (pint_dir / "constants_en.txt").read_text(encoding="utf-8")
+    patched = patched.replace("@import constants_en.txt", constants)
+    text = patched + "\n\n" + own_text
+    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+    target = _cache_dir() / f"units-{pint.__version__}-{digest}.txt"
+    if not target.exists():
+        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    return target
+
+
+@lru_cache(maxsize=1)
+def get_registry() -> pint.UnitRegistry:
+    """Return the mlsys unit registry, building it on first call.
+
+    Returns
+    -------
+    pint.UnitRegistry
+        The registry, also installed as pint's application registry so that
+        Quantities made by ``pint.Quantity`` elsewhere interoperate with mlsys ones.
+    """
+    path = _definitions_file()
+    try:
+        registry = pint.UnitRegistry(str(path), cache_folder=str(_cache_dir() / "pint"))
+    except Exception:  # pragma: no cover - a corrupt cache must not stop the library
+        registry = pint.UnitRegistry(str(path))
+    registry.formatter.default_format = "~P"
+    registry.autoconvert_offset_to_baseunit = True
+    pint.set_application_registry(registry)
+    return registry
+
+
+class _LazyRegistry:
+    """Stand-in for the registry that builds it on first attribute access."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(get_registry(), name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return get_registry()(*args, **kwargs)
+
+    def __getitem__(self, item: str) -> Any:
+        return get_registry()[item]
+
+    def __contains__(self, item: str) -> bool:
+        return item in get_registry()
+
+    def __repr__(self) -> str:
+        return "<mlsys unit registry>"
+
+
+ureg: Any = _LazyRegistry()
+"""The mlsys unit registry (lazily built; behaves as a ``pint.UnitRegistry``)."""
+
+
+def Q_(value: Any, units: Any = None) -> pint.Quantity:
+    """Make a Quantity in the mlsys registry: ``Q_(3.35, "TB/s")`` or ``Q_("3.35 TB/s")``.
+
+    Parameters
+    ----------
+    value : float, ndarray or str
+        Magnitude, or a string holding magnitude and unit.
+    units : str or pint.Unit, optional
+        Unit of ``value``; dimensionless when omitted and ``value`` is a number.
+
+    Returns
+    -------
+    pint.Quantity
+    """
+    return get_registry().Quantity(value, units)
+
+
+Quantity = pint.Quantity
+
+
+@lru_cache(maxsize=512)
+def _unit(unit: str) -> Any:
+    return get_registry().Unit(unit)
+
+
+@lru_cache(maxsize=512)
+def _si_factor(unit: str) -> tuple[float, Any]:
+    """Factor from ``unit`` to its SI base unit and that base unit's dimensionality."""
+    registry = get_registry()
+    q = registry.Quantity(1.0, unit)
+    base = q.to_base_units()
+    return float(base.magnitude), q.dimensionality
+
+
+def si_unit(unit: str) -> str:
+    """The base unit that ``as_si`` returns magnitudes in, for a unit string.
+
+    Parameters
+    ----------
+    unit : str
+        Any unit pint understands, e.g. ``"TB/s"``.
+
+    Returns
+    -------
+    str
+        Base-unit spelling, e.g. ``"bit / second"``.
+    """
+    return str(get_registry().Quantity(1.0, unit).to_base_units().units)
+
+
+def as_si(value: Any, unit: str, name: str = "value", *, allow_zero: bool = True,
+          allow_negative: bool = False) -> Any:
+    """Convert an input to a float (or ndarray) in ``unit``, checking its dimension.
+
+    This is the one door through which Quantities enter the inner, float-only code.
+    A plain number is taken to be in ``unit`` already; a Quantity or a string such as
+    ``"3.35 TB/s"`` is converted; a wrong dimension, NaN, infinity, zero or a negative
+    value raises an error that names the parameter.
+
+    Parameters
+    ----------
+    value : float, int, ndarray, str or pint.Quantity
+        The input.
+    unit : str
+        The unit the caller computes in (e.g. ``"byte/s"``); ``value`` is returned as a
+        magnitude in this unit, so pick SI base-like units for inner code.
+    name : str
+        Parameter name, quoted in error messages.
+    allow_zero, allow_negative : bool
+        Whether zero or negative magnitudes are legal.
+
+    Returns
+    -------
+    float or ndarray
+        Magnitude in ``unit``.
+
+    Raises
+    ------
+    UnitError
+        When the dimension of ``value`` is not that of ``unit``.
+    ParameterError
+        When the value is NaN, infinite, zero (unless allowed) or negative (unless
+        allowed), or is None.
+    """
+    import numpy as np
+
+    if value is None:
+        raise ParameterError(name, value, f"a number or Quantity in {unit}")
+    if isinstance(value, str):
+        try:
+            value = get_registry().Quantity(value)
+        except Exception as exc:
+            raise UnitError(name, value, unit, detail=str(exc)) from None
+    if isinstance(value, pint.Quantity):
+        try:
+            magnitude = value.m_as(_unit(unit))
+        except pint.DimensionalityError:
+            raise UnitError(name, value, unit) from None
+        except Exception:
+            # Quantity from another registry: go through its string form once.
+            try:
+                magnitude = get_registry().Quantity(value.magnitude, str(value.units)).m_as(unit)
+            except Exception:
+                raise UnitError(name, value, unit) from None
+    else:
+        magnitude = value
+    if isinstance(magnitude, bool):
+        raise ParameterError(name, value, f"a number in {unit}, not a boolean")
+    if isinstance(magnitude, (int, float)):
+        x = float(magnitude)
+        if math.isnan(x) or math.isinf(x):
+            raise ParameterError(name, value, f"a finite number in {unit}")
+        if x == 0 and not allow_zero:
+            raise ParameterError(name, value, f"a positive number in {unit}")
+        if x < 0 and not allow_negative:
+            what = "a positive" if not allow_zero else "a non-negative"
+            raise ParameterError(name, value, f"{what} number in {unit}")
+        return x
+    try:
+        arr = np.asarray(magnitude, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(name, value, f"a number or Quantity in {unit}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(name, value, f"finite numbers in {unit}")
+    if not allow_zero and np.any(arr == 0):
+        raise ParameterError(name, value, f"positive numbers in {unit}")
+    if not allow_negative and np.any(arr < 0):
+        raise ParameterError(name, value, f"non-negative numbers in {unit}")
+    return arr
+
+
+def as_quantity(value: Any, unit: str, name: str = "value") -> pint.Quantity:
+    """Return ``value`` as a Quantity in ``unit`` (numbers are taken to be in ``unit``).
+
+    Parameters
+    ----------
+    value : float, str or pint.Quantity
+        The input.
+    unit : str
+        Expected unit; its dimension is checked.
+    name : str
+        Parameter name for error messages.
+
+    Returns
+    -------
+    pint.Quantity
+        In ``unit``.
+    """
+    magnitude = as_si(value, unit, name, allow_negative=True)
+    return get_registry().Quantity(magnitude, _unit(unit))
