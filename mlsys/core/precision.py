@@ -30,14 +30,27 @@ PRECISIONS: Final[tuple[str, ...]] = tuple(BYTES_PER_ELEMENT)
 """Canonical precision names, widest first."""
 
 _ALIASES: Final[dict[str, str]] = {
-    "float64": "fp64", "double": "fp64", "f64": "fp64",
-    "float32": "fp32", "float": "fp32", "single": "fp32", "f32": "fp32",
+    "float64": "fp64",
+    "double": "fp64",
+    "f64": "fp64",
+    "float32": "fp32",
+    "float": "fp32",
+    "single": "fp32",
+    "f32": "fp32",
     "tensorfloat32": "tf32",
     "bfloat16": "bf16",
-    "float16": "fp16", "half": "fp16", "f16": "fp16",
-    "float8": "fp8", "e4m3": "fp8", "e5m2": "fp8", "fp8e4m3": "fp8", "fp8e5m2": "fp8",
+    "float16": "fp16",
+    "half": "fp16",
+    "f16": "fp16",
+    "float8": "fp8",
+    "e4m3": "fp8",
+    "e5m2": "fp8",
+    "fp8e4m3": "fp8",
+    "fp8e5m2": "fp8",
     "i8": "int8",
-    "float4": "fp4", "nvfp4": "fp4", "mxfp4": "fp4",
+    "float4": "fp4",
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
     "i4": "int4",
 }
 

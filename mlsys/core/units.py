@@ -53,7 +53,10 @@ def _cache_dir() -> Path:
         probe.unlink()
     except OSError:
         # A read-only home (CI sandboxes, some notebooks servers) must not break imports.
-        path = Path(tempfile.gettempdir()) / f"mlsys-cache-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        path = (
+            Path(tempfile.gettempdir())
+            / f"mlsys-cache-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        )
         path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -173,8 +176,14 @@ def si_unit(unit: str) -> str:
     return str(get_registry().Quantity(1.0, unit).to_base_units().units)
 
 
-def as_si(value: Any, unit: str, name: str = "value", *, allow_zero: bool = True,
-          allow_negative: bool = False) -> Any:
+def as_si(
+    value: Any,
+    unit: str,
+    name: str = "value",
+    *,
+    allow_zero: bool = True,
+    allow_negative: bool = False,
+) -> Any:
     """Convert an input to a float (or ndarray) in ``unit``, checking its dimension.
 
     This is the one door through which Quantities enter the inner, float-only code.
@@ -269,7 +278,18 @@ def as_quantity(value: Any, unit: str, name: str = "value") -> pint.Quantity:
     Returns
     -------
     pint.Quantity
-        In ``unit``.
+        In the unit given by the caller (a plain number gets ``unit``).
     """
-    magnitude = as_si(value, unit, name, allow_negative=True)
-    return get_registry().Quantity(magnitude, _unit(unit))
+    registry = get_registry()
+    if isinstance(value, str):
+        try:
+            value = registry.Quantity(value)
+        except Exception as exc:
+            raise UnitError(name, value, unit, detail=str(exc)) from None
+    as_si(value, unit, name, allow_negative=True)  # validates dimension and finiteness
+    if isinstance(value, pint.Quantity):
+        # Keep the unit the author wrote ("80 GB" stays in GB), in our registry.
+        if value._REGISTRY is registry:
+            return value
+        return registry.Quantity(value.magnitude, str(value.units))
+    return registry.Quantity(value, _unit(unit))

@@ -1,0 +1,206 @@
+"""A typed registry of catalog entries with forgiving lookup.
+
+``Hardware.H100``, ``Hardware["h100-sxm"]`` and ``Hardware["H100 SXM"]`` all find the same
+entry: names are compared with case, spaces, dashes, underscores and dots removed, and
+each entry may list aliases. An unknown name raises :class:`UnknownEntryError` with the
+closest names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from mlsys.core.errors import ParameterError, UnknownEntryError
+
+__all__ = ["Registry", "normalize_key"]
+
+T = TypeVar("T")
+
+_STRIP = re.compile(r"[^a-z0-9]")
+
+
+def normalize_key(name: str) -> str:
+    """Lookup form of a name: lower case, letters and digits only.
+
+    Parameters
+    ----------
+    name : str
+        E.g. ``"H100-SXM"``.
+
+    Returns
+    -------
+    str
+        E.g. ``"h100sxm"``.
+    """
+    return _STRIP.sub("", name.lower())
+
+
+class Registry(Generic[T]):
+    """Named entries of one type, loaded lazily from the shipped catalog.
+
+    Parameters
+    ----------
+    name : str
+        Registry name used in messages (``"Hardware"``).
+    loader : callable
+        Returns ``{key: (entry, aliases)}``; called once, on first lookup.
+    """
+
+    def __init__(self, name: str, loader: Callable[[], dict[str, tuple[T, list[str]]]]) -> None:
+        self._name = name
+        self._loader = loader
+        self._entries: dict[str, T] | None = None
+        self._index: dict[str, str] = {}
+
+    # -- loading ------------------------------------------------------------------
+    def _load(self) -> dict[str, T]:
+        if self._entries is None:
+            entries: dict[str, T] = {}
+            for key, (entry, aliases) in self._loader().items():
+                entries[key] = entry
+                self._add_index(key, key, aliases)
+            self._entries = entries
+        return self._entries
+
+    def _add_index(self, key: str, canonical: str, aliases: list[str]) -> None:
+        for alias in [key, *aliases]:
+            norm = normalize_key(alias)
+            owner = self._index.get(norm)
+            if owner is not None and owner != canonical:
+                raise ParameterError(
+                    "alias", alias, f"a name not already used by {self._name}.{owner}"
+                )
+            self._index[norm] = canonical
+
+    # -- lookup -------------------------------------------------------------------
+    def get(self, name: str) -> T:
+        """Entry by name (case, spaces and separators ignored; aliases accepted).
+
+        Parameters
+        ----------
+        name : str
+            Name or alias.
+
+        Returns
+        -------
+        entry
+            The catalog object.
+
+        Raises
+        ------
+        UnknownEntryError
+            With the closest names when nothing matches.
+        """
+        entries = self._load()
+        if not isinstance(name, str):
+            raise UnknownEntryError(self._name, repr(name), [])
+        canonical = self._index.get(normalize_key(name))
+        if canonical is None:
+            raise UnknownEntryError(self._name, name, self.suggest(name))
+        return entries[canonical]
+
+    def suggest(self, name: str, n: int = 3) -> list[str]:
+        """Closest canonical names to ``name``, best first.
+
+        Parameters
+        ----------
+        name : str
+            The misspelt name.
+        n : int
+            How many suggestions at most.
+
+        Returns
+        -------
+        list of str
+        """
+        self._load()
+        norm = normalize_key(name)
+        close = difflib.get_close_matches(norm, list(self._index), n=n * 3, cutoff=0.5)
+        prefix = [k for k in self._index if norm and (k.startswith(norm) or norm in k)]
+        out: list[str] = []
+        for k in [*prefix, *close]:
+            canonical = self._index[k]
+            if canonical not in out:
+                out.append(canonical)
+        return out[:n]
+
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
+
+    def __getattr__(self, name: str) -> T:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.get(name)
+        except UnknownEntryError as exc:
+            raise AttributeError(str(exc)) from None
+
+    def __contains__(self, name: object) -> bool:
+        self._load()
+        return isinstance(name, str) and normalize_key(name) in self._index
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._load().values())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._load()))
+
+    def list(self) -> list[str]:
+        """Canonical names of every entry, in catalog order.
+
+        Returns
+        -------
+        list of str
+        """
+        return list(self._load())
+
+    def items(self) -> list[tuple[str, T]]:
+        """``(name, entry)`` pairs in catalog order.
+
+        Returns
+        -------
+        list of tuple
+        """
+        return list(self._load().items())
+
+    def register(self, entry: T, *, aliases: list[str] | tuple[str, ...] = ()) -> T:
+        """Add a user-defined entry (e.g. a hypothetical accelerator) to this registry.
+
+        Parameters
+        ----------
+        entry : catalog object
+            Must have a ``name`` not already in use.
+        aliases : sequence of str
+            Further names to find it by.
+
+        Returns
+        -------
+        entry
+            The entry, for chaining.
+        """
+        entries = self._load()
+        key = getattr(entry, "name", None)
+        if not isinstance(key, str) or not key:
+            raise ParameterError("entry.name", key, "a non-empty name")
+        if normalize_key(key) in self._index:
+            raise ParameterError("entry.name", key, f"a name not already in {self._name}")
+        self._add_index(key, key, list(aliases))
+        entries[key] = entry
+        return entry
+
+    def __repr__(self) -> str:
+        if self._entries is None:
+            return f"<{self._name} registry (not loaded yet)>"
+        return f"<{self._name} registry: {', '.join(self._entries)}>"
+
+    def _repr_markdown_(self) -> str:
+        rows = [f"**{self._name}**", "", "| name | description |", "|---|---|"]
+        for key, entry in self.items():
+            rows.append(f"| {key} | {getattr(entry, 'label', key)} |")
+        return "\n".join(rows)

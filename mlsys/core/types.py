@@ -1,0 +1,758 @@
+"""Typed descriptions of hardware, workloads and facilities (pydantic v2 models).
+
+Every model here is plain, frozen data: a system, a workload or a facility, never an
+execution plan. Dimensional fields hold pint Quantities of the mlsys registry and are
+validated on construction: a number is taken to be in the field's documented unit, a
+string such as ``"3.35 TB/s"`` is parsed, and a Quantity of the wrong dimension (a
+bandwidth given in ``GB``) is rejected with an error naming the field.
+
+Solvers never read Quantities in their hot paths: each model exposes cached SI floats
+(``accelerator.memory_bandwidth_Bps``, ``accelerator.peak_flops_s("bf16")`` ...), computed
+once per object.
+
+Conventions, stated once:
+
+* Peak FLOP/s are **dense** (no structured sparsity); ``sparsity_speedup`` says what 2:4
+  sparsity would multiply them by, and :meth:`Accelerator.peak_flops_s` takes
+  ``sparse=True`` for that figure.
+* Link bandwidths are **per direction, per accelerator** (NVLink 4 on an H100: 450 GB/s
+  each way, 900 GB/s "total"); a datasheet's bidirectional figure is halved in the catalog.
+* Bytes are SI (``GB`` = 1e9 bytes) unless an IEC unit (``GiB``) is written.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Annotated, Any, ClassVar, Literal
+
+import pint
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+
+from mlsys.core.errors import MlsysError, ParameterError
+from mlsys.core.precision import normalize_precision
+from mlsys.core.units import as_quantity, as_si
+
+__all__ = [
+    "ConfigurationError",
+    "Provenance",
+    "QuantityOf",
+    "Accelerator",
+    "Fabric",
+    "Node",
+    "Fleet",
+    "Workload",
+    "TransformerWorkload",
+    "GridProfile",
+    "Datacenter",
+]
+
+
+class ConfigurationError(MlsysError):
+    """A catalog entry or a user-built type failed validation.
+
+    The message lists each offending field, the value given and what was expected.
+
+    Parameters
+    ----------
+    model : str
+        Name of the type being built (e.g. ``"Accelerator"``).
+    errors : list of (field, value, message)
+        One tuple per problem.
+    """
+
+    def __init__(self, model: str, errors: list[tuple[str, Any, str]]) -> None:
+        self.model = model
+        self.errors = errors
+        lines = [f"invalid {model}:"]
+        lines += [f"  {field}={value!r}: {message}" for field, value, message in errors]
+        super().__init__("\n".join(lines))
+
+
+def _quantity_validator(unit: str):
+    def validate(value: Any, info: Any) -> pint.Quantity:
+        name = getattr(info, "field_name", None) or "value"
+        return as_quantity(value, unit, name)
+
+    return validate
+
+
+def QuantityOf(unit: str, description: str = "") -> Any:
+    """Annotated pydantic type of a Quantity with the dimension of ``unit``.
+
+    Parameters
+    ----------
+    unit : str
+        Unit whose dimension the field must have; plain numbers are taken in it.
+    description : str
+        Field description for the JSON schema.
+
+    Returns
+    -------
+    typing.Annotated
+        A type to use in a pydantic model's field annotation.
+    """
+    return Annotated[
+        pint.Quantity,
+        PlainValidator(_quantity_validator(unit)),
+        PlainSerializer(lambda q: f"{q:~P}", return_type=str),
+        WithJsonSchema({"type": "string", "description": description or f"quantity in {unit}"}),
+    ]
+
+
+Bandwidth = QuantityOf("byte/s", "bytes per second")
+Bytes = QuantityOf("byte", "bytes")
+FlopRate = QuantityOf("flop/s", "floating-point operations per second")
+Power = QuantityOf("W", "watts")
+Duration = QuantityOf("s", "seconds")
+Money = QuantityOf("USD", "US dollars")
+CarbonIntensity = QuantityOf("kgCO2e/kWh", "kg CO2e per kWh")
+Carbon = QuantityOf("kgCO2e", "kg CO2e")
+WaterIntensity = QuantityOf("L/kWh", "litres per kWh")
+EnergyPrice = QuantityOf("USD/kWh", "US dollars per kWh")
+
+
+class Provenance(BaseModel):
+    """Where a catalog value comes from.
+
+    Attributes
+    ----------
+    kind : {"datasheet", "paper", "estimate", "measurement", "standard", "derived"}
+        The nature of the source.
+    reference : str
+        Human-readable citation (document title, authors, year, table or page).
+    url : str or None
+        Where the source can be read, if it is public.
+    note : str or None
+        Conventions or caveats (e.g. "bidirectional 900 GB/s halved").
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["datasheet", "paper", "estimate", "measurement", "standard", "derived"]
+    reference: str
+    url: str | None = None
+    note: str | None = None
+
+
+class _Model(BaseModel):
+    """Common base: frozen, strict about unknown fields, errors as ConfigurationError."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", arbitrary_types_allowed=True, validate_default=True
+    )
+
+    name: str = Field(description="Catalog key or user-chosen name.")
+    display_name: str | None = Field(None, description="Name as printed in a book.")
+    provenance: dict[str, Provenance] = Field(
+        default_factory=dict,
+        description="Source of each field's value; key 'default' covers fields not listed.",
+    )
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _as_configuration_error(type(self).__name__, exc) from None
+
+    @property
+    def label(self) -> str:
+        """Name to print: ``display_name`` if set, else ``name``."""
+        return self.display_name or self.name
+
+    def provenance_of(self, field: str) -> Provenance | None:
+        """Provenance of one field's value (its own entry, else the entry's default).
+
+        Parameters
+        ----------
+        field : str
+            Field name, e.g. ``"memory_bandwidth"``.
+
+        Returns
+        -------
+        Provenance or None
+        """
+        return self.provenance.get(field) or self.provenance.get("default")
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def _as_configuration_error(model: str, exc: ValidationError) -> ConfigurationError:
+    problems = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err.get("loc", ())) or "(model)"
+        ctx_error = (err.get("ctx") or {}).get("error")
+        message = str(ctx_error) if ctx_error is not None else err.get("msg", "invalid")
+        problems.append((field, err.get("input"), message))
+    return ConfigurationError(model, problems)
+
+
+# ---------------------------------------------------------------------------------
+# Hardware
+# ---------------------------------------------------------------------------------
+
+
+class Accelerator(_Model):
+    """One accelerator (GPU, TPU chip, NPU, edge SoC or microcontroller).
+
+    Attributes
+    ----------
+    vendor : str
+        Manufacturer.
+    kind : {"gpu", "tpu", "npu", "cpu", "edge", "mcu"}
+        Device class.
+    year : int or None
+        Year of introduction.
+    peak_flops : dict of str to Quantity [FLOP/s]
+        **Dense** peak throughput per precision (``"bf16"``, ``"fp8"`` ...). Integer
+        precisions count operations as FLOPs.
+    sparsity_speedup : float
+        Factor 2:4 structured sparsity multiplies the dense peak by (1 if unsupported).
+    memory_capacity : Quantity [byte]
+        Device memory (HBM, GDDR, LPDDR or SRAM).
+    memory_bandwidth : Quantity [byte/s]
+        Peak device-memory bandwidth.
+    scaleup_bandwidth : Quantity [byte/s]
+        Scale-up link bandwidth (NVLink, Infinity Fabric, ICI), **per direction**.
+    tdp : Quantity [W]
+        Thermal design power (board power).
+    idle_power : Quantity [W] or None
+        Power when idle; None means "use a fraction of TDP" in energy models.
+    unit_price : Quantity [USD] or None
+        Typical purchase price of one device (an estimate unless cited otherwise).
+    embodied_carbon : Quantity [kgCO2e] or None
+        Manufacturing footprint of one device, if a source exists.
+    """
+
+    vendor: str = ""
+    kind: Literal["gpu", "tpu", "npu", "cpu", "edge", "mcu"] = "gpu"
+    year: int | None = None
+    peak_flops: dict[str, FlopRate]
+    sparsity_speedup: float = Field(1.0, ge=1.0)
+    memory_capacity: Bytes
+    memory_bandwidth: Bandwidth
+    scaleup_bandwidth: Bandwidth = Field(default_factory=lambda: 0.0)
+    tdp: Power
+    idle_power: Power | None = None
+    unit_price: Money | None = None
+    embodied_carbon: Carbon | None = None
+
+    @field_validator("peak_flops", mode="before")
+    @classmethod
+    def _normalise_precisions(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            if not value:
+                raise ValueError("at least one precision's peak FLOP/s is required")
+            return {normalize_precision(k, "peak_flops key"): v for k, v in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _positive(self) -> Accelerator:
+        for field in ("memory_capacity", "memory_bandwidth", "tdp"):
+            if getattr(self, field).magnitude <= 0:
+                raise ValueError(f"{field} must be positive")
+        for precision, q in self.peak_flops.items():
+            if q.magnitude <= 0:
+                raise ValueError(f"peak_flops[{precision!r}] must be positive")
+        return self
+
+    # -- SI floats, computed once --------------------------------------------------
+    @cached_property
+    def _flops_si(self) -> dict[str, float]:
+        return {k: as_si(v, "flop/s", f"peak_flops[{k}]") for k, v in self.peak_flops.items()}
+
+    def peak_flops_s(self, precision: str = "bf16", *, sparse: bool = False) -> float:
+        """Peak FLOP/s at a precision, as a float.
+
+        Parameters
+        ----------
+        precision : str
+            Precision name (aliases accepted).
+        sparse : bool
+            Apply the 2:4 structured-sparsity speed-up (only where supported).
+
+        Returns
+        -------
+        float
+            FLOP/s (dense unless ``sparse=True``).
+
+        Raises
+        ------
+        ParameterError
+            If the device has no figure for that precision.
+        """
+        key = normalize_precision(precision)
+        try:
+            value = self._flops_si[key]
+        except KeyError:
+            raise ParameterError(
+                "precision",
+                precision,
+                f"one the {self.label} has a peak for: " + ", ".join(sorted(self._flops_si)),
+            ) from None
+        return value * self.sparsity_speedup if sparse else value
+
+    @property
+    def precisions(self) -> tuple[str, ...]:
+        """Precisions with a peak FLOP/s figure."""
+        return tuple(self._flops_si)
+
+    @cached_property
+    def memory_bytes(self) -> float:
+        """Device memory in bytes (float)."""
+        return as_si(self.memory_capacity, "byte")
+
+    @cached_property
+    def memory_bandwidth_Bps(self) -> float:
+        """Device-memory bandwidth in bytes per second (float)."""
+        return as_si(self.memory_bandwidth, "byte/s")
+
+    @cached_property
+    def scaleup_bandwidth_Bps(self) -> float:
+        """Scale-up link bandwidth per direction in bytes per second (float)."""
+        return as_si(self.scaleup_bandwidth, "byte/s")
+
+    @cached_property
+    def tdp_W(self) -> float:
+        """Thermal design power in watts (float)."""
+        return as_si(self.tdp, "W")
+
+    @cached_property
+    def idle_power_W(self) -> float | None:
+        """Idle power in watts, or None when the catalog has no figure."""
+        return None if self.idle_power is None else as_si(self.idle_power, "W")
+
+    @cached_property
+    def unit_price_usd(self) -> float | None:
+        """Unit price in US dollars, or None."""
+        return None if self.unit_price is None else as_si(self.unit_price, "USD")
+
+    @cached_property
+    def embodied_carbon_kg(self) -> float | None:
+        """Embodied carbon in kg CO2e, or None."""
+        return None if self.embodied_carbon is None else as_si(self.embodied_carbon, "kgCO2e")
+
+    def ridge_point(self, precision: str = "bf16") -> float:
+        """Arithmetic intensity (FLOP/byte) where compute and memory time are equal.
+
+        Parameters
+        ----------
+        precision : str
+            Precision whose peak is used.
+
+        Returns
+        -------
+        float
+            FLOP per byte: peak FLOP/s divided by memory bandwidth (Williams et al. 2009).
+        """
+        return self.peak_flops_s(precision) / self.memory_bandwidth_Bps
+
+
+class Fabric(_Model):
+    """An interconnect: a scale-up link (NVLink, ICI) or a scale-out network (InfiniBand).
+
+    Attributes
+    ----------
+    kind : {"scale-up", "scale-out"}
+        Inside a node (or pod slice) or between nodes.
+    bandwidth : Quantity [byte/s]
+        Bandwidth available to **one accelerator, per direction**.
+    latency : Quantity [s]
+        End-to-end latency of a small message (the alpha of the alpha-beta model).
+    topology : str
+        ``"switched"``, ``"fat-tree"``, ``"rail-optimized"``, ``"torus-3d"``, ``"ring"``...
+    oversubscription : float
+        Ratio of downlink to uplink capacity at the tightest tier (1 = non-blocking).
+    link_rate : Quantity [bit/s] or None
+        Signalling rate of one port, as marketed (informational).
+    """
+
+    kind: Literal["scale-up", "scale-out"] = "scale-out"
+    bandwidth: Bandwidth
+    latency: Duration
+    topology: str = "switched"
+    oversubscription: float = Field(1.0, ge=1.0)
+    link_rate: QuantityOf("bit/s") | None = None  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _positive(self) -> Fabric:
+        if self.bandwidth.magnitude <= 0:
+            raise ValueError("bandwidth must be positive")
+        return self
+
+    @cached_property
+    def bandwidth_Bps(self) -> float:
+        """Per-accelerator, per-direction bandwidth in bytes per second (float)."""
+        return as_si(self.bandwidth, "byte/s")
+
+    @cached_property
+    def effective_bandwidth_Bps(self) -> float:
+        """Bandwidth after oversubscription, bytes per second (worst case, all ranks busy)."""
+        return self.bandwidth_Bps / self.oversubscription
+
+    @cached_property
+    def latency_s(self) -> float:
+        """Latency in seconds (float)."""
+        return as_si(self.latency, "s")
+
+
+class Node(_Model):
+    """A server: several accelerators joined by a scale-up fabric.
+
+    Attributes
+    ----------
+    accelerator : Accelerator
+        The accelerator model in the node.
+    accelerators_per_node : int
+        How many.
+    intra_fabric : Fabric
+        Scale-up fabric between the node's accelerators.
+    host_power : Quantity [W]
+        Power of everything but the accelerators (CPUs, memory, NICs, fans, storage) at
+        load.
+    max_power : Quantity [W] or None
+        The node's rated maximum power, if the datasheet gives one.
+    unit_price : Quantity [USD] or None
+        Price of the whole node, accelerators included (estimate unless cited).
+    """
+
+    accelerator: Accelerator
+    accelerators_per_node: int = Field(gt=0)
+    intra_fabric: Fabric
+    host_power: Power = Field(default_factory=lambda: 0.0)
+    max_power: Power | None = None
+    unit_price: Money | None = None
+
+    @cached_property
+    def host_power_W(self) -> float:
+        """Host (non-accelerator) power in watts (float)."""
+        return as_si(self.host_power, "W")
+
+    @cached_property
+    def unit_price_usd(self) -> float | None:
+        """Node price in US dollars, or None."""
+        return None if self.unit_price is None else as_si(self.unit_price, "USD")
+
+
+class Fleet(_Model):
+    """A cluster: ``count`` identical nodes on one scale-out fabric.
+
+    Attributes
+    ----------
+    node : Node
+        The node type.
+    count : int
+        Number of nodes (not accelerators).
+    fabric : Fabric
+        Scale-out network between nodes.
+    """
+
+    name: str = "fleet"
+    node: Node
+    count: int = Field(gt=0)
+    fabric: Fabric
+
+    @property
+    def total_accelerators(self) -> int:
+        """Accelerators in the fleet: nodes × accelerators per node."""
+        return self.count * self.node.accelerators_per_node
+
+    @property
+    def accelerator(self) -> Accelerator:
+        """The accelerator model of every node."""
+        return self.node.accelerator
+
+
+# ---------------------------------------------------------------------------------
+# Workloads
+# ---------------------------------------------------------------------------------
+
+
+class Workload(_Model):
+    """A model described by its totals (for non-transformer networks such as ResNet-50).
+
+    Attributes
+    ----------
+    kind : str
+        ``"cnn"``, ``"mlp"``, ``"transformer"``...
+    params : float
+        Parameter count.
+    flops_per_sample : float
+        Forward-pass FLOPs for one sample (one multiply-add = 2 FLOPs).
+    activation_bytes_per_sample : float
+        Activation bytes one sample writes and reads in a forward pass at 16-bit
+        precision (the memory traffic beyond weights).
+    input_shape : tuple of int or None
+        Shape of one sample (e.g. ``(3, 224, 224)``), informational.
+    training_tokens : float or None
+        Samples (or tokens) the published training run saw, if known.
+    """
+
+    kind: str = "generic"
+    training_tokens: float | None = Field(None, gt=0)
+    params: float = Field(gt=0)
+    flops_per_sample: float = Field(gt=0)
+    activation_bytes_per_sample: float = Field(0.0, ge=0)
+    input_shape: tuple[int, ...] | None = None
+
+    @property
+    def total_params(self) -> float:
+        """Total parameter count."""
+        return self.params
+
+    @property
+    def active_params(self) -> float:
+        """Parameters used per sample (all of them for a dense network)."""
+        return self.params
+
+
+class TransformerWorkload(_Model):
+    """A decoder (or encoder) transformer described by its shape.
+
+    Parameter counts are derived from the shape (Narayanan et al. 2021, Eq. 2, generalised
+    to grouped-query attention, gated MLPs and mixtures of experts) unless given.
+
+    Attributes
+    ----------
+    layers : int
+        Transformer blocks.
+    hidden : int
+        Model width h.
+    heads : int
+        Query heads a.
+    kv_heads : int
+        Key/value heads (``heads`` for multi-head attention, fewer for GQA, 1 for MQA).
+    head_dim : int
+        Width of one head (``hidden // heads`` unless given).
+    ffn_hidden : int
+        Width of the MLP's inner layer (``4 * hidden`` unless given).
+    gated_mlp : bool
+        SwiGLU-style MLP with three matrices (gate, up, down) instead of two.
+    vocab : int
+        Vocabulary size V.
+    seq_len : int
+        Default sequence length s (training context).
+    experts : int
+        Routed experts per MoE layer (1: dense).
+    experts_per_token : int
+        Routed experts each token visits (top-k).
+    shared_experts : int
+        Experts every token visits in addition (DeepSeek-MoE style).
+    expert_ffn_hidden : int
+        Inner width of one expert (``ffn_hidden`` unless given).
+    dense_layers : int
+        Leading layers that keep a dense MLP in an MoE model.
+    norm : {"layernorm", "rmsnorm"}
+        Normalisation (LayerNorm has a bias vector, RMSNorm does not).
+    bias : bool
+        Linear layers carry biases (GPT-style) or not (Llama-style).
+    tied_embeddings : bool
+        Input embedding and output projection share one matrix.
+    position_embedding : {"learned", "rope", "alibi", "none"}
+        Learned positions add ``seq_len × hidden`` parameters.
+    encoder_only : bool
+        Bidirectional attention (BERT); affects only causal-attention FLOP conventions.
+    training_tokens : float or None
+        Tokens the published training run saw (D in C = 6ND), if known.
+    params, active_params : float or None
+        Given totals that override the derived counts (e.g. a published figure for an
+        architecture the shape fields cannot express exactly, such as MLA attention).
+    """
+
+    kind: ClassVar[str] = "transformer"
+
+    layers: int = Field(gt=0)
+    hidden: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    kv_heads: int | None = Field(None, gt=0)
+    head_dim: int | None = Field(None, gt=0)
+    ffn_hidden: int | None = Field(None, gt=0)
+    gated_mlp: bool = False
+    vocab: int = Field(gt=0)
+    seq_len: int = Field(2048, gt=0)
+    experts: int = Field(1, gt=0)
+    experts_per_token: int = Field(1, gt=0)
+    shared_experts: int = Field(0, ge=0)
+    expert_ffn_hidden: int | None = Field(None, gt=0)
+    dense_layers: int = Field(0, ge=0)
+    norm: Literal["layernorm", "rmsnorm"] = "layernorm"
+    bias: bool = True
+    tied_embeddings: bool = True
+    position_embedding: Literal["learned", "rope", "alibi", "none"] = "learned"
+    encoder_only: bool = False
+    training_tokens: float | None = Field(None, gt=0)
+    params: float | None = Field(None, gt=0)
+    active_params: float | None = Field(None, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        data.setdefault("name", "custom")
+        heads, hidden = data.get("heads"), data.get("hidden")
+        if data.get("kv_heads") is None and heads is not None:
+            data["kv_heads"] = heads
+        if data.get("head_dim") is None and heads and hidden and hidden % heads == 0:
+            data["head_dim"] = hidden // heads
+        if data.get("ffn_hidden") is None and hidden:
+            data["ffn_hidden"] = 4 * hidden
+        if data.get("expert_ffn_hidden") is None:
+            data["expert_ffn_hidden"] = data.get("ffn_hidden")
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TransformerWorkload:
+        if self.head_dim is None:
+            raise ValueError(
+                f"hidden={self.hidden} is not divisible by heads={self.heads}; give head_dim"
+            )
+        if self.heads % self.kv_heads:  # type: ignore[operator]
+            raise ValueError(f"heads={self.heads} must be a multiple of kv_heads={self.kv_heads}")
+        if self.experts_per_token > self.experts:
+            raise ValueError(
+                f"experts_per_token={self.experts_per_token} exceeds experts={self.experts}"
+            )
+        if self.dense_layers > self.layers:
+            raise ValueError(f"dense_layers={self.dense_layers} exceeds layers={self.layers}")
+        return self
+
+    @property
+    def is_moe(self) -> bool:
+        """True when the MLP is a mixture of experts."""
+        return self.experts > 1
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is a mixture of experts."""
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    @cached_property
+    def _param_counts(self) -> tuple[float, float]:
+        from mlsys.core.formulas.transformer import transformer_param_counts
+
+        total, active = transformer_param_counts(self)
+        return (self.params or total, self.active_params or active)
+
+    @property
+    def total_params(self) -> float:
+        """All parameters, every expert included (given ``params`` if set)."""
+        return self._param_counts[0]
+
+    @property
+    def active_params_per_token(self) -> float:
+        """Parameters one token's forward pass touches (top-k experts only)."""
+        return self._param_counts[1]
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of one layer's keys (= values): ``kv_heads × head_dim``."""
+        return int(self.kv_heads * self.head_dim)  # type: ignore[operator]
+
+    def kv_bytes_per_token(self, precision: str = "bf16") -> float:
+        """KV-cache bytes one token occupies across all layers.
+
+        ``2 × layers × kv_heads × head_dim × bytes`` (keys and values; Pope et al. 2022,
+        "Efficiently Scaling Transformer Inference", Sec. 2).
+
+        Parameters
+        ----------
+        precision : str
+            KV-cache precision.
+
+        Returns
+        -------
+        float
+            Bytes per token.
+        """
+        from mlsys.core.precision import bytes_per_element
+
+        return 2.0 * self.layers * self.kv_dim * bytes_per_element(precision)
+
+
+# ---------------------------------------------------------------------------------
+# Facilities
+# ---------------------------------------------------------------------------------
+
+
+class GridProfile(_Model):
+    """An electricity grid region.
+
+    Attributes
+    ----------
+    region : str
+        Where (country, state or balancing authority).
+    year : int or None
+        Year the figures describe.
+    carbon_intensity : Quantity [kgCO2e/kWh]
+        Location-based average emission factor of consumed electricity.
+    water_intensity : Quantity [L/kWh]
+        Water consumed off-site to generate one kWh (scope-2 water), if known.
+    electricity_price : Quantity [USD/kWh]
+        Typical industrial / data-centre electricity price.
+    """
+
+    region: str = ""
+    year: int | None = None
+    carbon_intensity: CarbonIntensity
+    water_intensity: WaterIntensity | None = None
+    electricity_price: EnergyPrice | None = None
+
+    @cached_property
+    def carbon_kg_per_kwh(self) -> float:
+        """Carbon intensity in kg CO2e per kWh (float)."""
+        return as_si(self.carbon_intensity, "kgCO2e/kWh")
+
+    @cached_property
+    def water_L_per_kwh(self) -> float:
+        """Off-site water intensity in litres per kWh (0 when unknown)."""
+        return 0.0 if self.water_intensity is None else as_si(self.water_intensity, "L/kWh")
+
+    @cached_property
+    def price_usd_per_kwh(self) -> float | None:
+        """Electricity price in US dollars per kWh, or None."""
+        if self.electricity_price is None:
+            return None
+        return as_si(self.electricity_price, "USD/kWh")
+
+
+class Datacenter(_Model):
+    """A facility: its overheads and the grid that feeds it.
+
+    Attributes
+    ----------
+    pue : float
+        Power usage effectiveness: facility energy / IT energy (>= 1).
+    wue : Quantity [L/kWh]
+        On-site water usage effectiveness: litres per kWh of IT energy.
+    grid : GridProfile
+        The grid the facility draws from.
+    location : str
+        Where.
+    """
+
+    pue: float = Field(ge=1.0)
+    wue: WaterIntensity = Field(default_factory=lambda: 0.0)
+    grid: GridProfile
+    location: str = ""
+
+    @cached_property
+    def wue_L_per_kwh(self) -> float:
+        """On-site water usage in litres per kWh of IT energy (float)."""
+        return as_si(self.wue, "L/kWh")
+
+
+def _finite(x: float) -> bool:
+    return not (math.isnan(x) or math.isinf(x))
