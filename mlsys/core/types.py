@@ -640,11 +640,49 @@ class TransformerWorkload(_Model):
         return self.layers - self.dense_layers if self.is_moe else 0
 
     @cached_property
-    def _param_counts(self) -> tuple[float, float]:
-        from mlsys.core.formulas.transformer import transformer_param_counts
+    def param_breakdown(self) -> dict[str, float]:
+        """Parameters component by component (embeddings, attention, MLP, norms ...).
 
-        total, active = transformer_param_counts(self)
-        return (self.params or total, self.active_params or active)
+        Derived from the shape with
+        :func:`mlsys.core.formulas.transformer.transformer_param_breakdown`
+        (Narayanan et al. 2021, Eq. 2, generalised); keys include ``"total"`` and
+        ``"active"``.
+        """
+        from mlsys.core.formulas.transformer import transformer_param_breakdown
+
+        raw = transformer_param_breakdown(
+            self.layers,
+            self.hidden,
+            self.heads,
+            self.vocab,
+            kv_heads=self.kv_heads,
+            head_dim=self.head_dim,
+            ffn_hidden=self.ffn_hidden,
+            gated_mlp=self.gated_mlp,
+            norm=self.norm,
+            bias=self.bias,
+            tied_embeddings=self.tied_embeddings,
+            max_positions=self.seq_len if self.position_embedding == "learned" else 0,
+            experts=self.experts,
+            experts_per_token=self.experts_per_token,
+            shared_experts=self.shared_experts,
+            expert_ffn_hidden=self.expert_ffn_hidden,
+            dense_layers=self.dense_layers,
+        )
+        return {key: float(value) for key, value in raw.items()}
+
+    @cached_property
+    def _param_counts(self) -> tuple[float, float]:
+        derived = self.param_breakdown
+        total = self.params or derived["total"]
+        if self.active_params:
+            active = self.active_params
+        elif self.params and not self.is_moe:
+            active = self.params
+        else:
+            # A given total scales the derived active count by the same factor.
+            active = derived["active"] * (total / derived["total"])
+        return (total, active)
 
     @property
     def total_params(self) -> float:
