@@ -449,8 +449,14 @@ def hierarchical_allreduce_time(
     M = _bytes(message_bytes)
     g = _ranks(ranks_per_node, "ranks_per_node")
     k = _ranks(nodes, "nodes")
-    bw_i, a_i = _bw(intra_bandwidth_Bps, "intra_bandwidth_Bps"), _lat(intra_latency_s, "intra_latency_s")
-    bw_o, a_o = _bw(inter_bandwidth_Bps, "inter_bandwidth_Bps"), _lat(inter_latency_s, "inter_latency_s")
+    bw_i, a_i = (
+        _bw(intra_bandwidth_Bps, "intra_bandwidth_Bps"),
+        _lat(intra_latency_s, "intra_latency_s"),
+    )
+    bw_o, a_o = (
+        _bw(inter_bandwidth_Bps, "inter_bandwidth_Bps"),
+        _lat(inter_latency_s, "inter_latency_s"),
+    )
     intra = (g - 1.0) * a_i + (g - 1.0) / g * M / bw_i
     inter = 2.0 * (k - 1.0) * a_o + 2.0 * (k - 1.0) / k * (M / g) / bw_o
     return _ret(2.0 * intra + inter)
@@ -520,9 +526,7 @@ def allreduce_time(
         n = _ranks(ranks)
         g = _ranks(ranks_per_node, "ranks_per_node")
         if np.any(np.mod(n, g) != 0):
-            raise ParameterError(
-                "ranks_per_node", ranks_per_node, f"a divisor of ranks={ranks!r}"
-            )
+            raise ParameterError("ranks_per_node", ranks_per_node, f"a divisor of ranks={ranks!r}")
         return hierarchical_allreduce_time(
             message_bytes,
             g,

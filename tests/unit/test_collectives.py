@@ -1,0 +1,257 @@
+"""Alpha-beta collective costs: worked numbers, published factors, limits and identities."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlsys.core.errors import MlsysError, ParameterError, UnitError
+from mlsys.core.formulas import collectives as C
+from mlsys.core.units import Q_
+
+# STYLE.md's worked example: 1 GB, 8 ranks, 450 GB/s per direction (H100 NVLink 4), 1 µs.
+M, N, BW, ALPHA = 1e9, 8, 450e9, 1e-6
+
+
+def test_ring_allreduce_style_example():
+    # 2(n-1)·α = 14 µs; 2(n-1)/n · M/β = 1.75e9 / 450e9 = 3.88889 ms.
+    expected = 14e-6 + 1.75e9 / 450e9
+    assert C.ring_allreduce_time(M, N, BW, ALPHA) == pytest.approx(expected, rel=1e-12)
+    assert C.ring_allreduce_time(M, N, BW, ALPHA) == pytest.approx(3.9029e-3, abs=5e-8)
+
+
+def test_ring_allreduce_accepts_quantities():
+    t = C.ring_allreduce_time(Q_(1, "GB"), 8, Q_(450, "GB/s"), Q_(1, "us"))
+    assert t == pytest.approx(3.902889e-3, rel=1e-6)
+    t2 = C.ring_allreduce_time("1 GB", 8, "3.6 Tbit/s", "1 us")  # 3.6 Tb/s = 450 GB/s
+    assert t2 == pytest.approx(t, rel=1e-12)
+
+
+def test_ring_allreduce_volume_is_patarasuk_yuan_bound():
+    # Patarasuk & Yuan 2009: each process sends at least 2(N-1)/N · M bytes.
+    for n in (2, 4, 8, 64):
+        assert C.ring_allreduce_bytes_per_rank(M, n) == pytest.approx(2 * (n - 1) / n * M)
+    assert C.ring_allreduce_bytes_per_rank(1e9, 8) == 1.75e9
+
+
+def test_one_rank_costs_nothing():
+    for fn in (
+        C.ring_allreduce_time,
+        C.tree_allreduce_time,
+        C.allgather_time,
+        C.reduce_scatter_time,
+        C.alltoall_time,
+        C.broadcast_time,
+        C.reduce_time,
+    ):
+        assert fn(M, 1, BW, ALPHA) == 0.0, fn.__name__
+    for kind in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce"):
+        assert C.collective_bytes_per_rank(kind, M, 1) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kind", "factor"),
+    [
+        # nccl-tests doc/PERFORMANCE.md, n = 8
+        ("all_reduce", 2 * 7 / 8),
+        ("AllReduce", 2 * 7 / 8),
+        ("reduce_scatter", 7 / 8),
+        ("all-gather", 7 / 8),
+        ("alltoall", 7 / 8),
+        ("broadcast", 1.0),
+        ("reduce", 1.0),
+        ("sendrecv", 1.0),
+    ],
+)
+def test_bus_bandwidth_factors_nccl_tests(kind, factor):
+    assert C.bus_bandwidth_factor(kind, 8) == pytest.approx(factor)
+
+
+def test_bus_bandwidth_factor_vectorised():
+    n = np.array([2, 4, 8, 16])
+    np.testing.assert_allclose(C.bus_bandwidth_factor("all_reduce", n), 2 * (n - 1) / n)
+    np.testing.assert_allclose(C.bus_bandwidth_factor("broadcast", n), np.ones(4))
+
+
+def test_bus_bandwidth_of_ideal_ring_is_link_bandwidth():
+    # With α = 0 a ring all-reduce's bus bandwidth is exactly the link bandwidth: that is
+    # what the nccl-tests factor is designed to show.
+    for n in (2, 8, 128):
+        t = C.ring_allreduce_time(M, n, BW, 0.0)
+        assert C.bus_bandwidth(M, t, "all_reduce", n) == pytest.approx(BW)
+        t = C.allgather_time(M, n, BW, 0.0)
+        assert C.bus_bandwidth(M, t, "all_gather", n) == pytest.approx(BW)
+        t = C.broadcast_time(M, n, BW, 0.0)
+        assert C.bus_bandwidth(M, t, "broadcast", n) == pytest.approx(BW)
+
+
+def test_allgather_reduce_scatter_alltoall_values():
+    # (n-1)α + (n-1)/n · M/β = 7 µs + 0.875e9/450e9
+    expected = 7e-6 + 0.875e9 / 450e9
+    for fn in (C.allgather_time, C.reduce_scatter_time, C.alltoall_time):
+        assert fn(M, N, BW, ALPHA) == pytest.approx(expected, rel=1e-12)
+    assert C.alltoall_time(64e6, 8, 50e9, 5e-6) == pytest.approx(35e-6 + 56e6 / 50e9)
+
+
+def test_ring_allreduce_is_reduce_scatter_plus_allgather():
+    n = np.arange(2, 20)
+    np.testing.assert_allclose(
+        C.ring_allreduce_time(M, n, BW, ALPHA),
+        C.reduce_scatter_time(M, n, BW, ALPHA) + C.allgather_time(M, n, BW, ALPHA),
+    )
+
+
+def test_tree_allreduce_values_and_crossover():
+    # 2·ceil(log2 n)·α + 2M/β: 1024 ranks -> 10 levels.
+    assert C.tree_allreduce_time(1e6, 1024, 50e9, 5e-6) == pytest.approx(100e-6 + 40e-6)
+    assert C.tree_allreduce_time(1e6, 1000, 50e9, 5e-6) == pytest.approx(100e-6 + 40e-6)
+    # Small message, many ranks: tree wins (ring pays 2(n-1) latencies).
+    assert C.tree_allreduce_time(1e6, 1024, 50e9, 5e-6) < C.ring_allreduce_time(
+        1e6, 1024, 50e9, 5e-6
+    )
+    # Large message, few ranks: ring wins (2(n-1)/n < 2).
+    assert C.ring_allreduce_time(1e9, 8, BW, ALPHA) < C.tree_allreduce_time(1e9, 8, BW, ALPHA)
+
+
+def test_hierarchical_worked_example():
+    # 4 nodes × 8 GPUs: intra RS+AG 2·(7 µs + 0.875 GB / 450 GB/s); inter ring on M/8
+    # over 4 nodes: 6·5 µs + 1.5 · 125 MB / 50 GB/s.
+    expected = 2 * (7e-6 + 0.875e9 / 450e9) + (30e-6 + 1.5 * 125e6 / 50e9)
+    t = C.hierarchical_allreduce_time(1e9, 8, 4, 450e9, 1e-6, 50e9, 5e-6)
+    assert t == pytest.approx(expected, rel=1e-12)
+    assert t == pytest.approx(7.683e-3, abs=5e-7)
+
+
+def test_hierarchical_limits():
+    # One node: a ring all-reduce over NVLink. One rank per node: a ring over the NIC.
+    assert C.hierarchical_allreduce_time(M, 8, 1, BW, ALPHA, 50e9, 5e-6) == pytest.approx(
+        C.ring_allreduce_time(M, 8, BW, ALPHA)
+    )
+    assert C.hierarchical_allreduce_time(M, 1, 16, BW, ALPHA, 50e9, 5e-6) == pytest.approx(
+        C.ring_allreduce_time(M, 16, 50e9, 5e-6)
+    )
+    # A flat ring across 32 ranks limited by the 50 GB/s NIC is slower.
+    flat = C.ring_allreduce_time(M, 32, 50e9, 5e-6)
+    assert C.hierarchical_allreduce_time(M, 8, 4, BW, ALPHA, 50e9, 5e-6) < flat
+
+
+def test_hierarchical_bytes():
+    intra, inter = C.hierarchical_allreduce_bytes_per_rank(1e9, 8, 4)
+    assert (intra, inter) == (1.75e9, 187.5e6)
+    assert C.collective_bytes_per_rank(
+        "all_reduce", 1e9, 32, "hierarchical", ranks_per_node=8
+    ) == pytest.approx(1.75e9 + 187.5e6)
+
+
+def test_allreduce_dispatcher():
+    assert C.allreduce_time(M, N, BW, ALPHA) == C.ring_allreduce_time(M, N, BW, ALPHA)
+    assert C.allreduce_time(M, N, BW, ALPHA, "tree") == C.tree_allreduce_time(M, N, BW, ALPHA)
+    h = C.allreduce_time(
+        M,
+        32,
+        BW,
+        ALPHA,
+        "hierarchical",
+        ranks_per_node=8,
+        inter_bandwidth_Bps=50e9,
+        inter_latency_s=5e-6,
+    )
+    assert h == C.hierarchical_allreduce_time(M, 8, 4, BW, ALPHA, 50e9, 5e-6)
+    # Without inter-node figures, hierarchical on a uniform fabric.
+    assert C.allreduce_time(M, 32, BW, ALPHA, "hierarchical", ranks_per_node=8) == pytest.approx(
+        C.hierarchical_allreduce_time(M, 8, 4, BW, ALPHA, BW, ALPHA)
+    )
+    with pytest.raises(ParameterError, match="algorithm"):
+        C.allreduce_time(M, N, BW, ALPHA, "butterfly")
+    with pytest.raises(ParameterError, match="ranks_per_node"):
+        C.allreduce_time(M, N, BW, ALPHA, "hierarchical")
+    with pytest.raises(ParameterError, match="divisor"):
+        C.allreduce_time(M, 12, BW, ALPHA, "hierarchical", ranks_per_node=8)
+
+
+def test_collective_time_dispatch():
+    assert C.collective_time("allreduce", M, N, BW, ALPHA) == C.ring_allreduce_time(M, N, BW, ALPHA)
+    assert C.collective_time("broadcast", M, N, BW, ALPHA) == pytest.approx(7e-6 + M / BW)
+    assert C.collective_time("reduce", M, N, BW, ALPHA) == pytest.approx(7e-6 + M / BW)
+    assert C.collective_time("p2p", 16e6, 2, 50e9, 5e-6) == pytest.approx(5e-6 + 16e6 / 50e9)
+    with pytest.raises(ParameterError, match="kind"):
+        C.collective_time("gossip", M, N, BW, ALPHA)
+
+
+def test_bytes_per_rank_table():
+    n = 4
+    assert C.collective_bytes_per_rank("all_gather", 1e9, n) == 0.75e9
+    assert C.collective_bytes_per_rank("reduce_scatter", 1e9, n) == 0.75e9
+    assert C.collective_bytes_per_rank("all_to_all", 1e9, n) == 0.75e9
+    assert C.collective_bytes_per_rank("all_reduce", 1e9, n) == 1.5e9
+    assert C.collective_bytes_per_rank("all_reduce", 1e9, n, "tree") == 2e9
+    assert C.collective_bytes_per_rank("broadcast", 1e9, n) == 1e9
+    assert C.collective_bytes_per_rank("send_recv", 1e9, 2) == 1e9
+
+
+def test_time_is_bytes_over_bandwidth_plus_latency_steps():
+    # For ring collectives the bandwidth term is exactly bytes-per-rank / β.
+    for kind, steps in (("all_reduce", 2 * (N - 1)), ("all_gather", N - 1), ("all_to_all", N - 1)):
+        t = C.collective_time(kind, M, N, BW, ALPHA)
+        assert t == pytest.approx(steps * ALPHA + C.collective_bytes_per_rank(kind, M, N) / BW)
+
+
+def test_oversubscription():
+    assert C.effective_bandwidth(50e9, 2.0) == 25e9
+    assert C.effective_bandwidth(50e9) == 50e9
+    np.testing.assert_allclose(
+        C.effective_bandwidth(50e9, np.array([1, 2, 4])), [50e9, 25e9, 12.5e9]
+    )
+    # 2:1 oversubscription doubles the bandwidth term of a cross-leaf all-reduce.
+    t1 = C.ring_allreduce_time(M, 64, 50e9, 0.0)
+    t2 = C.ring_allreduce_time(M, 64, C.effective_bandwidth(50e9, 2), 0.0)
+    assert t2 == pytest.approx(2 * t1)
+    with pytest.raises(ParameterError, match="oversubscription"):
+        C.effective_bandwidth(50e9, 0.5)
+
+
+def test_broadcasting_over_arrays():
+    sizes = np.logspace(3, 9, 7)
+    ranks = np.array([[2], [8], [64]])
+    t = C.ring_allreduce_time(sizes, ranks, BW, ALPHA)
+    assert t.shape == (3, 7)
+    assert t[1, -1] == pytest.approx(C.ring_allreduce_time(1e9, 8, BW, ALPHA))
+    assert np.all(np.diff(t, axis=1) > 0)
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(ParameterError, match="ranks"):
+        C.ring_allreduce_time(M, 0, BW, ALPHA)
+    with pytest.raises(ParameterError, match="ranks"):
+        C.ring_allreduce_time(M, 2.5, BW, ALPHA)
+    with pytest.raises(ParameterError, match="bandwidth_Bps"):
+        C.ring_allreduce_time(M, 8, 0.0, ALPHA)
+    with pytest.raises(ParameterError, match="message_bytes"):
+        C.ring_allreduce_time(-1.0, 8, BW, ALPHA)
+    with pytest.raises(UnitError):
+        C.ring_allreduce_time(M, 8, Q_(450, "GB"), ALPHA)
+    with pytest.raises(MlsysError):
+        C.bus_bandwidth_factor("gather", 8)
+    assert issubclass(ParameterError, ValueError)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    M=st.floats(1.0, 1e12),
+    n=st.integers(2, 4096),
+    bw=st.floats(1e6, 1e13),
+    a=st.floats(0.0, 1e-3),
+)
+def test_ring_properties(M, n, bw, a):
+    t = C.ring_allreduce_time(M, n, bw, a)
+    # Never faster than the Patarasuk-Yuan bandwidth bound, never slower than twice M/β
+    # plus the latency steps.
+    assert t >= 2 * (n - 1) / n * M / bw * (1 - 1e-12)
+    assert t <= 2 * M / bw + 2 * (n - 1) * a + 1e-15
+    assert math.isclose(
+        C.bus_bandwidth(M, C.ring_allreduce_time(M, n, bw, 0.0), "all_reduce", n), bw, rel_tol=1e-9
+    )
