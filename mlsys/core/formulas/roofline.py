@@ -58,8 +58,7 @@ def arithmetic_intensity(flops: ArrayLike, bytes_moved: ArrayLike) -> ArrayLike:
     flops = np.asarray(flops, dtype=float)
     bytes_moved = np.asarray(bytes_moved, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(bytes_moved > 0, flops / np.where(bytes_moved > 0, bytes_moved, 1.0),
-                       np.inf)
+        out = np.where(bytes_moved > 0, flops / np.where(bytes_moved > 0, bytes_moved, 1.0), np.inf)
     return out[()] if out.ndim == 0 else out
 
 
@@ -92,8 +91,9 @@ def ridge_point(peak_flops: ArrayLike, bandwidth_Bps: ArrayLike) -> ArrayLike:
     return np.divide(peak_flops, bandwidth_Bps)
 
 
-def attainable_flops(peak_flops: ArrayLike, bandwidth_Bps: ArrayLike,
-                     intensity: ArrayLike) -> ArrayLike:
+def attainable_flops(
+    peak_flops: ArrayLike, bandwidth_Bps: ArrayLike, intensity: ArrayLike
+) -> ArrayLike:
     """Attainable FLOP/s of a kernel: ``min(peak, intensity × bandwidth)``.
 
     Parameters
@@ -126,8 +126,13 @@ def attainable_flops(peak_flops: ArrayLike, bandwidth_Bps: ArrayLike,
     return np.minimum(peak_flops, np.multiply(intensity, bandwidth_Bps))
 
 
-def roofline_time(flops: ArrayLike, bytes_moved: ArrayLike, peak_flops: ArrayLike,
-                  bandwidth_Bps: ArrayLike, overlap: ArrayLike = 1.0) -> ArrayLike:
+def roofline_time(
+    flops: ArrayLike,
+    bytes_moved: ArrayLike,
+    peak_flops: ArrayLike,
+    bandwidth_Bps: ArrayLike,
+    overlap: ArrayLike = 1.0,
+) -> ArrayLike:
     """Lower-bound execution time of a kernel under the roofline model.
 
     With perfect overlap of compute and memory traffic (``overlap = 1``, the roofline

@@ -59,8 +59,9 @@ def _recompute_mode(recompute: str) -> str:
 
 
 # --------------------------------------------------------------------------- parameters
-def megatron_param_count(layers: ArrayLike, hidden: ArrayLike, vocab: ArrayLike,
-                         seq_len: ArrayLike) -> ArrayLike:
+def megatron_param_count(
+    layers: ArrayLike, hidden: ArrayLike, vocab: ArrayLike, seq_len: ArrayLike
+) -> ArrayLike:
     """Parameters of a GPT-style transformer, Megatron-LM Eq. (2).
 
     ``P = 12 l h² (1 + 13/(12h) + (V + s)/(12 l h))``: per layer 12h² weights and 13h
@@ -97,9 +98,13 @@ def megatron_param_count(layers: ArrayLike, hidden: ArrayLike, vocab: ArrayLike,
     >>> round(float(megatron_param_count(96, 12288, 51200, 2048)) / 1e9, 1)
     174.6
     """
-    l, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
-    out = 12.0 * l * h**2 * (1.0 + 13.0 / (12.0 * h) + (np.asarray(vocab, dtype=float)
-                                                       + seq_len) / (12.0 * l * h))
+    nl, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
+    out = (
+        12.0
+        * nl
+        * h**2
+        * (1.0 + 13.0 / (12.0 * h) + (np.asarray(vocab, dtype=float) + seq_len) / (12.0 * nl * h))
+    )
     return out[()] if np.ndim(out) == 0 else out
 
 
@@ -193,7 +198,7 @@ def transformer_param_breakdown(
     6.74
     """
     f64 = float
-    l = np.asarray(layers, dtype=f64)
+    nl = np.asarray(layers, dtype=f64)
     h = np.asarray(hidden, dtype=f64)
     a = np.asarray(heads, dtype=f64)
     V = np.asarray(vocab, dtype=f64)
@@ -216,16 +221,16 @@ def transformer_param_breakdown(
         return mats * h * width + nb * ((mats - 1.0) * width + h)
 
     moe = E > 1
-    moe_layers = np.where(moe, l - Ld, 0.0)
-    dense_mlp_layers = l - moe_layers
+    moe_layers = np.where(moe, nl - Ld, 0.0)
+    dense_mlp_layers = nl - moe_layers
     norms_layer = 2.0 * nf * h
     mlp_dense = dense_mlp_layers * mlp(f)
     mlp_experts = moe_layers * E * mlp(fe)
     mlp_experts_active = moe_layers * np.minimum(k, E) * mlp(fe)
     mlp_shared = moe_layers * S * mlp(fe)
     router = moe_layers * h * E
-    attention_all = l * attention
-    norms = l * norms_layer + (nf * h if final_norm else 0.0)
+    attention_all = nl * attention
+    norms = nl * norms_layer + (nf * h if final_norm else 0.0)
     embedding = V * h
     positions = np.asarray(max_positions, dtype=f64) * h
     output_head = 0.0 * V if tied_embeddings else V * h
@@ -257,9 +262,15 @@ def transformer_param_breakdown(
     return {key: (v[()] if np.ndim(v) == 0 else v) for key, v in out.items()}
 
 
-def transformer_param_count(layers: ArrayLike, hidden: ArrayLike, heads: ArrayLike,
-                            vocab: ArrayLike, *, active: bool = False,
-                            **architecture: Any) -> ArrayLike:
+def transformer_param_count(
+    layers: ArrayLike,
+    hidden: ArrayLike,
+    heads: ArrayLike,
+    vocab: ArrayLike,
+    *,
+    active: bool = False,
+    **architecture: Any,
+) -> ArrayLike:
     """Total (or active-per-token) parameters of a decoder-only transformer.
 
     A thin front to :func:`transformer_param_breakdown`, which documents every keyword.
@@ -304,8 +315,9 @@ def transformer_param_count(layers: ArrayLike, hidden: ArrayLike, heads: ArrayLi
 
 
 # --------------------------------------------------------------------------- FLOPs
-def attention_flops_per_token(layers: ArrayLike, context_len: ArrayLike, d_attn: ArrayLike,
-                              causal: bool = True) -> ArrayLike:
+def attention_flops_per_token(
+    layers: ArrayLike, context_len: ArrayLike, d_attn: ArrayLike, causal: bool = True
+) -> ArrayLike:
     """Forward FLOPs per token of the attention scores (``QKᵀ``) and context (``AV``).
 
     Parameters
@@ -343,9 +355,13 @@ def attention_flops_per_token(layers: ArrayLike, context_len: ArrayLike, d_attn:
     return factor * np.multiply(np.multiply(layers, context_len), d_attn)
 
 
-def forward_flops_per_token(matmul_params: ArrayLike, layers: ArrayLike,
-                            context_len: ArrayLike, d_attn: ArrayLike,
-                            causal: bool = True) -> ArrayLike:
+def forward_flops_per_token(
+    matmul_params: ArrayLike,
+    layers: ArrayLike,
+    context_len: ArrayLike,
+    d_attn: ArrayLike,
+    causal: bool = True,
+) -> ArrayLike:
     """Forward-pass FLOPs per token: ``2 · N_matmul + attention``.
 
     Parameters
@@ -377,12 +393,19 @@ def forward_flops_per_token(matmul_params: ArrayLike, layers: ArrayLike,
     14.29
     """
     return 2.0 * np.asarray(matmul_params, dtype=float) + attention_flops_per_token(
-        layers, context_len, d_attn, causal)
+        layers, context_len, d_attn, causal
+    )
 
 
-def training_flops_per_token(layers_matmul_params: ArrayLike, head_matmul_params: ArrayLike,
-                             layers: ArrayLike, context_len: ArrayLike, d_attn: ArrayLike,
-                             causal: bool = False, recompute: str = "none") -> ArrayLike:
+def training_flops_per_token(
+    layers_matmul_params: ArrayLike,
+    head_matmul_params: ArrayLike,
+    layers: ArrayLike,
+    context_len: ArrayLike,
+    d_attn: ArrayLike,
+    causal: bool = False,
+    recompute: str = "none",
+) -> ArrayLike:
     """Executed FLOPs per token of one training step (forward + backward + recompute).
 
     Forward is ``2N + attention``; backward twice that. Recomputation adds work that the
@@ -419,11 +442,11 @@ def training_flops_per_token(layers_matmul_params: ArrayLike, head_matmul_params
     --------
     GPT-3 175B (12 l h² = 173.9e9 layer weights, V h = 629.1e6 head, 96 layers, s = 2048)
     with full recompute: 4 × 2 × 173.9e9 + 3 × 2 × 629.1e6 + 4 × 4 × 96 × 2048 × 12288
-    = 1.4303e12 FLOP per token, which is Megatron Eq. (3) divided by ``B s``.
+    = 1.434e12 FLOP per token, which is Megatron Eq. (3) divided by ``B s``.
 
     >>> round(float(training_flops_per_token(12 * 96 * 12288**2, 51200 * 12288, 96, 2048,
-    ...     12288, recompute="full")) / 1e12, 4)
-    1.4303
+    ...     12288, recompute="full")) / 1e12, 3)
+    1.434
     """
     mode = _recompute_mode(recompute)
     layer_fwd = 2.0 * np.asarray(layers_matmul_params, dtype=float)
@@ -437,8 +460,13 @@ def training_flops_per_token(layers_matmul_params: ArrayLike, head_matmul_params
     return total
 
 
-def megatron_flops_per_iteration(batch_size: ArrayLike, seq_len: ArrayLike, layers: ArrayLike,
-                                 hidden: ArrayLike, vocab: ArrayLike) -> ArrayLike:
+def megatron_flops_per_iteration(
+    batch_size: ArrayLike,
+    seq_len: ArrayLike,
+    layers: ArrayLike,
+    hidden: ArrayLike,
+    vocab: ArrayLike,
+) -> ArrayLike:
     """FLOPs of one training iteration with full recomputation, Megatron-LM Eq. (3).
 
     ``F = 96 B s l h² (1 + s/(6h) + V/(16 l h))``: forward, backward (2×) and a second
@@ -465,18 +493,23 @@ def megatron_flops_per_iteration(batch_size: ArrayLike, seq_len: ArrayLike, laye
 
     Examples
     --------
-    GPT-3 175B, B = 1536, s = 2048, V = 51200: 4.50e18 FLOP per iteration.
+    GPT-3 175B, B = 1536, s = 2048, V = 51200: 4.51e18 FLOP per iteration.
 
     >>> round(float(megatron_flops_per_iteration(1536, 2048, 96, 12288, 51200)) / 1e18, 2)
-    4.5
+    4.51
     """
     B, s = np.asarray(batch_size, dtype=float), np.asarray(seq_len, dtype=float)
-    l, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
-    return 96.0 * B * s * l * h**2 * (1.0 + s / (6.0 * h) + vocab / (16.0 * l * h))
+    nl, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
+    return 96.0 * B * s * nl * h**2 * (1.0 + s / (6.0 * h) + vocab / (16.0 * nl * h))
 
 
-def korthikanti_model_flops(batch_size: ArrayLike, seq_len: ArrayLike, layers: ArrayLike,
-                            hidden: ArrayLike, vocab: ArrayLike) -> ArrayLike:
+def korthikanti_model_flops(
+    batch_size: ArrayLike,
+    seq_len: ArrayLike,
+    layers: ArrayLike,
+    hidden: ArrayLike,
+    vocab: ArrayLike,
+) -> ArrayLike:
     """Model FLOPs per iteration (no recomputation counted), Korthikanti et al. (2022).
 
     ``72 B L s h² (1 + s/(6h) + V/(12 h L))``: forward plus backward of every layer and
@@ -511,8 +544,13 @@ def korthikanti_model_flops(batch_size: ArrayLike, seq_len: ArrayLike, layers: A
     return 72.0 * B * L * s * h**2 * (1.0 + s / (6.0 * h) + vocab / (12.0 * h * L))
 
 
-def korthikanti_hardware_flops(batch_size: ArrayLike, seq_len: ArrayLike, layers: ArrayLike,
-                               hidden: ArrayLike, vocab: ArrayLike) -> ArrayLike:
+def korthikanti_hardware_flops(
+    batch_size: ArrayLike,
+    seq_len: ArrayLike,
+    layers: ArrayLike,
+    hidden: ArrayLike,
+    vocab: ArrayLike,
+) -> ArrayLike:
     """Hardware FLOPs per iteration with selective recomputation, as Korthikanti et al. state it.
 
     ``72 B L s h² (1 + s/(3h) + V/(12 h L))``: the paper's formula, which replaces the
@@ -580,9 +618,14 @@ def training_flops(params: ArrayLike, tokens: ArrayLike) -> ArrayLike:
 
 
 # --------------------------------------------------------------------------- KV cache
-def kv_cache_bytes(layers: ArrayLike, kv_heads: ArrayLike, head_dim: ArrayLike,
-                   seq_len: ArrayLike, batch_size: ArrayLike = 1,
-                   bytes_per_element: ArrayLike = 2.0) -> ArrayLike:
+def kv_cache_bytes(
+    layers: ArrayLike,
+    kv_heads: ArrayLike,
+    head_dim: ArrayLike,
+    seq_len: ArrayLike,
+    batch_size: ArrayLike = 1,
+    bytes_per_element: ArrayLike = 2.0,
+) -> ArrayLike:
     """Bytes of the key/value cache: ``2 · l · n_kv · d_head · s · b · bytes``.
 
     One key and one value vector per layer, per KV head, per cached token, per sequence.

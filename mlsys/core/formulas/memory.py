@@ -1,0 +1,440 @@
+"""Training memory: activations, optimizer state and ZeRO-partitioned model states.
+
+All functions take and return floats or numpy arrays (bytes, counts) and broadcast.
+
+Activation accounting follows Korthikanti et al. (2022), Sec. 4: per transformer layer
+the stored tensors are, in units of ``sbh`` elements (``s`` sequence, ``b`` micro-batch,
+``h`` hidden):
+
+* 16 activation tensors of ``sbh`` elements — the two LayerNorm inputs (2), the
+  attention input (1), Q and K (2), V (1), the attention-output projection input (1),
+  the MLP input (1), the GeLU input (4) and output (4) — stored in the activation
+  dtype (``e`` bytes each);
+* 2 dropout masks of ``sbh`` bytes (one byte per element);
+* per head, the softmax output and the softmax-dropout output (``2·a·s²·b`` elements,
+  ``e`` bytes) and the softmax-dropout mask (``a·s²·b`` bytes).
+
+With ``e = 2`` this is ``sbh(34 + 5as/h)``, Table 2's first row. Other activation dtypes
+(``bytes_per_element``) scale the tensors but not the one-byte masks:
+``sbh(16e + 2 + (2e + 1)·as/h)``. Under tensor parallelism (size ``t``) the 12 tensors
+inside the attention and MLP blocks are split; the 4 at the LayerNorms, block inputs
+and the 2 masks after them are split only with sequence parallelism.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mlsys.core.errors import ParameterError
+
+__all__ = [
+    "activation_bytes_per_layer",
+    "embedding_activation_bytes",
+    "pipeline_inflight_microbatches",
+    "interleaved_activation_factor",
+    "OPTIMIZER_STATE_BYTES",
+    "optimizer_state_bytes_per_param",
+    "zero_model_state_bytes",
+    "zero_communication_elements",
+]
+
+ArrayLike = Any
+
+_RECOMPUTE = ("none", "selective", "full")
+
+
+def _mode(recompute: str) -> str:
+    key = str(recompute).lower()
+    if key not in _RECOMPUTE:
+        raise ParameterError("recompute", recompute, "one of " + ", ".join(_RECOMPUTE))
+    return key
+
+
+def activation_bytes_per_layer(
+    seq_len: ArrayLike,
+    batch_size: ArrayLike,
+    hidden: ArrayLike,
+    heads: ArrayLike,
+    tp_size: ArrayLike = 1,
+    sequence_parallel: bool = False,
+    recompute: str = "none",
+    bytes_per_element: ArrayLike = 2.0,
+) -> ArrayLike:
+    """Activation bytes one transformer layer stores for the backward pass.
+
+    The six cases of Korthikanti et al. (2022), Table 2, for 16-bit activations:
+
+    ============================================  =================================
+    no parallelism (``tp_size = 1``)              ``sbh(34 + 5as/h)``
+    tensor parallel                               ``sbh(10 + 24/t + 5as/(ht))``
+    tensor + sequence parallel                    ``sbh(34/t + 5as/(ht))``
+    tensor parallel + selective recompute         ``sbh(10 + 24/t)``
+    tensor + sequence parallel + selective        ``34 sbh/t``
+    full recompute                                ``2 sbh``
+    ============================================  =================================
+
+    Selective recomputation drops the ``as²b`` attention terms (recomputed in the
+    backward pass); full recomputation keeps only each layer's input (``e·sbh``; the
+    paper's Table 2 states ``2sbh`` for every parallel layout, and so does this
+    function). For an activation dtype of ``e`` bytes the masks stay one byte per
+    element: see the module docstring.
+
+    Parameters
+    ----------
+    seq_len : int or ndarray
+        Sequence length ``s``.
+    batch_size : int or ndarray
+        Micro-batch size ``b`` (sequences).
+    hidden : int or ndarray
+        Hidden size ``h``.
+    heads : int or ndarray
+        Attention heads ``a``.
+    tp_size : int or ndarray
+        Tensor-parallel size ``t``.
+    sequence_parallel : bool
+        Megatron sequence parallelism (splits the LayerNorm and dropout regions by ``t``).
+    recompute : {"none", "selective", "full"}
+        Activation recomputation.
+    bytes_per_element : float or ndarray
+        Bytes per stored activation element ``e``; 2 (bf16/fp16) reproduces the paper.
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per layer (per device, under tensor parallelism).
+
+    References
+    ----------
+    Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer
+    Models", arXiv:2205.05198, Sec. 4 and Table 2.
+
+    Examples
+    --------
+    GPT-3 175B layer (s = 2048, b = 1, h = 12288, a = 96), t = 8 with sequence
+    parallelism and selective recompute: 34 sbh / t = 106.95 MB.
+
+    >>> round(float(activation_bytes_per_layer(2048, 1, 12288, 96, 8, True, "selective")) / 1e6, 2)
+    106.95
+    """
+    mode = _mode(recompute)
+    s = np.asarray(seq_len, dtype=float)
+    b = np.asarray(batch_size, dtype=float)
+    h = np.asarray(hidden, dtype=float)
+    a = np.asarray(heads, dtype=float)
+    t = np.asarray(tp_size, dtype=float)
+    e = np.asarray(bytes_per_element, dtype=float)
+    sbh = s * b * h
+    if mode == "full":
+        return e * sbh
+    # 12 element-sized tensors inside the blocks are always split by t; the 4 at block
+    # boundaries plus 2 one-byte masks are split only with sequence parallelism.
+    boundary = 4.0 * e + 2.0
+    if sequence_parallel:
+        boundary = boundary / t
+    per_sbh = boundary + 12.0 * e / t
+    if mode == "none":
+        per_sbh = per_sbh + (2.0 * e + 1.0) * a * s / (h * t)
+    return sbh * per_sbh
+
+
+def embedding_activation_bytes(
+    seq_len: ArrayLike,
+    batch_size: ArrayLike,
+    hidden: ArrayLike,
+    vocab: ArrayLike,
+    tp_size: ArrayLike = 1,
+    pp_size: ArrayLike = 1,
+) -> ArrayLike:
+    """Activation bytes outside the transformer layers, on the first pipeline stage.
+
+    The input-embedding dropout mask is split along the sequence and held for ``p``
+    in-flight micro-batches: ``sbhp/t``. Without pipeline parallelism (``p = 1``) the
+    same device also holds the final LayerNorm input (``2sbh/t``), the output-projection
+    input (``2sbh/t``) and the fp32 logits for the cross-entropy (``4sbv/t``):
+    ``4sbh/t · (1 + v/h)``.
+
+    Parameters
+    ----------
+    seq_len, batch_size, hidden, vocab : int or ndarray
+        ``s``, micro-batch ``b``, ``h``, vocabulary ``v``.
+    tp_size : int or ndarray
+        Tensor-parallel size ``t`` (sequence parallelism assumed, as in the paper).
+    pp_size : int or ndarray
+        Pipeline-parallel size ``p``.
+
+    Returns
+    -------
+    float or ndarray
+        Bytes (per device).
+
+    References
+    ----------
+    Korthikanti et al. (2022), arXiv:2205.05198, Sec. 4.3: extra memory
+    ``(sbhL/t)·(p/L + δ_{p=1}·(4/L)(1 + v/h))``.
+
+    Examples
+    --------
+    s = 2048, b = 1, h = 12288, v = 51200, t = 8, p = 1: 3.1 MB of dropout mask plus
+    65.0 MB of output-layer inputs and logits, 0.068 GB in all.
+
+    >>> round(float(embedding_activation_bytes(2048, 1, 12288, 51200, 8, 1)) / 1e9, 3)
+    0.068
+    """
+    s = np.asarray(seq_len, dtype=float)
+    b = np.asarray(batch_size, dtype=float)
+    h = np.asarray(hidden, dtype=float)
+    t = np.asarray(tp_size, dtype=float)
+    p = np.asarray(pp_size, dtype=float)
+    sbh_t = s * b * h / t
+    return sbh_t * p + np.where(p == 1, 4.0 * sbh_t * (1.0 + np.asarray(vocab) / h), 0.0)
+
+
+def pipeline_inflight_microbatches(pp_size: ArrayLike, microbatch_count: ArrayLike) -> ArrayLike:
+    """Micro-batches whose activations the first stage holds at once under 1F1B.
+
+    The first stage runs ``p`` forward passes before its first backward, so it holds
+    ``min(p, m)`` micro-batches of activations for its ``L/p`` layers — as much as ``L``
+    layers of one micro-batch when ``m ≥ p``. (GPipe, which runs all ``m`` forwards
+    first, holds ``m``.)
+
+    Parameters
+    ----------
+    pp_size : int or ndarray
+        Pipeline stages ``p``.
+    microbatch_count : int or ndarray
+        Micro-batches per step ``m``.
+
+    Returns
+    -------
+    float or ndarray
+        Micro-batches (count).
+
+    References
+    ----------
+    Narayanan et al. (2021), SC'21, Sec. 2.2.1 (1F1B); Korthikanti et al. (2022),
+    Sec. 4.2.3 (the first stage stores ``L`` layers' activations).
+
+    Examples
+    --------
+    p = 8, m = 32: the first stage holds 8 micro-batches.
+
+    >>> float(pipeline_inflight_microbatches(8, 32))
+    8.0
+    """
+    return np.minimum(np.asarray(pp_size, dtype=float), microbatch_count)
+
+
+def interleaved_activation_factor(pp_size: ArrayLike, v_stages: ArrayLike) -> ArrayLike:
+    """Extra first-stage activation memory of the interleaved 1F1B schedule.
+
+    With ``v`` model chunks per device the first stage holds ``1 + (p − 1)/(p·v)``
+    times the ``L`` layers' worth of activations of the plain schedule. (The factor is
+    1 when ``v = 1`` or ``p = 1`` is treated as non-interleaved.)
+
+    Parameters
+    ----------
+    pp_size : int or ndarray
+        Pipeline stages ``p``.
+    v_stages : int or ndarray
+        Model chunks (virtual stages) per device ``v``; 1 means no interleaving.
+
+    Returns
+    -------
+    float or ndarray
+        Multiplicative factor.
+
+    References
+    ----------
+    Korthikanti et al. (2022), arXiv:2205.05198, Sec. 4.2.3: "the total activations
+    memory will be scaled by a factor of 1 + (p−1)/(pm), where m is the number of
+    interleaving stages".
+
+    Examples
+    --------
+    p = 8, 3 chunks (the paper's 175B setup): factor 1.292.
+
+    >>> round(float(interleaved_activation_factor(8, 3)), 3)
+    1.292
+    """
+    p = np.asarray(pp_size, dtype=float)
+    v = np.asarray(v_stages, dtype=float)
+    return np.where(v > 1, 1.0 + (p - 1.0) / (p * v), 1.0)
+
+
+OPTIMIZER_STATE_BYTES: dict[str, float] = {
+    "adam": 12.0,  # fp32 master 4 + momentum 4 + variance 4 (ZeRO's K = 12)
+    "adamw": 12.0,
+    "sgd_momentum": 8.0,  # fp32 master 4 + momentum 4
+    "sgd": 4.0,  # fp32 master only
+    "adam8bit": 6.0,  # fp32 master 4 + two 8-bit states 2 (Dettmers et al. 2022)
+    "adafactor": 4.0,  # fp32 master 4; factored second moment is O(rows + cols)
+}
+"""Optimizer bytes per parameter under mixed precision with fp32 master weights."""
+
+_OPT_ALIASES = {
+    "adam_w": "adamw",
+    "momentum": "sgd_momentum",
+    "sgdm": "sgd_momentum",
+    "adam_8bit": "adam8bit",
+    "8bit_adam": "adam8bit",
+    "adamw8bit": "adam8bit",
+    "adamw_8bit": "adam8bit",
+    "bnb_adam8bit": "adam8bit",
+}
+
+
+def optimizer_state_bytes_per_param(optimizer: str = "adam", master_weights: bool = True) -> float:
+    """Bytes of optimizer state per parameter (``K`` in ZeRO's notation).
+
+    Mixed-precision training keeps an fp32 master copy of the weights (4 bytes) besides
+    the optimizer's own states; ``master_weights=False`` (pure fp32 training, where the
+    weights themselves are fp32) drops those 4 bytes.
+
+    ===============  ============================================  ====
+    optimizer        state                                          K
+    ===============  ============================================  ====
+    adam / adamw     master 4 + momentum 4 + variance 4              12
+    sgd_momentum     master 4 + momentum 4                            8
+    sgd              master 4                                         4
+    adam8bit         master 4 + 8-bit momentum 1 + 8-bit variance 1   6
+    adafactor        master 4 (factored second moment, no momentum)   4
+    ===============  ============================================  ====
+
+    Parameters
+    ----------
+    optimizer : str
+        One of the names above (``"adam_8bit"``, ``"momentum"`` and similar accepted).
+    master_weights : bool
+        Whether an fp32 master copy is kept (mixed precision).
+
+    Returns
+    -------
+    float
+        Bytes per parameter.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown optimizer.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", SC'20, Sec. 3.1 (K = 12 for mixed-precision Adam); Dettmers et
+    al. (2022), "8-bit Optimizers via Block-wise Quantization", ICLR 2022; Shazeer &
+    Stern (2018), "Adafactor: Adaptive Learning Rates with Sublinear Memory Cost".
+
+    Examples
+    --------
+    >>> optimizer_state_bytes_per_param("adam"), optimizer_state_bytes_per_param("adam8bit")
+    (12.0, 6.0)
+    """
+    key = str(optimizer).lower().replace("-", "_").replace(" ", "")
+    key = _OPT_ALIASES.get(key, key)
+    if key not in OPTIMIZER_STATE_BYTES:
+        raise ParameterError("optimizer", optimizer, "one of " + ", ".join(OPTIMIZER_STATE_BYTES))
+    k = OPTIMIZER_STATE_BYTES[key]
+    return k if master_weights else k - 4.0
+
+
+def zero_model_state_bytes(
+    params: ArrayLike,
+    dp_size: ArrayLike,
+    zero_stage: ArrayLike = 0,
+    optimizer_bytes_per_param: ArrayLike = 12.0,
+    weight_bytes: ArrayLike = 2.0,
+    grad_bytes: ArrayLike = 2.0,
+) -> ArrayLike:
+    """Model-state bytes per device (weights, gradients, optimizer) under ZeRO.
+
+    ====== ================ ===================================
+    stage  partitions        bytes per device
+    ====== ================ ===================================
+    0      nothing           ``(w + g + K) Ψ``
+    1      P_os              ``(w + g) Ψ + K Ψ / N_d``
+    2      P_os+g            ``w Ψ + (g + K) Ψ / N_d``
+    3      P_os+g+p          ``(w + g + K) Ψ / N_d``
+    ====== ================ ===================================
+
+    With ``w = g = 2`` and ``K = 12`` these are ZeRO's ``16Ψ``, ``4Ψ + 12Ψ/N_d``,
+    ``2Ψ + 14Ψ/N_d`` and ``16Ψ/N_d``.
+
+    Parameters
+    ----------
+    params : float or ndarray
+        Parameters ``Ψ`` held by the data-parallel group (per model-parallel shard).
+    dp_size : int or ndarray
+        Data-parallel degree ``N_d``.
+    zero_stage : int or ndarray
+        0, 1, 2 or 3.
+    optimizer_bytes_per_param : float or ndarray
+        ``K`` (see :func:`optimizer_state_bytes_per_param`).
+    weight_bytes, grad_bytes : float or ndarray
+        Bytes per weight and per gradient element (2 for fp16/bf16).
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per device.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", SC'20, Fig. 1 and Table 1.
+
+    Examples
+    --------
+    Ψ = 7.5B on N_d = 64: 120 GB, 31.4 GB, 16.6 GB and 1.88 GB for stages 0–3 (Fig. 1).
+
+    >>> [round(float(zero_model_state_bytes(7.5e9, 64, z)) / 1e9, 2) for z in range(4)]
+    [120.0, 31.41, 16.64, 1.88]
+    """
+    stage = np.asarray(zero_stage)
+    if np.any((stage < 0) | (stage > 3) | (stage != np.round(stage))):
+        raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
+    psi = np.asarray(params, dtype=float)
+    n = np.asarray(dp_size, dtype=float)
+    w, g, k = weight_bytes, grad_bytes, optimizer_bytes_per_param
+    # Each state is divided by N_d once the stage partitions it.
+    w_div = np.where(stage >= 3, n, 1.0)
+    g_div = np.where(stage >= 2, n, 1.0)
+    k_div = np.where(stage >= 1, n, 1.0)
+    out = psi * (w / w_div + g / g_div + k / k_div)
+    return out[()] if np.ndim(out) == 0 else out
+
+
+def zero_communication_elements(params: ArrayLike, zero_stage: ArrayLike = 0) -> ArrayLike:
+    """Data-parallel communication volume per step, in parameter elements, under ZeRO.
+
+    Plain data parallelism all-reduces the gradients: a reduce-scatter plus an
+    all-gather, ``2Ψ``. Stages 1 and 2 keep that volume (reduce-scatter the gradients,
+    all-gather the updated parameters). Stage 3 all-gathers the parameters again in the
+    backward pass: ``3Ψ``. Multiply by bytes per element for bytes.
+
+    Parameters
+    ----------
+    params : float or ndarray
+        Parameters ``Ψ``.
+    zero_stage : int or ndarray
+        0, 1, 2 or 3.
+
+    Returns
+    -------
+    float or ndarray
+        Elements sent (and received) per device per step.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), SC'20, Sec. 7 ("Communication Analysis of ZeRO-DP").
+
+    Examples
+    --------
+    >>> float(zero_communication_elements(1e9, 2)), float(zero_communication_elements(1e9, 3))
+    (2000000000.0, 3000000000.0)
+    """
+    stage = np.asarray(zero_stage)
+    if np.any((stage < 0) | (stage > 3) | (stage != np.round(stage))):
+        raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
+    return np.asarray(params, dtype=float) * np.where(stage >= 3, 3.0, 2.0)

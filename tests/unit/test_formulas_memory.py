@@ -1,0 +1,85 @@
+"""Memory formulas: optimizer state, ZeRO, activations — examples and edge cases."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pytest
+
+import mlsys.core.formulas.memory as memory_mod
+from mlsys.core.errors import ParameterError
+from mlsys.core.formulas import (
+    activation_bytes_per_layer,
+    interleaved_activation_factor,
+    optimizer_state_bytes_per_param,
+    pipeline_inflight_microbatches,
+    zero_communication_elements,
+    zero_model_state_bytes,
+)
+
+
+def test_docstring_examples_run():
+    failures, tried = doctest.testmod(memory_mod, verbose=False)
+    assert tried >= 7 and failures == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "k"),
+    [
+        ("adam", 12),
+        ("AdamW", 12),
+        ("sgd_momentum", 8),
+        ("momentum", 8),
+        ("sgd", 4),
+        ("adam8bit", 6),
+        ("adam-8bit", 6),
+        ("adafactor", 4),
+    ],
+)
+def test_optimizer_bytes(name, k):
+    assert optimizer_state_bytes_per_param(name) == k
+
+
+def test_pure_fp32_adam_has_no_master_copy():
+    assert optimizer_state_bytes_per_param("adam", master_weights=False) == 8
+
+
+def test_unknown_optimizer():
+    with pytest.raises(ParameterError, match="optimizer='lion'"):
+        optimizer_state_bytes_per_param("lion")
+
+
+def test_zero_general_k():
+    # 8-bit Adam (K = 6), stage 2 on 8 ranks: 2Ψ + (2 + 6)Ψ/8 = 3Ψ
+    assert zero_model_state_bytes(1e9, 8, 2, 6.0) == pytest.approx(3e9)
+
+
+def test_zero_stage_out_of_range():
+    with pytest.raises(ParameterError, match="zero_stage=4"):
+        zero_model_state_bytes(1e9, 8, 4)
+    with pytest.raises(ParameterError, match="zero_stage"):
+        zero_communication_elements(1e9, -1)
+
+
+def test_zero_broadcasts_over_stages_and_ranks():
+    stage = np.array([[0], [1], [2], [3]])
+    dp = np.array([1, 2, 4, 8])
+    got = zero_model_state_bytes(1.0, dp, stage)
+    assert got.shape == (4, 4)
+    assert np.all(got[:, 0] == 16.0)  # one rank: nothing to partition
+    assert got[3, 3] == 2.0
+
+
+def test_activation_broadcast_sweep():
+    s = np.arange(128, 128 + 100_000)
+    got = activation_bytes_per_layer(s, 1, 4096, 32, 8, True, "none")
+    assert got.shape == (100_000,)
+    assert got[0] == pytest.approx(128 * 4096 * (34 / 8 + 5 * 32 * 128 / (4096 * 8)))
+
+
+def test_pipeline_inflight_and_interleave():
+    assert pipeline_inflight_microbatches(8, 4) == 4  # fewer micro-batches than stages
+    assert interleaved_activation_factor(8, 1) == 1.0
+    # 1 + (p−1)/(p·v) for p = 4, v = 2: 1.375
+    assert interleaved_activation_factor(4, 2) == pytest.approx(1.375)
