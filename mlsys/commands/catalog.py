@@ -1,0 +1,82 @@
+"""``mlsys catalog``: list registries, show an entry with the provenance of each value."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+__all__ = ["add_arguments", "run", "REGISTRIES"]
+
+REGISTRIES = ("hardware", "nodes", "fabrics", "models", "grids", "datacenters")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Attach the ``catalog`` subcommand's arguments.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    """
+    parser.add_argument("registry", choices=REGISTRIES, help="which registry")
+    parser.add_argument("name", nargs="?", help="an entry to show (omit to list all)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _registry(name: str) -> Any:
+    from mlsys.core import catalog
+
+    return getattr(catalog, {"hardware": "Hardware"}.get(name, name.capitalize()))
+
+
+def _fields(entry: Any) -> list[tuple[str, str, str]]:
+    rows = []
+    data = entry.model_dump(mode="json", exclude={"provenance", "name", "display_name"})
+    for field, value in data.items():
+        if value is None or field in ("accelerator", "intra_fabric", "grid"):
+            continue
+        prov = entry.provenance_of(field)
+        source = f"{prov.kind}: {prov.reference}" if prov else "-"
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        rows.append((field, str(value), source))
+    for ref in ("accelerator", "intra_fabric", "grid"):
+        if hasattr(entry, ref):
+            rows.insert(0, (ref, getattr(entry, ref).name, "catalog reference"))
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    """List a registry or show one entry.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments.
+
+    Returns
+    -------
+    int
+        Exit status (0).
+    """
+    registry = _registry(args.registry)
+    if args.name is None:
+        if args.json:
+            print(json.dumps({k: e.label for k, e in registry.items()}, indent=2))
+        else:
+            width = max(len(k) for k in registry.list())
+            for key, entry in registry.items():
+                print(f"{key:<{width}}  {entry.label}")
+        return 0
+    entry = registry.get(args.name)
+    if args.json:
+        print(json.dumps(entry.model_dump(mode="json"), indent=2))
+        return 0
+    print(f"{entry.name}: {entry.label}")
+    rows = _fields(entry)
+    w1 = max(len(r[0]) for r in rows)
+    w2 = min(max(len(r[1]) for r in rows), 60)
+    for field, value, source in rows:
+        print(f"  {field:<{w1}}  {value:<{w2}}  [{source}]")
+    return 0

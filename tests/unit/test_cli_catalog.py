@@ -1,0 +1,33 @@
+"""The ``mlsys`` command's dispatch and its ``catalog`` subcommand."""
+
+import json
+
+from mlsys.cli import SUBCOMMANDS, main
+
+
+def test_help_lists_every_subcommand(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    for name in SUBCOMMANDS:
+        assert name in out
+
+
+def test_catalog_list_and_show(capsys):
+    assert main(["catalog", "hardware"]) == 0
+    assert "H100" in capsys.readouterr().out
+    assert main(["catalog", "hardware", "h100-sxm"]) == 0
+    out = capsys.readouterr().out
+    assert "3.35 TB/s" in out and "datasheet" in out
+
+
+def test_catalog_json(capsys):
+    assert main(["catalog", "hardware", "H100", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["memory_capacity"] == "80 GB"
+    assert data["provenance"]["default"]["kind"] == "datasheet"
+
+
+def test_unknown_entry_is_a_clean_error(capsys):
+    assert main(["catalog", "hardware", "H10"]) == 2
+    err = capsys.readouterr().err
+    assert "Did you mean 'H100'" in err and "Traceback" not in err
