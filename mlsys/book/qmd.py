@@ -93,6 +93,8 @@ class CodeCell:
         Why the options could not be parsed, if they could not.
     nested : bool
         The header sits inside a plain fenced block (Quarto still executes it).
+    indent : int
+        Columns of indentation stripped from every line (cells inside list items).
     """
 
     language: str
@@ -103,6 +105,7 @@ class CodeCell:
     option_lines: int = 0
     options_error: str | None = None
     nested: bool = False
+    indent: int = 0
 
     @property
     def code(self) -> str:
@@ -279,6 +282,7 @@ def parse_qmd(text: str, path: str | Path | None = None) -> QmdDocument:
                     option_lines=n_opts,
                     options_error=error,
                     nested=plain_fence is not None,
+                    indent=len(indent),
                 )
             )
             i = j + 1

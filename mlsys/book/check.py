@@ -1,0 +1,786 @@
+"""The build check that refuses to publish a broken or stale number.
+
+Two passes over a book's ``.qmd`` files:
+
+static (fast, the default)
+    Every ``{python}`` cell and inline expression is parsed with :mod:`ast`. Every name
+    a chapter takes from mlsys (``from mlsys import X``, ``import mlsys.hardware as hw``
+    then ``hw.H100``, ``mlsys.X``) is looked up in the *installed* package, without
+    running the chapter: a name that does not exist is an error with did-you-mean
+    suggestions; a deprecated one is a warning naming the new spelling. A module marks
+    its deprecated names with a ``_DEPRECATED: dict[str, str]`` map (old -> new), or by
+    raising a ``DeprecationWarning`` when the attribute is read; both are recognised.
+executed (``--execute``)
+    Each chapter runs in a Jupyter kernel exactly as Quarto runs it (see
+    :mod:`mlsys.book.kernel`); a raising cell, a failing inline expression, and output
+    that shows ``nan``, ``inf``, a raw pint repr, ``None`` or a traceback are errors.
+
+Every finding carries the .qmd file, line and column (1-based lines of the .qmd, not of
+the cell), a severity, a short code and a message.
+
+Examples
+--------
+>>> from mlsys.book.qmd import parse_qmd
+>>> doc = parse_qmd("```{python}\\nfrom mlsys import NoSuchModel\\n```\\n", "ch.qmd")
+>>> [f.format() for f in check_document_static(doc)][0].split(": error: ")[0]
+'ch.qmd:2:19'
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import difflib
+import importlib
+import importlib.util
+import json
+import os
+import pkgutil
+import types
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from mlsys.book.qmd import CodeCell, QmdDocument, read_qmd
+
+__all__ = [
+    "Finding",
+    "SKIP_DIRS",
+    "find_qmd_files",
+    "quarto_input_files",
+    "check_document_static",
+    "check_static",
+    "check_files",
+    "check_paths",
+    "format_human",
+    "findings_to_json",
+    "exit_status",
+]
+
+#: Directories never searched: Quarto's outputs and caches, VCS and environments.
+SKIP_DIRS = frozenset(
+    {"_book", "_site", ".quarto", "_freeze", "node_modules", "__pycache__", "venv", ".venv"}
+)
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One problem found in a .qmd file.
+
+    Attributes
+    ----------
+    file : str
+        Path of the .qmd file, as given or relative to the working directory.
+    line : int
+        1-based line in the .qmd file.
+    col : int
+        1-based column (``1`` when only the line is known).
+    severity : str
+        ``"error"`` (the build fails) or ``"warning"``.
+    code : str
+        Short machine-readable kind: ``syntax``, ``unknown-name``, ``unknown-module``,
+        ``import-failed``, ``deprecated``, ``cell-options``, ``front-matter``,
+        ``nested-cell``, ``cell-error``, ``inline-error``, ``timeout``, ``kernel``,
+        ``bad-output``.
+    message : str
+        What is wrong and, where possible, what to write instead.
+    """
+
+    file: str
+    line: int
+    col: int
+    severity: str
+    code: str
+    message: str
+
+    def format(self) -> str:
+        """``file:line:col: severity: message [code]``, the compiler convention."""
+        return f"{self.file}:{self.line}:{self.col}: {self.severity}: {self.message} [{self.code}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The finding as a JSON-ready dict (keys: file line col severity code message)."""
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------------------
+# files
+
+
+def _is_skipped_dir(name: str) -> bool:
+    return name in SKIP_DIRS or (name.startswith(".") and name not in {".", ".."})
+
+
+def find_qmd_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Every .qmd file named or found (recursively) under ``paths``.
+
+    Directories in :data:`SKIP_DIRS` and hidden directories are not searched.
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+        Files and directories.
+
+    Returns
+    -------
+    list of Path
+        Sorted, without duplicates.
+
+    Raises
+    ------
+    FileNotFoundError
+        A path does not exist.
+    """
+    found: set[Path] = set()
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            if p.suffix == ".qmd":
+                found.add(p)
+        elif p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not _is_skipped_dir(d))
+                found.update(Path(root) / f for f in files if f.endswith(".qmd"))
+        else:
+            raise FileNotFoundError(f"no such file or directory: {raw}")
+    return sorted(found, key=lambda q: q.as_posix())
+
+
+def quarto_input_files(environ: dict[str, str] | None = None) -> list[Path] | None:
+    """The files Quarto is about to render, when called from a ``pre-render`` hook.
+
+    Quarto runs pre-render scripts in the project directory and passes the input files
+    (relative to the project directory, one per line) in ``QUARTO_PROJECT_INPUT_FILES``,
+    or, when ``QUARTO_USE_FILE_FOR_PROJECT_INPUT_FILES`` names a file, in that file.
+
+    Parameters
+    ----------
+    environ : dict, optional
+        Environment (default: ``os.environ``).
+
+    Returns
+    -------
+    list of Path or None
+        The .qmd files listed; ``None`` outside a Quarto render or when the list is
+        empty (as on the first pass of ``quarto preview``), meaning "check everything".
+    """
+    env = os.environ if environ is None else environ
+    listing = None
+    list_file = env.get("QUARTO_USE_FILE_FOR_PROJECT_INPUT_FILES")
+    if list_file and Path(list_file).is_file():
+        listing = Path(list_file).read_text(encoding="utf-8")
+    if listing is None:
+        listing = env.get("QUARTO_PROJECT_INPUT_FILES")
+    if not listing or not listing.strip():
+        return None
+    base = Path(env.get("QUARTO_PROJECT_DIR") or ".")
+    files = []
+    for line in listing.splitlines():
+        name = line.strip()
+        if name.endswith(".qmd"):
+            p = Path(name)
+            files.append(p if p.is_absolute() else base / p)
+    return files
+
+
+def _display_path(p: Path) -> str:
+    try:
+        rel = os.path.relpath(p)
+    except ValueError:  # other drive on Windows
+        return p.as_posix()
+    return Path(rel).as_posix() if not rel.startswith("..") else p.as_posix()
+
+
+# ---------------------------------------------------------------------------------------
+# the installed package, looked up once per process
+
+
+@dataclass
+class _Ref:
+    """A value a chapter name stands for: a module, or an object inside the package."""
+
+    path: str
+    obj: Any
+
+    @property
+    def is_module(self) -> bool:
+        return isinstance(self.obj, types.ModuleType)
+
+
+@dataclass
+class _Issue:
+    severity: str
+    code: str
+    message: str
+
+
+class _Index:
+    """Imports modules and resolves attributes of the installed package, with caches."""
+
+    def __init__(self, packages: Sequence[str]) -> None:
+        self.packages = tuple(packages)
+        self._modules: dict[str, types.ModuleType | BaseException] = {}
+        self._attrs: dict[tuple[str, str], tuple[_Ref | None, list[_Issue]]] = {}
+
+    def owns(self, module_name: str) -> bool:
+        root = module_name.split(".")[0]
+        return root in self.packages
+
+    def module(self, name: str) -> types.ModuleType | BaseException:
+        if name not in self._modules:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self._modules[name] = importlib.import_module(name)
+            except Exception as exc:  # any failure is what the chapter would see
+                self._modules[name] = exc
+        return self._modules[name]
+
+    def resolve_module(self, dotted: str) -> tuple[_Ref | None, list[_Issue]]:
+        """Import ``dotted`` one component at a time, naming the first that is missing."""
+        parts = dotted.split(".")
+        ref: _Ref | None = None
+        for i in range(len(parts)):
+            name = ".".join(parts[: i + 1])
+            mod = self.module(name)
+            if isinstance(mod, types.ModuleType):
+                ref = _Ref(name, mod)
+                continue
+            if isinstance(mod, ModuleNotFoundError) and mod.name == name and ref is not None:
+                hint = _suggest(parts[i], _public_names(ref.obj))
+                msg = f"module {ref.path!r} has no submodule {parts[i]!r}{hint}"
+                return None, [_Issue("error", "unknown-module", msg)]
+            if isinstance(mod, ModuleNotFoundError) and mod.name == name:
+                return None, [_Issue("error", "unknown-module", f"no module named {name!r}")]
+            msg = f"module {name!r} fails to import: {type(mod).__name__}: {mod}"
+            return None, [_Issue("error", "import-failed", msg)]
+        return ref, []
+
+    def attribute(self, parent: _Ref, attr: str) -> tuple[_Ref | None, list[_Issue]]:
+        key = (parent.path, attr)
+        if key not in self._attrs:
+            self._attrs[key] = self._attribute(parent, attr)
+        return self._attrs[key]
+
+    def _attribute(self, parent: _Ref, attr: str) -> tuple[_Ref | None, list[_Issue]]:
+        obj = parent.obj
+        path = f"{parent.path}.{attr}"
+        issues: list[_Issue] = []
+        if parent.is_module:
+            deprecated = vars(obj).get("_DEPRECATED")
+            if isinstance(deprecated, dict) and attr in deprecated:
+                new = str(deprecated[attr])
+                new_path = new if "." in new else f"{parent.path}.{new}"
+                issues.append(
+                    _Issue("warning", "deprecated", f"{path} is deprecated; use {new_path}")
+                )
+                # The new spelling may not be importable yet: the warning is the finding.
+                target, _ = (None, []) if "." in new else self.attribute(parent, new)
+                return (_Ref(path, target.obj) if target else None), issues
+        elif not self._inside_package(obj):
+            return None, []  # not ours: a chapter's own object, nothing to check
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = getattr(obj, attr)
+        except AttributeError:
+            if parent.is_module and hasattr(obj, "__path__"):
+                sub, sub_issues = self.resolve_module(path)
+                if sub is not None:
+                    return sub, []
+                if sub_issues and sub_issues[0].code == "import-failed":
+                    return None, sub_issues
+            names = _public_names(obj)
+            kind = "module" if parent.is_module else "object"
+            msg = f"{kind} {parent.path!r} has no attribute {attr!r}{_suggest(attr, names)}"
+            return None, [_Issue("error", "unknown-name", msg)]
+        except LookupError as exc:  # registries raise KeyError subclasses for unknown entries
+            msg = f"{path}: {str(exc).strip(chr(34) + chr(39))}"
+            return None, [_Issue("error", "unknown-name", msg)]
+        except ImportError as exc:
+            msg = f"{path} is exported but fails to import: {type(exc).__name__}: {exc}"
+            return None, [_Issue("error", "import-failed", msg)]
+        except Exception:
+            return None, []  # a property that needs a real instance: cannot tell statically
+        for w in caught:
+            if issubclass(w.category, (DeprecationWarning, FutureWarning)):
+                issues.append(_Issue("warning", "deprecated", str(w.message)))
+                break
+        return _Ref(path, value), issues
+
+    def _inside_package(self, obj: Any) -> bool:
+        owner = obj if isinstance(obj, type) else type(obj)
+        return self.owns(getattr(owner, "__module__", "") or "")
+
+
+def _public_names(obj: Any) -> list[str]:
+    names: set[str] = set()
+    with contextlib.suppress(Exception):  # a broken __dir__ only costs suggestions
+        names.update(dir(obj))
+    if isinstance(obj, types.ModuleType):
+        names.update(getattr(obj, "__all__", ()) or ())
+        deprecated = vars(obj).get("_DEPRECATED")
+        if isinstance(deprecated, dict):
+            names.difference_update(deprecated)
+        if hasattr(obj, "__path__"):
+            names.update(m.name for m in pkgutil.iter_modules(obj.__path__))
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def _suggest(name: str, candidates: Sequence[str]) -> str:
+    """``"; did you mean 'A' or 'B'?"``, or ``""`` when nothing is close."""
+    best = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    if not best:
+        lowered = {c.lower(): c for c in candidates}
+        best = [lowered[c] for c in difflib.get_close_matches(name.lower(), lowered, 3, 0.5)]
+    if not best:
+        return ""
+    return "; did you mean " + " or ".join(repr(b) for b in best) + "?"
+
+
+# ---------------------------------------------------------------------------------------
+# walking a chapter's code
+
+
+def _char_col(line_text: str, byte_offset: int) -> int:
+    """ast column offsets count UTF-8 bytes; messages count characters."""
+    return len(line_text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+
+class _Location:
+    """Maps positions inside one piece of code to .qmd line and column."""
+
+    def __init__(self, code: str, first_line: int, first_col: int, same_line: bool) -> None:
+        self.lines = code.split("\n")
+        self.first_line = first_line
+        self.first_col = first_col  # 1-based column of the code's first character
+        self.same_line = same_line  # inline expression: columns offset on every line
+
+    def at(self, lineno: int, byte_col: int) -> tuple[int, int]:
+        text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        col = _char_col(text, byte_col)
+        return self.first_line + lineno - 1, self.first_col + col
+
+
+def _mask_magics(code: str) -> str | None:
+    """Blank IPython line magics and shell escapes; ``None`` for a cell magic cell."""
+    out = []
+    for line in code.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("%%") and not any(s.strip() for s in out):
+            return None
+        if stripped.startswith(("%", "!")):
+            line = ""
+        out.append(line)
+    return "\n".join(out)
+
+
+def _target_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+class _Checker(ast.NodeVisitor):
+    """Resolves mlsys names used by a chapter, in document order."""
+
+    def __init__(self, index: _Index, report: Any) -> None:
+        self.index = index
+        self.report = report  # callable(lineno, byte_col, issue)
+        self.env: dict[str, _Ref] = {}
+
+    # -- imports -------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            if not self.index.owns(alias.name):
+                self.env.pop(bound, None)
+                continue
+            ref, issues = self.index.resolve_module(alias.name)
+            for issue in issues:
+                self.report(alias.lineno, alias.col_offset, issue)
+            if ref is None:
+                self.env.pop(bound, None)
+            elif alias.asname:
+                self.env[bound] = ref
+            else:
+                top, _ = self.index.resolve_module(bound)
+                if top is not None:
+                    self.env[bound] = top
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        names = [a.asname or a.name for a in node.names if a.name != "*"]
+        if node.level or not node.module or not self.index.owns(node.module):
+            for name in names:
+                self.env.pop(name, None)
+            return
+        mod, issues = self.index.resolve_module(node.module)
+        for issue in issues:
+            self.report(node.lineno, node.col_offset + len("from "), issue)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            bound = alias.asname or alias.name
+            self.env.pop(bound, None)
+            if mod is None:
+                continue
+            ref, issues = self.index.attribute(mod, alias.name)
+            for issue in issues:
+                self.report(alias.lineno, alias.col_offset, issue)
+            if ref is not None:
+                self.env[bound] = ref
+
+    # -- uses ----------------------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        chain: list[ast.Attribute] = []
+        base: ast.AST = node
+        while isinstance(base, ast.Attribute):
+            chain.append(base)
+            base = base.value
+        if not (isinstance(base, ast.Name) and base.id in self.env):
+            self.visit(base)
+            return
+        ref: _Ref | None = self.env[base.id]
+        for attr_node in reversed(chain):
+            if ref is None:
+                break
+            if isinstance(attr_node.ctx, (ast.Store, ast.Del)) and attr_node is node:
+                break  # assigning an attribute is the chapter's business
+            ref, issues = self.index.attribute(ref, attr_node.attr)
+            end_line = attr_node.end_lineno or attr_node.lineno
+            end_col = (attr_node.end_col_offset or 0) - len(attr_node.attr.encode("utf-8"))
+            for issue in issues:
+                self.report(end_line, max(end_col, 0), issue)
+
+    # -- bindings that shadow an imported name -------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self._unbind(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        self._unbind(node.target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self._unbind(node.target)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.env.pop(node.target.id, None)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.iter)
+        self._unbind(node.target)
+        for stmt in [*node.body, *node.orelse]:
+            self.visit(stmt)
+
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self._unbind(item.optional_vars)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._unbind(target)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for deco in node.decorator_list:
+            self.visit(deco)
+        for default in [*node.args.defaults, *node.args.kw_defaults]:
+            if default is not None:
+                self.visit(default)
+        self._scoped(node.args, node.body)
+        self.env.pop(node.name, None)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._scoped(node.args, [node.body])
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            self.visit(expr)
+        saved = dict(self.env)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.env = saved
+        self.env.pop(node.name, None)
+
+    def _comprehension(self, node: ast.AST, parts: list[ast.AST]) -> None:
+        saved = dict(self.env)
+        for gen in node.generators:  # type: ignore[attr-defined]
+            self.visit(gen.iter)
+            self._unbind(gen.target)
+            for cond in gen.ifs:
+                self.visit(cond)
+        for part in parts:
+            self.visit(part)
+        self.env = saved
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self._comprehension(node, [node.elt])
+
+    visit_SetComp = visit_ListComp
+    visit_GeneratorExp = visit_ListComp  # type: ignore[assignment]
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self._comprehension(node, [node.key, node.value])
+
+    def _scoped(self, args: ast.arguments, body: list[ast.AST]) -> None:
+        saved = dict(self.env)
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        params += [a for a in (args.vararg, args.kwarg) if a is not None]
+        for a in params:
+            self.env.pop(a.arg, None)
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    self.env.pop(sub.id, None)
+        for stmt in body:
+            self.visit(stmt)
+        self.env = saved
+
+    def _unbind(self, target: ast.AST) -> None:
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.visit(target)
+            return
+        for name in _target_names(target):
+            self.env.pop(name, None)
+
+
+_INDEXES: dict[tuple[str, ...], _Index] = {}
+
+
+def _index_for(packages: Sequence[str]) -> _Index:
+    key = tuple(packages)
+    if key not in _INDEXES:
+        _INDEXES[key] = _Index(key)
+    return _INDEXES[key]
+
+
+def check_document_static(
+    doc: QmdDocument, *, display: str | None = None, packages: Sequence[str] = ("mlsys",)
+) -> list[Finding]:
+    """Static findings for one parsed document.
+
+    Parameters
+    ----------
+    doc : QmdDocument
+        The parsed chapter.
+    display : str, optional
+        File name to put in findings (default: the document's path).
+    packages : sequence of str
+        Top-level packages whose names are resolved (default ``("mlsys",)``).
+
+    Returns
+    -------
+    list of Finding
+        In document order.
+    """
+    name = display or (doc.path.as_posix() if doc.path else "<qmd>")
+    findings: list[Finding] = []
+    index = _index_for(packages)
+
+    def add(line: int, col: int, severity: str, code: str, message: str) -> None:
+        findings.append(Finding(name, line, col, severity, code, message))
+
+    if doc.front_matter_error:
+        add(1, 1, "error", "front-matter", f"invalid YAML front matter: {doc.front_matter_error}")
+
+    checker = _Checker(index, None)
+    # Cells and inline expressions share one namespace, visited in document order.
+    events: list[tuple[int, int, Any]] = [(c.header_line, 0, c) for c in doc.cells]
+    events += [(e.line, e.col, e) for e in doc.inlines]
+    for _, _, item in sorted(events, key=lambda t: (t[0], t[1])):
+        if isinstance(item, CodeCell):
+            _check_cell(doc, item, checker, add)
+        else:
+            loc = _Location(item.expression, item.line, item.col, same_line=True)
+            try:
+                tree = ast.parse(item.expression, mode="eval")
+            except SyntaxError as exc:
+                add(item.line, item.col, "error", "syntax", f"inline expression: {exc.msg}")
+                continue
+            checker.report = _reporter(loc, add)
+            checker.visit(tree)
+    return findings
+
+
+def _reporter(loc: _Location, add: Any) -> Any:
+    def report(lineno: int, byte_col: int, issue: _Issue) -> None:
+        line, col = loc.at(lineno, byte_col)
+        add(line, col, issue.severity, issue.code, issue.message)
+
+    return report
+
+
+def _check_cell(doc: QmdDocument, cell: CodeCell, checker: _Checker, add: Any) -> None:
+    if cell.language != "python":
+        return
+    if cell.options_error:
+        add(
+            cell.code_line,
+            1,
+            "warning",
+            "cell-options",
+            f"invalid #| options: {cell.options_error}",
+        )
+    if not doc.runs(cell):
+        return  # eval: false cells are shown, not run, and may hold pseudo-code
+    if cell.nested:
+        add(
+            cell.header_line,
+            cell.indent + 1,
+            "warning",
+            "nested-cell",
+            "Quarto executes a ```{python} cell even inside a fenced block; "
+            "write ```{{python}} to show it without running it",
+        )
+    code = _mask_magics(cell.source)
+    if code is None:
+        return  # a %%magic cell is not Python
+    loc = _Location(code, cell.code_line, cell.indent + 1, same_line=False)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        line, col = loc.at(exc.lineno or 1, 0)
+        col += max((exc.offset or 1) - 1, 0)
+        add(line, col, "error", "syntax", f"syntax error: {exc.msg}")
+        return
+    checker.report = _reporter(loc, add)
+    checker.visit(tree)
+
+
+def check_static(
+    files: Iterable[str | Path], packages: Sequence[str] = ("mlsys",)
+) -> list[Finding]:
+    """Static findings for every file.
+
+    Parameters
+    ----------
+    files : iterable of str or Path
+        .qmd files.
+    packages : sequence of str
+        Top-level packages whose names are resolved.
+
+    Returns
+    -------
+    list of Finding
+        Sorted by file, line, column.
+    """
+    findings: list[Finding] = []
+    for f in files:
+        p = Path(f)
+        try:
+            doc = read_qmd(p)
+        except (OSError, UnicodeDecodeError) as exc:
+            findings.append(Finding(_display_path(p), 1, 1, "error", "read", str(exc)))
+            continue
+        findings.extend(check_document_static(doc, display=_display_path(p), packages=packages))
+    return sorted(findings)
+
+
+def check_files(
+    files: Sequence[str | Path],
+    *,
+    execute: bool = False,
+    jobs: int = 2,
+    timeout: float = 120.0,
+    packages: Sequence[str] = ("mlsys",),
+) -> list[Finding]:
+    """Run the build check on a list of .qmd files.
+
+    Parameters
+    ----------
+    files : sequence of str or Path
+        .qmd files.
+    execute : bool
+        Also run every chapter in a Jupyter kernel (see :mod:`mlsys.book.kernel`).
+    jobs : int
+        Chapters executed at once.
+    timeout : float
+        Seconds allowed to each cell.
+    packages : sequence of str
+        Top-level packages whose names are resolved statically.
+
+    Returns
+    -------
+    list of Finding
+        Sorted by file, line and column.
+    """
+    paths = [Path(f) for f in files]
+    findings = check_static(paths, packages=packages)
+    if execute:
+        from mlsys.book.kernel import execute_documents
+
+        # A chapter that cannot be parsed cannot run: its static error says why.
+        broken = {f.file for f in findings if f.code in {"syntax", "front-matter", "read"}}
+        runnable = [p for p in paths if _display_path(p) not in broken]
+        for result in execute_documents(runnable, jobs=jobs, timeout=timeout):
+            findings.extend(result.findings)
+    return sorted(set(findings))
+
+
+def check_paths(paths: Sequence[str | Path], **kwargs: Any) -> list[Finding]:
+    """Run the build check on files and directories (searched recursively).
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        .qmd files and directories.
+    **kwargs
+        ``execute``, ``jobs``, ``timeout``, ``packages``: as for :func:`check_files`.
+
+    Returns
+    -------
+    list of Finding
+    """
+    return check_files(find_qmd_files(paths), **kwargs)
+
+
+# ---------------------------------------------------------------------------------------
+# output
+
+
+def format_human(findings: Sequence[Finding], n_files: int | None = None) -> str:
+    """Compiler-style lines and a summary line.
+
+    Parameters
+    ----------
+    findings : sequence of Finding
+    n_files : int, optional
+        How many files were checked, for the summary.
+
+    Returns
+    -------
+    str
+    """
+    lines = [f.format() for f in findings]
+    errors = sum(f.severity == "error" for f in findings)
+    warns = len(findings) - errors
+    checked = f" in {n_files} file{'s' if n_files != 1 else ''}" if n_files is not None else ""
+    lines.append(
+        f"mlsys check: {errors} error{'s' if errors != 1 else ''}, "
+        f"{warns} warning{'s' if warns != 1 else ''}{checked}"
+    )
+    return "\n".join(lines)
+
+
+def findings_to_json(findings: Sequence[Finding]) -> str:
+    """A JSON list of findings (``file line col severity code message``), stable order."""
+    return json.dumps([f.to_dict() for f in sorted(findings)], indent=2, sort_keys=True)
+
+
+def exit_status(findings: Sequence[Finding], strict: bool = False) -> int:
+    """``1`` when any error (or, with ``strict``, any warning) was found, else ``0``."""
+    bad = {"error", "warning"} if strict else {"error"}
+    return int(any(f.severity in bad for f in findings))

@@ -1,0 +1,407 @@
+"""Run a chapter in a Jupyter kernel the way Quarto's Jupyter engine runs it.
+
+Quarto (``src/resources/jupyter/notebook.py`` in quarto-cli) turns a .qmd into a
+notebook and walks its cells in order: a code cell is executed with its ``#|`` option
+lines stripped; a markdown cell's inline expressions are sent to the kernel as
+``user_expressions`` of an empty ``execute_request``, *when that markdown cell is
+reached* — after the cells above it and before the cells below. The value Quarto writes
+into the page is the expression's display data: ``text/markdown`` when the object has
+``_repr_markdown_``, else ``text/plain`` (its ``repr``), with the quotes of a string
+repr removed. This module does the same, so what it records is what the book prints.
+
+The kernel is ipykernel started with the interpreter running this code
+(``sys.executable``), whatever kernelspec named ``python3`` is installed elsewhere.
+The working directory is the chapter's directory (Quarto's default ``execute-dir``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlsys.book.check import Finding, _display_path
+from mlsys.book.qmd import CodeCell, InlineExpr, QmdDocument, read_qmd
+
+__all__ = [
+    "InlineValue",
+    "ExecutionResult",
+    "execute_document",
+    "execute_documents",
+    "rendered_text",
+    "bad_output",
+]
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_CELL_FRAME = re.compile(r"Cell In\s*\[(\d+)\],\s*line (\d+)")
+_FILE_FRAME = re.compile(r'File "?([^",\n]+?)"?(?::(\d+)|, line (\d+)), in ([^\s(]+)')
+
+# Output that must never reach a reader: (pattern, what it means).
+_BAD_OUTPUT: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"(?<![\w.])[+-]?nan(?!\w)", re.IGNORECASE), "shows NaN"),
+    (re.compile(r"(?<![\w.])[+-]?inf(?:inity)?(?!\w)", re.IGNORECASE), "shows infinity"),
+    (re.compile(r"<Quantity\("), "shows a raw pint repr (<Quantity(...)>): format it"),
+    (re.compile(r"\bnp\.(?:float|int)\d*\("), "shows a raw numpy repr: convert or format it"),
+    (re.compile(r"Traceback \(most recent call last\)"), "shows a traceback"),
+]
+
+
+@dataclass(frozen=True)
+class InlineValue:
+    """What one inline expression put into the page.
+
+    Attributes
+    ----------
+    line, col : int
+        1-based position of the expression in the .qmd.
+    expression : str
+        The expression.
+    text : str
+        The rendered text (``text/markdown``, else ``text/plain`` with a string's
+        quotes removed).
+    mime : str
+        The MIME type the text came from.
+    """
+
+    line: int
+    col: int
+    expression: str
+    text: str
+    mime: str
+
+
+@dataclass
+class ExecutionResult:
+    """The outcome of running one chapter.
+
+    Attributes
+    ----------
+    path : Path
+        The chapter.
+    display : str
+        The path as shown in findings.
+    findings : list of Finding
+        Errors and warnings from execution.
+    inline_values : list of InlineValue
+        Every inline value evaluated, in document order.
+    completed : bool
+        Every cell and expression ran (no error stopped the chapter).
+    """
+
+    path: Path
+    display: str
+    findings: list[Finding] = field(default_factory=list)
+    inline_values: list[InlineValue] = field(default_factory=list)
+    completed: bool = True
+
+
+def rendered_text(data: dict[str, Any]) -> tuple[str, str]:
+    """The text Quarto inserts for a display-data bundle, and its MIME type.
+
+    Parameters
+    ----------
+    data : dict
+        MIME type -> content, as in a Jupyter ``display_data`` message.
+
+    Returns
+    -------
+    (str, str)
+        Text and MIME type (``("", "")`` for an empty bundle).
+
+    Examples
+    --------
+    >>> rendered_text({"text/plain": "'3.35 TB/s'"})
+    ('3.35 TB/s', 'text/plain')
+    >>> rendered_text({"text/plain": "<X>", "text/markdown": "**x**"})
+    ('**x**', 'text/markdown')
+    """
+    for mime in ("text/markdown", "text/plain"):
+        if mime in data:
+            value = data[mime]
+            text = "".join(value) if isinstance(value, list) else str(value)
+            if mime == "text/plain" and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+                text = text[1:-1]  # Quarto's asEscapedMarkdown drops a string repr's quotes
+            return text, mime
+    return "", ""
+
+
+def bad_output(text: str) -> str | None:
+    """Why ``text`` must not be published, or ``None`` when it is fine.
+
+    Parameters
+    ----------
+    text : str
+        Output or an inline value as rendered.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> bad_output("3.35 TB/s") is None
+    True
+    >>> bad_output("nan TB/s")
+    'shows NaN'
+    """
+    if text.strip() == "None":
+        return "shows None"
+    for pattern, why in _BAD_OUTPUT:
+        if pattern.search(text):
+            return why
+    return None
+
+
+def _kernel_manager_class() -> type:
+    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+
+    class _CurrentPythonSpecs(KernelSpecManager):
+        """Always the interpreter running the check, so the chapter sees this mlsys."""
+
+        def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+            return KernelSpec(
+                argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                display_name="Python 3 (mlsys check)",
+                language="python",
+                resource_dir="",
+            )
+
+    class _Manager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any) -> None:
+            kwargs.setdefault("kernel_spec_manager", _CurrentPythonSpecs())
+            super().__init__(**kwargs)
+
+    return _Manager
+
+
+def _kernel_env(path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("MPLBACKEND", "Agg")  # no display in a build
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # silence the debugger's frozen-modules note
+    env["QUARTO_DOCUMENT_PATH"] = str(path.parent)
+    env["QUARTO_DOCUMENT_FILE"] = path.name
+    return env
+
+
+def _traceback_text(output: dict[str, Any]) -> str:
+    return _ANSI.sub("", "\n".join(output.get("traceback") or []))
+
+
+class _Run:
+    """One chapter's execution state."""
+
+    def __init__(self, doc: QmdDocument, display: str, timeout: float) -> None:
+        self.doc = doc
+        self.display = display
+        self.timeout = timeout
+        self.result = ExecutionResult(doc.path or Path(display), display)
+        self.by_count: dict[int, CodeCell] = {}
+
+    def add(self, line: int, col: int, severity: str, code: str, message: str) -> None:
+        self.result.findings.append(Finding(self.display, line, col, severity, code, message))
+
+    # -- errors --------------------------------------------------------------------------
+    def _where(self, cell: CodeCell, count: int | None, tb: str) -> tuple[int, str]:
+        """The .qmd line of the failing statement and a note on the innermost frame."""
+        line = cell.code_line + cell.option_lines
+        here = [m for m in _CELL_FRAME.finditer(tb) if count and int(m.group(1)) == count]
+        if here:
+            line = cell.code_line + cell.option_lines + int(here[0].group(2)) - 1
+        frames: list[tuple[int, str]] = []
+        for m in _CELL_FRAME.finditer(tb):
+            owner = self.by_count.get(int(m.group(1)))
+            if owner is not None:
+                qline = owner.code_line + owner.option_lines + int(m.group(2)) - 1
+                frames.append((m.start(), f"{self.display}:{qline}"))
+        for m in _FILE_FRAME.finditer(tb):
+            frames.append((m.start(), f"{m.group(1)}:{m.group(2) or m.group(3)} in {m.group(4)}"))
+        last = max(frames)[1] if frames else ""
+        return line, last
+
+    def cell_failed(self, cell: CodeCell, count: int | None, output: dict[str, Any]) -> None:
+        tb = _traceback_text(output)
+        line, last = self._where(cell, count, tb)
+        message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}".rstrip(": ")
+        if last:
+            message += f" (last frame: {last})"
+        self.add(line, 1, "error", "cell-error", f"cell raised {message}")
+
+    # -- outputs -------------------------------------------------------------------------
+    def check_outputs(self, cell: CodeCell, outputs: list[dict[str, Any]]) -> None:
+        opts = cell.options
+        shown = opts.get("output", True) is not False and opts.get("include", True) is not False
+        if not shown:
+            return
+        for out in outputs:
+            kind = out.get("output_type")
+            if kind == "stream":
+                text = out.get("text", "")
+                text = "".join(text) if isinstance(text, list) else text
+                if out.get("name") == "stderr" and opts.get("warning", True) is not False:
+                    if "Warning" in text:
+                        first = text.strip().splitlines()[-1] if text.strip() else text
+                        self.add(
+                            cell.header_line,
+                            1,
+                            "warning",
+                            "cell-warning",
+                            f"cell prints a warning into the page: {first.strip()}",
+                        )
+                    continue
+            elif kind in ("execute_result", "display_data"):
+                text, _ = rendered_text(out.get("data", {}))
+            else:
+                continue
+            why = bad_output(text)
+            if why:
+                excerpt = " ".join(text.split())[:80]
+                self.add(
+                    cell.header_line, 1, "error", "bad-output", f"cell output {why}: {excerpt!r}"
+                )
+
+    def record_inline(self, expr: InlineExpr, result: dict[str, Any]) -> None:
+        if result.get("status") != "ok":
+            message = f"{result.get('ename', 'Error')}: {result.get('evalue', '')}".rstrip(": ")
+            self.add(
+                expr.line,
+                expr.col,
+                "error",
+                "inline-error",
+                f"`{expr.expression}` raised {message}",
+            )
+            return
+        text, mime = rendered_text(result.get("data", {}))
+        self.result.inline_values.append(
+            InlineValue(expr.line, expr.col, expr.expression, text, mime)
+        )
+        why = bad_output(text)
+        if why:
+            self.add(
+                expr.line,
+                expr.col,
+                "error",
+                "bad-output",
+                f"inline value of `{expr.expression}` {why}: {text[:80]!r}",
+            )
+
+
+def execute_document(path: str | Path, *, timeout: float = 120.0) -> ExecutionResult:
+    """Run one chapter's python cells and inline expressions in a fresh kernel.
+
+    Parameters
+    ----------
+    path : str or Path
+        The .qmd file.
+    timeout : float
+        Seconds allowed to each cell (and to each group of inline expressions).
+
+    Returns
+    -------
+    ExecutionResult
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    p = Path(path)
+    display = _display_path(p)
+    doc = read_qmd(p)
+    run = _Run(doc, display, timeout)
+    cells = [c for c in doc.cells if doc.runs(c)]
+    if not cells and not doc.inlines:
+        return run.result
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "language": "python",
+        "display_name": "Python 3",
+    }
+    nb.cells = [nbformat.v4.new_code_cell(c.code) for c in cells]
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        allow_errors=True,
+        record_timing=False,
+        kernel_name="python3",
+        kernel_manager_class=_kernel_manager_class(),
+        # The kernel listens on loopback only; its warning about unencrypted TCP is noise.
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        resources={"metadata": {"path": str(p.parent.resolve())}},
+    )
+    # Document order: a cell, then the inline expressions up to the next cell.
+    pending: dict[int, list[InlineExpr]] = {}
+    for expr in doc.inlines:
+        pending.setdefault(expr.after_cell, []).append(expr)
+    order: list[tuple[CodeCell | None, list[InlineExpr]]] = [(None, pending.get(-1, []))]
+    for index, cell in enumerate(doc.cells):
+        order.append((cell if doc.runs(cell) else None, pending.get(index, [])))
+
+    nb_index = 0
+    try:
+        with client.setup_kernel(env=_kernel_env(p)):
+            for cell, exprs in order:
+                if cell is not None:
+                    node = client.execute_cell(nb.cells[nb_index], nb_index)
+                    nb_index += 1
+                    count = node.get("execution_count")
+                    if count:
+                        run.by_count[int(count)] = cell
+                    errors = [o for o in node.outputs if o.get("output_type") == "error"]
+                    if errors and cell.options.get("error", False) is not True:
+                        run.cell_failed(cell, count, errors[0])
+                        run.result.completed = False
+                        break  # Quarto stops the render at the first failing cell
+                    run.check_outputs(cell, node.outputs)
+                if exprs:
+                    user_expressions = {str(i): e.expression for i, e in enumerate(exprs)}
+                    msg_id = client.kc.execute(
+                        "", silent=False, store_history=False, user_expressions=user_expressions
+                    )
+                    reply = client.wait_for_reply(msg_id) or {}
+                    results = reply.get("content", {}).get("user_expressions", {})
+                    for i, expr in enumerate(exprs):
+                        run.record_inline(expr, results.get(str(i), {"status": "error"}))
+    except CellTimeoutError:
+        cell = cells[min(nb_index, len(cells) - 1)]
+        run.add(cell.header_line, 1, "error", "timeout", f"cell did not finish in {timeout:g} s")
+        run.result.completed = False
+    except DeadKernelError as exc:
+        cell = cells[min(nb_index, len(cells) - 1)] if cells else None
+        line = cell.header_line if cell else 1
+        run.add(line, 1, "error", "kernel", f"the kernel died: {exc}")
+        run.result.completed = False
+    return run.result
+
+
+def execute_documents(
+    paths: Sequence[str | Path], *, jobs: int = 2, timeout: float = 120.0
+) -> list[ExecutionResult]:
+    """Run chapters in parallel, each in its own kernel.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        .qmd files. Files whose name starts with ``_`` are skipped: Quarto does not
+        render them on their own (they are included into other pages).
+    jobs : int
+        Chapters run at once (each is one kernel process).
+    timeout : float
+        Seconds allowed to each cell.
+
+    Returns
+    -------
+    list of ExecutionResult
+        In the order of ``paths``.
+    """
+    runnable = [Path(p) for p in paths if not Path(p).name.startswith("_")]
+    if not runnable:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(lambda q: execute_document(q, timeout=timeout), runnable))

@@ -1,0 +1,247 @@
+"""The manifest of every number a book prints, and its diff.
+
+``mlsys numbers book/ --out numbers.json`` runs every chapter (as
+:mod:`mlsys.book.kernel` does, the way Quarto does) and records each inline value: file,
+line, column, expression and the text Quarto inserts. Committed next to the book, the
+manifest turns "did this change move any number in the book?" into a ``git diff`` — or
+into ``mlsys numbers book/ --diff numbers.json``, which names each changed value's
+file:line with its old and new text.
+
+Values are matched across versions by (file, expression, occurrence of that expression
+in the file), not by line, so editing prose above a number does not make it "change".
+
+Examples
+--------
+>>> old = {"files": {"ch.qmd": [{"line": 3, "col": 5, "expression": "bw", "text": "3.35 TB/s"}]}}
+>>> new = {"files": {"ch.qmd": [{"line": 4, "col": 5, "expression": "bw", "text": "4.8 TB/s"}]}}
+>>> print(format_diff(diff_manifests(old, new)))
+ch.qmd:4: bw: 3.35 TB/s → 4.8 TB/s
+1 changed, 0 added, 0 removed
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlsys.book.check import Finding, find_qmd_files
+
+__all__ = [
+    "MANIFEST_VERSION",
+    "NumberChange",
+    "NumbersDiff",
+    "collect_numbers",
+    "dump_manifest",
+    "load_manifest",
+    "diff_manifests",
+    "format_diff",
+]
+
+#: Format version written into every manifest.
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class NumberChange:
+    """One value that differs between two manifests.
+
+    Attributes
+    ----------
+    file : str
+        Chapter, relative to the book directory.
+    line : int
+        Line in the newer manifest (the older one for a removed value).
+    expression : str
+        The inline expression.
+    old, new : str or None
+        Rendered text before and after (``None``: the value was added / removed).
+    """
+
+    file: str
+    line: int
+    expression: str
+    old: str | None
+    new: str | None
+
+    def format(self) -> str:
+        """``file:line: expression: old → new`` (or ``added: new`` / ``removed: old``)."""
+        where = f"{self.file}:{self.line}: {self.expression}"
+        if self.old is None:
+            return f"{where}: added: {self.new}"
+        if self.new is None:
+            return f"{where}: removed: {self.old}"
+        return f"{where}: {self.old} → {self.new}"
+
+
+@dataclass
+class NumbersDiff:
+    """What changed between two manifests.
+
+    Attributes
+    ----------
+    changed, added, removed : list of NumberChange
+    """
+
+    changed: list[NumberChange] = field(default_factory=list)
+    added: list[NumberChange] = field(default_factory=list)
+    removed: list[NumberChange] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.added or self.removed)
+
+    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+        """JSON-ready: ``{"changed": [...], "added": [...], "removed": [...]}``."""
+        from dataclasses import asdict
+
+        return {k: [asdict(c) for c in getattr(self, k)] for k in ("changed", "added", "removed")}
+
+
+def _base_dir(paths: Sequence[str | Path]) -> Path:
+    """Names in the manifest are relative to this directory (the book's, usually)."""
+    if len(paths) == 1:
+        p = Path(paths[0])
+        return p if p.is_dir() else p.parent
+    return Path(".")
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def collect_numbers(
+    paths: Sequence[str | Path], *, jobs: int = 2, timeout: float = 120.0
+) -> tuple[dict[str, Any], list[Finding]]:
+    """Run the chapters under ``paths`` and record every inline value.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        .qmd files and directories. With one directory, manifest names are relative
+        to it, so the manifest does not depend on where the command runs.
+    jobs : int
+        Chapters executed at once.
+    timeout : float
+        Seconds allowed to each cell.
+
+    Returns
+    -------
+    (dict, list of Finding)
+        The manifest and the findings of the run (an error means some numbers are
+        missing from the manifest).
+    """
+    from mlsys.book.kernel import execute_documents
+
+    base = _base_dir(paths)
+    files = find_qmd_files(paths)
+    manifest: dict[str, Any] = {"mlsys_numbers": MANIFEST_VERSION, "files": {}}
+    findings: list[Finding] = []
+    for result in execute_documents(files, jobs=jobs, timeout=timeout):
+        findings.extend(result.findings)
+        values = [
+            {"line": v.line, "col": v.col, "expression": v.expression, "text": v.text}
+            for v in sorted(result.inline_values, key=lambda v: (v.line, v.col))
+        ]
+        if values:
+            manifest["files"][_relative(result.path, base)] = values
+    return manifest, sorted(findings)
+
+
+def dump_manifest(manifest: dict[str, Any]) -> str:
+    """Stable JSON text: sorted keys, two-space indent, UTF-8 kept, final newline.
+
+    Parameters
+    ----------
+    manifest : dict
+
+    Returns
+    -------
+    str
+    """
+    return json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def load_manifest(path: str | Path) -> dict[str, Any]:
+    """Read a manifest written by :func:`dump_manifest`.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        The file is not a numbers manifest.
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        raise ValueError(f"{path} is not an mlsys numbers manifest (no 'files' mapping)")
+    return data
+
+
+def _keyed(manifest: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    out: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for file, values in manifest.get("files", {}).items():
+        seen: dict[str, int] = {}
+        for v in sorted(values, key=lambda v: (v["line"], v.get("col", 0))):
+            n = seen.get(v["expression"], 0)
+            seen[v["expression"]] = n + 1
+            out[(file, v["expression"], n)] = v
+    return out
+
+
+def diff_manifests(old: dict[str, Any], new: dict[str, Any]) -> NumbersDiff:
+    """Values changed, added and removed between two manifests.
+
+    Parameters
+    ----------
+    old, new : dict
+        Manifests.
+
+    Returns
+    -------
+    NumbersDiff
+        Each list sorted by file and line.
+    """
+    a, b = _keyed(old), _keyed(new)
+    diff = NumbersDiff()
+    for key in sorted(a.keys() | b.keys()):
+        file, expr, _ = key
+        if key not in a:
+            diff.added.append(NumberChange(file, b[key]["line"], expr, None, b[key]["text"]))
+        elif key not in b:
+            diff.removed.append(NumberChange(file, a[key]["line"], expr, a[key]["text"], None))
+        elif a[key]["text"] != b[key]["text"]:
+            diff.changed.append(
+                NumberChange(file, b[key]["line"], expr, a[key]["text"], b[key]["text"])
+            )
+    for items in (diff.changed, diff.added, diff.removed):
+        items.sort(key=lambda c: (c.file, c.line, c.expression))
+    return diff
+
+
+def format_diff(diff: NumbersDiff) -> str:
+    """One line per change and a summary line.
+
+    Parameters
+    ----------
+    diff : NumbersDiff
+
+    Returns
+    -------
+    str
+    """
+    lines = [c.format() for c in [*diff.changed, *diff.added, *diff.removed]]
+    lines.append(
+        f"{len(diff.changed)} changed, {len(diff.added)} added, {len(diff.removed)} removed"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,117 @@
+"""``mlsys numbers``: record, or diff, the numbers a book prints.
+
+::
+
+    mlsys numbers book/quarto --out numbers.json     # write the manifest
+    mlsys numbers book/quarto --diff numbers.json    # what changed? exit 1 if anything
+    mlsys numbers book/quarto --diff numbers.json --out numbers.json   # review, then update
+
+A chapter that fails to run is reported and no manifest is written: a manifest with
+holes would make every missing number look "removed".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mlsys.book.check import format_human
+from mlsys.book.numbers import (
+    collect_numbers,
+    diff_manifests,
+    dump_manifest,
+    format_diff,
+    load_manifest,
+)
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Attach ``mlsys numbers`` options to ``parser``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    """
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help=".qmd files or a book directory (default: the current directory)",
+    )
+    parser.add_argument("--out", metavar="FILE", help="write the manifest to FILE")
+    parser.add_argument(
+        "--diff", metavar="FILE", help="compare with the manifest in FILE; exit 1 on any change"
+    )
+    parser.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when --diff finds changes"
+    )
+    parser.add_argument("--json", action="store_true", help="print the --diff result as JSON")
+    parser.add_argument(
+        "--jobs", "-j", type=int, default=2, metavar="N", help="chapters run at once (default: 2)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="time allowed to each cell (default: 120)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``mlsys numbers``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments (see :func:`add_arguments`).
+
+    Returns
+    -------
+    int
+        0 on success; 1 when a chapter fails or ``--diff`` finds a change; 2 on bad usage.
+    """
+    if args.jobs < 1 or args.timeout <= 0:
+        print("mlsys numbers: error: --jobs must be >= 1 and --timeout > 0", file=sys.stderr)
+        return 2
+    old = None
+    if args.diff:
+        try:
+            old = load_manifest(args.diff)
+        except (OSError, ValueError) as exc:
+            print(f"mlsys numbers: error: cannot read {args.diff}: {exc}", file=sys.stderr)
+            return 2
+    try:
+        manifest, findings = collect_numbers(
+            list(args.paths) or ["."], jobs=args.jobs, timeout=args.timeout
+        )
+    except FileNotFoundError as exc:
+        print(f"mlsys numbers: error: {exc}", file=sys.stderr)
+        return 2
+    errors = [f for f in findings if f.severity == "error"]
+    if findings:
+        print(format_human(findings), file=sys.stderr)
+    if errors:
+        print("mlsys numbers: chapters failed; no manifest written", file=sys.stderr)
+        return 1
+
+    status = 0
+    if old is not None:
+        diff = diff_manifests(old, manifest)
+        print(
+            json.dumps(diff.to_dict(), indent=2, sort_keys=True) if args.json else format_diff(diff)
+        )
+        status = 1 if diff and not args.exit_zero else 0
+    if args.out:
+        Path(args.out).write_text(dump_manifest(manifest), encoding="utf-8")
+        count = sum(len(v) for v in manifest["files"].values())
+        print(
+            f"mlsys numbers: wrote {count} values from {len(manifest['files'])} files to {args.out}"
+        )
+    elif old is None:
+        sys.stdout.write(dump_manifest(manifest))
+    return status
