@@ -270,14 +270,7 @@ class _Index:
         if parent.is_module:
             deprecated = vars(obj).get("_DEPRECATED")
             if isinstance(deprecated, dict) and attr in deprecated:
-                new = str(deprecated[attr])
-                new_path = new if "." in new else f"{parent.path}.{new}"
-                issues.append(
-                    _Issue("warning", "deprecated", f"{path} is deprecated; use {new_path}")
-                )
-                # The new spelling may not be importable yet: the warning is the finding.
-                target, _ = (None, []) if "." in new else self.attribute(parent, new)
-                return (_Ref(path, target.obj) if target else None), issues
+                return self._deprecated(parent, attr, deprecated[attr])
         elif not self._inside_package(obj):
             return None, []  # not ours: a chapter's own object, nothing to check
         try:
@@ -308,6 +301,30 @@ class _Index:
                 issues.append(_Issue("warning", "deprecated", str(w.message)))
                 break
         return _Ref(path, value), issues
+
+    def _deprecated(self, parent: _Ref, attr: str, entry: Any) -> tuple[_Ref | None, list[_Issue]]:
+        """A name listed in its module's ``_DEPRECATED`` map (old -> new, or (new, ...))."""
+        new = entry[0] if isinstance(entry, (tuple, list)) and entry else entry
+        new = str(getattr(new, "__name__", new))
+        new_path = new if "." in new else f"{parent.path}.{new}"
+        message = f"{parent.path}.{attr} is deprecated; use {new_path}"
+        value: Any = None
+        try:
+            # The module's own warning may say more (a changed signature, say); the new
+            # spelling's module may not exist yet, and then the map alone names it.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = getattr(parent.obj, attr)
+        except Exception:  # `caught` is bound by then: the with-statement ran
+            value = None
+        for w in caught:
+            if issubclass(w.category, (DeprecationWarning, FutureWarning)) and new in str(
+                w.message
+            ):
+                message = str(w.message)
+                break
+        ref = _Ref(f"{parent.path}.{attr}", value) if value is not None else None
+        return ref, [_Issue("warning", "deprecated", message)]
 
     def _inside_package(self, obj: Any) -> bool:
         owner = obj if isinstance(obj, type) else type(obj)
