@@ -16,8 +16,10 @@ How a number is rendered
   leading unit, the rest of the unit is kept ("3.35 TB/s", "400 gCO2e/kWh"). Counting
   units (bytes, bits, FLOPs, tokens, parameters) never take sub-unit prefixes; bytes
   take SI prefixes (GB) unless ``unit`` asks for an IEC unit (GiB). Durations climb a
-  ladder ns … s, min, h, d, yr; carbon goes g, kg, t, kt, Mt CO2e; money is written
-  "$4.2M". Beyond exa (10¹⁸) the number is written in scientific form, "3.14 × 10²³ FLOP".
+  ladder ns … s, min, h, d, yr (an exact duration stays in the largest of these units
+  that shows it exactly: "1.5 min", but "100 s"); carbon goes g, kg, t, kt, Mt CO2e;
+  money is written "$4.2M". Beyond exa (10¹⁸) the number is written in scientific
+  form, "3.14 × 10²³ FLOP".
 * **Plain numbers** carry thousands separators ("1,287 MWh", "16,384"); extreme ones
   (≥ 10¹⁵ or < 10⁻⁶) switch to scientific form, so "e+" never appears.
 
@@ -511,10 +513,17 @@ def _choose(
                 seconds, "second", UnitsContainer(), sig, lowest=None, highest=0
             )
             return value, target, sig, "unit"
-        name = next(name for name, start in _TIME_LADDER if rounded >= start)
-        target = UnitsContainer({name: 1})
-        value = _convert(seconds, UnitsContainer({"second": 1}), target)
-        return value, target, _sig(value, digits), "unit"
+        second = UnitsContainer({"second": 1})
+        exact = digits is None and _carried_digits(seconds) <= MAX_CARRIED_DIGITS
+        for name, start in _TIME_LADDER:
+            if rounded < start:
+                continue
+            target = UnitsContainer({name: 1})
+            value = _convert(seconds, second, target)
+            # An exact duration stays exact: 100 s is "100 s", not "1.667 min".
+            if not exact or _carried_digits(value) <= MAX_CARRIED_DIGITS:
+                return value, target, _sig(value, digits), "unit"
+        return seconds, second, sig, "unit"
     # kind == "co2e"
     rest = plan[1]
     grams = _convert(x, units, _with(rest, "gram_CO2e"))
@@ -1123,7 +1132,8 @@ def check(condition: Any, message: str) -> Formatted:
     if not isinstance(message, str) or not message.strip():
         raise FormatError("message", message, "a non-empty string saying what the prose claims")
     if not isinstance(condition, bool):
-        if type(condition).__name__ == "bool_" and getattr(condition, "shape", None) == ():
+        dtype = getattr(condition, "dtype", None)
+        if getattr(dtype, "kind", None) == "b" and getattr(condition, "shape", None) == ():
             condition = bool(condition)
         else:
             raise FormatError(
