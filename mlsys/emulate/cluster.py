@@ -1,0 +1,319 @@
+"""A virtual cluster: ``N`` ranks as CPU processes on one machine, joined by gloo.
+
+:func:`run_cluster` starts one process per rank with the ``spawn`` start method, joins
+them into a ``torch.distributed`` process group (gloo backend) through a TCP store the
+parent process hosts on a free **loopback** port, runs a function on every rank and
+returns what each rank returned.
+
+Shutdown is the part that must not fail. If any rank raises, if the whole run exceeds
+its timeout, or if the parent is interrupted (Ctrl-C), the parent terminates every child
+(SIGTERM, then SIGKILL after a grace period) before re-raising, so no process is left
+behind even when the other ranks are blocked inside a collective waiting for the one
+that died. Each rank destroys its process group on the way out.
+
+The function run on each rank must be importable by name (a module-level function),
+because spawned children unpickle it; it receives a :class:`RankContext` and returns
+something picklable (plain Python numbers, lists and dicts are best).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import os
+import queue as _queue
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlsys.core.errors import MlsysError, ParameterError
+
+__all__ = [
+    "RankContext",
+    "EmulationError",
+    "RankFailedError",
+    "EmulationTimeoutError",
+    "run_cluster",
+    "last_child_pids",
+    "fail_on_rank",
+]
+
+_LAST_PIDS: list[int] = []
+
+
+class EmulationError(MlsysError):
+    """A virtual-cluster run did not complete."""
+
+
+class RankFailedError(EmulationError):
+    """A rank raised (or died); the message holds its traceback.
+
+    Parameters
+    ----------
+    rank : int
+        The rank that failed first.
+    detail : str
+        Its traceback, or how it died.
+    """
+
+    def __init__(self, rank: int, detail: str) -> None:
+        self.rank = rank
+        self.detail = detail
+        super().__init__(f"rank {rank} failed; every rank was stopped.\n{detail}")
+
+
+class EmulationTimeoutError(EmulationError):
+    """The run exceeded its timeout; every rank was stopped.
+
+    Parameters
+    ----------
+    timeout_s : float
+        The timeout, in seconds.
+    missing : sequence of int
+        Ranks that had not finished.
+    """
+
+    def __init__(self, timeout_s: float, missing: Sequence[int]) -> None:
+        self.timeout_s = timeout_s
+        self.missing = list(missing)
+        super().__init__(
+            f"the emulation did not finish within {timeout_s:g} s (ranks {self.missing} "
+            "still running); every rank was stopped. Raise timeout_s or shrink the problem."
+        )
+
+
+@dataclass
+class RankContext:
+    """What a function run on one rank knows about the cluster.
+
+    Attributes
+    ----------
+    rank : int
+        This process's global rank.
+    world_size : int
+        Ranks in the cluster.
+    timeout_s : float
+        Timeout of the run, in seconds (collectives time out after it too).
+    """
+
+    rank: int
+    world_size: int
+    timeout_s: float = 60.0
+    _meshes: dict[tuple[tuple[int, ...], tuple[str, ...] | None], Any] = field(
+        default_factory=dict, repr=False
+    )
+
+    def mesh(self, shape: Sequence[int], names: Sequence[str] | None = None) -> Any:
+        """A CPU ``DeviceMesh`` over all ranks (built once per shape; collective call).
+
+        Parameters
+        ----------
+        shape : sequence of int
+            Mesh shape, e.g. ``(4,)`` or ``(2, 2)``; its product must be the world size.
+            Ranks are laid out row-major: rank ``r`` sits at ``divmod(r, shape[1])`` in 2-D.
+        names : sequence of str, optional
+            Names of the mesh dimensions, e.g. ``("dp", "tp")``.
+
+        Returns
+        -------
+        torch.distributed.device_mesh.DeviceMesh
+        """
+        from torch.distributed.device_mesh import init_device_mesh
+
+        key = (tuple(int(s) for s in shape), tuple(names) if names else None)
+        if key not in self._meshes:
+            self._meshes[key] = init_device_mesh("cpu", key[0], mesh_dim_names=key[1])
+        return self._meshes[key]
+
+
+def _loopback_ifname() -> str:
+    return "lo0" if sys.platform == "darwin" else "lo"
+
+
+def _worker(
+    rank: int,
+    world_size: int,
+    port: int,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    results: Any,
+    timeout_s: float,
+) -> None:
+    """Body of one rank's process: join the group, run ``fn``, report, leave."""
+    # Loopback only: gloo must never pick a routable interface.
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", _loopback_ifname())
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    timeout = _dt.timedelta(seconds=timeout_s)
+    try:
+        store = dist.TCPStore("127.0.0.1", port, world_size, is_master=False, timeout=timeout)
+        dist.init_process_group(
+            "gloo", store=store, rank=rank, world_size=world_size, timeout=timeout
+        )
+        value = fn(RankContext(rank, world_size, timeout_s), *args)
+        results.put((rank, "ok", value))
+    except BaseException:  # report everything, KeyboardInterrupt included
+        results.put((rank, "error", traceback.format_exc()))
+    finally:
+        with contextlib.suppress(Exception):
+            if dist.is_initialized():
+                dist.destroy_process_group()
+
+
+def _stop(procs: Sequence[Any], grace_s: float = 3.0) -> None:
+    """Terminate, then kill, every child still alive; reap them all."""
+    procs = [p for p in procs if p.pid is not None]  # never-started ones need nothing
+    for p in procs:
+        if p.is_alive():
+            with contextlib.suppress(Exception):
+                p.terminate()
+    deadline = time.monotonic() + grace_s
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            with contextlib.suppress(Exception):
+                p.kill()
+            p.join(grace_s)
+
+
+def last_child_pids() -> list[int]:
+    """Process ids of the ranks of the most recent :func:`run_cluster` call.
+
+    Returns
+    -------
+    list of int
+        One pid per rank (useful to check that none outlived the run).
+    """
+    return list(_LAST_PIDS)
+
+
+def run_cluster(
+    fn: Callable[..., Any],
+    world_size: int,
+    args: Sequence[Any] = (),
+    *,
+    timeout_s: float = 120.0,
+) -> list[Any]:
+    """Run ``fn(ctx, *args)`` on ``world_size`` CPU processes joined by gloo.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function ``fn(ctx: RankContext, *args) -> picklable``. It may use
+        ``torch.distributed`` freely (the default group spans all ranks) and
+        ``ctx.mesh(shape)`` for device meshes.
+    world_size : int
+        Number of ranks (processes), at least 1.
+    args : sequence
+        Extra positional arguments, the same on every rank (picklable).
+    timeout_s : float
+        Wall-clock limit of the whole run, in seconds; also the collectives' timeout.
+
+    Returns
+    -------
+    list
+        ``fn``'s return value on each rank, indexed by rank.
+
+    Raises
+    ------
+    RankFailedError
+        When a rank raised or died; the others were stopped.
+    EmulationTimeoutError
+        When the run exceeded ``timeout_s``; every rank was stopped.
+    ParameterError
+        For a bad ``world_size`` or ``timeout_s``.
+    """
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+    if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
+        raise ParameterError("world_size", world_size, "an integer >= 1")
+    if not timeout_s > 0:
+        raise ParameterError("timeout_s", timeout_s, "a positive number of seconds")
+    ctx = mp.get_context("spawn")
+    # The parent hosts the rendezvous store on a port the OS picks: no race for a port.
+    store = dist.TCPStore(
+        "127.0.0.1",
+        0,
+        world_size,
+        is_master=True,
+        wait_for_workers=False,
+        timeout=_dt.timedelta(seconds=timeout_s),
+    )
+    results = ctx.Queue()
+    procs = [
+        ctx.Process(
+            target=_worker,
+            args=(rank, world_size, store.port, fn, tuple(args), results, timeout_s),
+            daemon=True,
+            name=f"mlsys-rank-{rank}",
+        )
+        for rank in range(world_size)
+    ]
+    _LAST_PIDS.clear()
+    out: dict[int, Any] = {}
+    deadline = time.monotonic() + timeout_s
+    try:
+        for p in procs:
+            p.start()
+            _LAST_PIDS.append(p.pid)
+        while len(out) < world_size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise EmulationTimeoutError(
+                    timeout_s, [r for r in range(world_size) if r not in out]
+                )
+            try:
+                rank, status, value = results.get(timeout=min(0.2, remaining))
+            except _queue.Empty:
+                for rank, p in enumerate(procs):
+                    if rank not in out and not p.is_alive() and p.exitcode not in (0, None):
+                        raise RankFailedError(
+                            rank, f"process exited with code {p.exitcode}"
+                        ) from None
+                continue
+            if status != "ok":
+                raise RankFailedError(rank, value)
+            out[rank] = value
+        for p in procs:
+            p.join(max(0.1, deadline - time.monotonic()))
+    finally:
+        _stop(procs)
+        results.close()
+        results.join_thread()
+        del store
+    return [out[r] for r in range(world_size)]
+
+
+def fail_on_rank(ctx: RankContext, failing_rank: int = 0) -> int:
+    """A workload that raises on one rank while the others block in a collective.
+
+    Used to check that :func:`run_cluster` stops every process when one rank dies.
+
+    Parameters
+    ----------
+    ctx : RankContext
+        The rank's context.
+    failing_rank : int
+        The rank that raises.
+
+    Returns
+    -------
+    int
+        Never returns on a healthy cluster: the others wait for the failed rank.
+    """
+    import torch
+    import torch.distributed as dist
+
+    if ctx.rank == failing_rank:
+        raise RuntimeError(f"rank {ctx.rank} fails on purpose")
+    t = torch.ones(4)
+    dist.all_reduce(t)  # blocks: the failing rank never joins
+    return int(t[0])
