@@ -397,6 +397,7 @@ def _number(x: float, sig: int, sep: str, min_decimals: int = 0) -> str:
 
 # A plan says how to pick a display unit for a source unit (cached per unit):
 #   ("plain",)                        dimensionless, no unit
+#   ("ratio",)                        dimensionless ratio of units (GB/MB): a number
 #   ("fixed",)                        keep the unit as given
 #   ("si", base, rest, counting)      prefix on the leading unit; rest kept
 #   ("time",)                         duration ladder
@@ -411,6 +412,8 @@ def _plan(units: UnitsContainer) -> tuple[Any, ...]:
     leading = [(name, power) for name, power in items if power > 0]
     if not items:
         return ("plain",)
+    if len(items) > 1 and not registry.Quantity(1.0, _unit_of(units)).dimensionality:
+        return ("ratio",)  # GB/MB, FLOP/FLOP: a plain number
     if len(leading) != 1 or leading[0][1] != 1:
         return ("fixed",)
     name = leading[0][0]
@@ -490,6 +493,9 @@ def _choose(
     kind = plan[0]
     if kind == "plain":
         return x, None, _sig(x, digits), "plain"
+    if kind == "ratio":
+        value = _convert(x, units, UnitsContainer())
+        return value, None, _sig(value, digits), "plain"
     if kind == "fixed":
         return x, units, _sig(x, digits), "unit"
     if kind == "money":
@@ -663,9 +669,10 @@ def fmt(
         target = _target(unit)
         if units is not None:
             x = _convert(x, units, target)
-        if target and _plan(target)[0] == "money" and not _plan(target)[1]:
-            dollars = _convert(x, target, UnitsContainer({"US_dollar": 1}))
-            text = _money_number(dollars, digits, sep, compact=False)
+        plan = _plan(target) if target else ("plain",)
+        if plan[0] == "money":
+            dollars = _convert(x, target, _with(plan[1], "US_dollar"))
+            text = _money_number(dollars, digits, sep, compact=False) + _per_text(plan[1])
         else:
             sig = _sig(x, digits)
             exponent = _split(x, sig)[1] if x else 0

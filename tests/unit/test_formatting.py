@@ -106,6 +106,8 @@ CASES = [
     ("years", lambda: fmt(Q_(3, "year")), "3 yr", "pint's 'a' shown as 'yr'"),
     ("celsius", lambda: fmt(Q_(25, "degC")), "25 °C", "offset units keep their unit"),
     ("percent-unit", lambda: fmt(Q_(41.9, "percent")), "41.9%", "no space before %"),
+    ("ratio", lambda: fmt(Q_(1, "GB") / Q_(1, "MB")), "1,000", "1e9 B / 1e6 B"),
+    ("offset-convert", lambda: fmt(Q_(25, "degC"), "K"), "298.15 K", "25 + 273.15"),
     # --- suffix / per ------------------------------------------------------------------------
     ("suffix", lambda: fmt(Q_(1.9e9, "B"), suffix="per GPU"), "1.9 GB per GPU", "suffix"),
     ("per", lambda: per(Q_(1.9e9, "B"), "GPU"), "1.9 GB per GPU", "same via per()"),
@@ -135,6 +137,12 @@ CASES = [
     ("money-fmt", lambda: fmt(Q_(4.2e6, "USD")), "$4.2M", "fmt delegates to money"),
     ("money-fmt-USD", lambda: fmt(Q_(4.2e6, "USD"), "USD"), "$4,200,000", "no scale"),
     ("money-per-kWh", lambda: fmt(Q_(0.12, "USD/kWh")), "$0.12/kWh", "electricity price"),
+    (
+        "money-rate-unit",
+        lambda: fmt(Q_(2.5, "USD/hour"), "USD/min"),
+        "$0.04167/min",
+        "2.5/60 = 0.041666...: 4 digits",
+    ),
     # --- multiples ---------------------------------------------------------------------------
     ("times", lambda: times(3.2), "3.2×", "ratio"),
     ("multiple", lambda: multiple(1000), "1,000×", "grouped"),
