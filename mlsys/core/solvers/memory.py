@@ -1,0 +1,492 @@
+"""Memory per accelerator: weights, gradients, optimizer state, activations, KV cache.
+
+:class:`MemoryModel` answers "does this model, with this parallel layout, fit on each
+device, and what takes the room?" for training and for inference.
+
+Accounting
+----------
+* **Model states** (training): per device ``Ψ = P_dense/(t·p) + P_experts/(t·p·e)``
+  parameters (tensor, pipeline and expert parallelism split them evenly); weights,
+  gradients and optimizer state then follow ZeRO stage ``z`` over the ``dp_size``
+  replicas (Rajbhandari et al. 2020): :func:`~mlsys.core.formulas.zero_model_state_bytes`
+  with ``K`` from :func:`~mlsys.core.formulas.optimizer_state_bytes_per_param`. Weights
+  and gradients are in ``precision``; with ``precision="fp32"`` there is no separate
+  master copy.
+* **Activations** (training): Korthikanti et al. (2022) Table 2 per layer for the
+  tensor/sequence-parallel and recompute setting asked for, times the ``L/p`` layers of
+  the first pipeline stage, times the ``min(p, m)`` micro-batches it holds under 1F1B,
+  times ``1 + (p−1)/(p·v)`` when interleaved with ``v`` chunks, plus the embedding and
+  output-layer terms of their Sec. 4.3. The per-layer formula is for a GPT layer (a
+  ``4h`` GeLU MLP); other shapes use it as an approximation.
+* **KV cache** (inference): ``2·l·n_kv·d_head·ctx·b`` bytes (Pope et al. 2022) at
+  ``kv_precision``, split over pipeline stages and over tensor-parallel ranks by KV heads
+  (replicated when ``tp_size`` exceeds the KV heads).
+* **Framework allowance**: a fixed amount for the runtime (CUDA context, library
+  workspaces, communication buffers) plus a fraction of the allocated bytes for
+  allocator fragmentation — :func:`default_framework_overhead`, stated separately in the
+  result so it is never hidden inside another term.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.formulas.memory import (
+    OPTIMIZER_STATE_BYTES,
+    optimizer_state_bytes_per_param,
+)
+from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
+from mlsys.core.results import Result
+from mlsys.core.solvers import _checks
+from mlsys.core.units import as_si
+
+__all__ = [
+    "MemoryModel",
+    "MemoryResult",
+    "RUNTIME_OVERHEAD_BYTES",
+    "FRAGMENTATION_FRACTION",
+    "default_framework_overhead",
+]
+
+RUNTIME_OVERHEAD_BYTES: dict[str, float] = {
+    "gpu": 1.0e9,
+    "tpu": 0.5e9,
+    "npu": 1.0e9,
+    "cpu": 0.5e9,
+    "edge": 0.3e9,
+    "mcu": 0.0,
+}
+"""Fixed runtime allowance per device kind, bytes (an estimate).
+
+A CUDA context with cuBLAS/cuDNN workspaces takes several hundred MB on a data-centre
+GPU (NVIDIA, "CUDA C++ Programming Guide", lazy loading section, notes that module
+loading dominates context memory), and NCCL reserves communication buffers of tens to
+hundreds of MB; 1 GB covers both. TPU runtimes reserve less; a microcontroller
+runtime's footprint is counted in the model's own arena."""
+
+FRAGMENTATION_FRACTION = 0.05
+"""Fraction of allocated bytes lost to allocator fragmentation (an estimate).
+
+PyTorch's caching allocator rounds and splits blocks and cannot always reuse freed
+ones ("CUDA semantics — memory management", PyTorch documentation); a few percent of
+the reserved memory is typical in steady-state training."""
+
+_MODES = ("training", "inference")
+_RECOMPUTE = ("none", "selective", "full")
+
+
+def default_framework_overhead(accelerator: Any, allocated_bytes: float) -> float:
+    """Default allowance for runtime buffers and fragmentation, in bytes.
+
+    ``RUNTIME_OVERHEAD_BYTES[kind] + FRAGMENTATION_FRACTION × allocated_bytes``.
+
+    Parameters
+    ----------
+    accelerator : Accelerator or str
+        Device (its ``kind`` is used) or a kind string.
+    allocated_bytes : float
+        Bytes of weights, gradients, optimizer state, activations and KV cache.
+
+    Returns
+    -------
+    float
+        Bytes.
+
+    References
+    ----------
+    Estimates; see :data:`RUNTIME_OVERHEAD_BYTES` and :data:`FRAGMENTATION_FRACTION`.
+
+    Examples
+    --------
+    A GPU holding 60 GB of tensors: 1 GB + 5 % × 60 GB = 4 GB.
+
+    >>> default_framework_overhead("gpu", 60e9) / 1e9
+    4.0
+    """
+    kind = accelerator if isinstance(accelerator, str) else getattr(accelerator, "kind", "gpu")
+    return RUNTIME_OVERHEAD_BYTES.get(kind, 1.0e9) + FRAGMENTATION_FRACTION * allocated_bytes
+
+
+class MemoryResult(Result):
+    """Memory needed on each accelerator, by component.
+
+    Attributes
+    ----------
+    weights : Quantity [byte]
+        Parameters resident on the device (after TP/PP/EP split and ZeRO-3 partitioning).
+    gradients : Quantity [byte]
+        Gradient buffers (zero in inference).
+    optimizer_state : Quantity [byte]
+        Optimizer state including fp32 master weights (zero in inference).
+    activations : Quantity [byte]
+        Stored activations of the first pipeline stage (training) or the transient
+        working set of one layer (inference).
+    kv_cache : Quantity [byte]
+        Key/value cache (inference).
+    framework_overhead : Quantity [byte]
+        Allowance for runtime buffers and allocator fragmentation.
+    total : Quantity [byte]
+        Sum of the above.
+    capacity : Quantity [byte]
+        Device memory.
+    headroom : Quantity [byte]
+        ``capacity − total`` (negative when it does not fit).
+    utilization : float
+        ``total / capacity``.
+    feasible : bool
+        ``total <= capacity``.
+    infeasibility_reason : str or None
+        Why it does not fit, with the largest components.
+    params_per_device : float
+        Parameters each device holds a shard of (before ZeRO).
+    optimizer_bytes_per_param : float
+        ``K`` used for the optimizer state.
+    mode, precision, kv_precision, recompute, optimizer : str
+        As solved.
+    batch_size, seq_len, dp_size, tp_size, pp_size, ep_size, zero_stage,
+    microbatch_count, v_stages, kv_cache_len : int
+        As solved.
+    sequence_parallel : bool
+        As solved.
+    """
+
+    _title: ClassVar[str] = "Memory per accelerator"
+    _units: ClassVar[dict[str, str | None]] = {
+        "weights": "byte",
+        "gradients": "byte",
+        "optimizer_state": "byte",
+        "activations": "byte",
+        "kv_cache": "byte",
+        "framework_overhead": "byte",
+        "total": "byte",
+        "capacity": "byte",
+        "headroom": "byte",
+        "utilization": None,
+        "feasible": None,
+        "infeasibility_reason": None,
+        "params_per_device": None,
+        "optimizer_bytes_per_param": None,
+        "mode": None,
+        "precision": None,
+        "kv_precision": None,
+        "recompute": None,
+        "optimizer": None,
+        "batch_size": None,
+        "seq_len": None,
+        "dp_size": None,
+        "tp_size": None,
+        "pp_size": None,
+        "ep_size": None,
+        "zero_stage": None,
+        "microbatch_count": None,
+        "v_stages": None,
+        "kv_cache_len": None,
+        "sequence_parallel": None,
+    }
+    _aliases: ClassVar[dict[str, str]] = {
+        "optimizer_bytes": "optimizer_state",
+        "activation_bytes": "activations",
+        "total_bytes": "total",
+    }
+
+
+_SHAPES: dict[int, tuple[Any, tuple]] = {}
+
+
+def _shape(model: Any) -> tuple:
+    hit = _SHAPES.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if hasattr(model, "hidden"):
+        br = model.param_breakdown
+        total = float(model.total_params)
+        # a given total rescales the derived split between dense and expert parameters
+        scale = total / br["total"]
+        experts = br["mlp_experts"] * scale
+        shape = (
+            "transformer",
+            total,
+            experts,
+            float(model.layers),
+            float(model.hidden),
+            float(model.heads),
+            float(model.kv_heads),
+            float(model.head_dim),
+            float(model.ffn_hidden),
+            2.0 if model.gated_mlp else 1.0,
+            float(model.vocab),
+            float(model.seq_len),
+            float(model.experts),
+        )
+    else:
+        shape = (
+            "generic",
+            float(model.params),
+            0.0,
+            float(getattr(model, "activation_bytes_per_sample", 0.0) or 0.0),
+        )
+    if len(_SHAPES) >= 256:
+        _SHAPES.pop(next(iter(_SHAPES)))
+    _SHAPES[id(model)] = (model, shape)
+    return shape
+
+
+class MemoryModel:
+    """Memory per accelerator of a training or inference configuration.
+
+    Examples
+    --------
+    >>> from mlsys import Hardware, Models, MemoryModel
+    >>> res = MemoryModel().solve(Models.Llama2_70B, Hardware.H100, mode="inference",
+    ...                           tp_size=8)
+    >>> bool(res.feasible)
+    True
+    """
+
+    def solve(
+        self,
+        model: Any,
+        hardware: Any,
+        batch_size: int = 1,
+        seq_len: int | None = None,
+        precision: str = "bf16",
+        mode: str = "training",
+        optimizer: str = "adam",
+        dp_size: int = 1,
+        tp_size: int = 1,
+        pp_size: int = 1,
+        ep_size: int = 1,
+        zero_stage: int = 0,
+        recompute: str = "none",
+        sequence_parallel: bool = False,
+        microbatch_count: int = 1,
+        v_stages: int = 1,
+        kv_cache_len: int | None = None,
+        kv_precision: str | None = None,
+        framework_overhead: Any = None,
+        raise_errors: bool = False,
+    ) -> MemoryResult:
+        """Memory per device of ``model`` on ``hardware`` under a parallel layout.
+
+        Parameters
+        ----------
+        model : TransformerWorkload or Workload
+            The network.
+        hardware : Accelerator
+            The device (a Node uses its accelerator).
+        batch_size : int
+            Training: sequences per micro-batch on each data-parallel replica.
+            Inference: concurrent sequences.
+        seq_len : int, optional
+            Tokens per sequence (default the model's ``seq_len``).
+        precision : str
+            Weights, gradients and activations (``"bf16"``; ``"fp32"`` means no
+            separate master copy).
+        mode : {"training", "inference"}
+            Training holds gradients, optimizer state and stored activations;
+            inference holds weights, the KV cache and a transient working set.
+        optimizer : str
+            ``"adam"``/``"adamw"`` (K = 12), ``"sgd_momentum"`` (8), ``"sgd"`` (4),
+            ``"adam8bit"`` (6), ``"adafactor"`` (4).
+        dp_size, tp_size, pp_size, ep_size : int
+            Data-, tensor-, pipeline- and expert-parallel degrees. ``tp_size`` must
+            divide the heads; ``ep_size`` the experts.
+        zero_stage : {0, 1, 2, 3}
+            ZeRO partitioning over ``dp_size``.
+        recompute : {"none", "selective", "full"}
+            Activation recomputation.
+        sequence_parallel : bool
+            Megatron sequence parallelism (with ``tp_size > 1``).
+        microbatch_count : int
+            Micro-batches per step (the first stage holds ``min(pp_size, m)``).
+        v_stages : int
+            Interleaved model chunks per device (1: plain 1F1B).
+        kv_cache_len : int, optional
+            Inference: cached tokens per sequence (default ``seq_len``).
+        kv_precision : str, optional
+            KV-cache precision (default ``precision``).
+        framework_overhead : None, float or Quantity
+            ``None``: :func:`default_framework_overhead`. A number is bytes.
+        raise_errors : bool
+            Raise :class:`~mlsys.InfeasibleError` instead of returning
+            ``feasible=False``.
+
+        Returns
+        -------
+        MemoryResult
+
+        Raises
+        ------
+        ParameterError
+            For non-positive sizes, NaN, an unknown precision, optimizer, mode or
+            recompute mode, a ZeRO stage outside 0–3, heads not divisible by
+            ``tp_size`` or experts not divisible by ``ep_size``.
+        """
+        acc = getattr(hardware, "accelerator", hardware)
+        if not hasattr(acc, "memory_bytes"):
+            raise ParameterError("hardware", hardware, "an Accelerator (e.g. Hardware.H100)")
+        b = _checks.positive_int("batch_size", batch_size)
+        mode_key = _checks.choice("mode", mode, _MODES)
+        prec = normalize_precision(precision)
+        kv_prec = (
+            prec if kv_precision is None else normalize_precision(kv_precision, "kv_precision")
+        )
+        rec = _checks.choice("recompute", recompute, _RECOMPUTE)
+        dp = _checks.positive_int("dp_size", dp_size)
+        tp = _checks.positive_int("tp_size", tp_size)
+        pp = _checks.positive_int("pp_size", pp_size)
+        ep = _checks.positive_int("ep_size", ep_size)
+        m = _checks.positive_int("microbatch_count", microbatch_count)
+        v = _checks.positive_int("v_stages", v_stages)
+        if isinstance(zero_stage, bool) or zero_stage not in (0, 1, 2, 3):
+            raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
+        z = int(zero_stage)
+        if not isinstance(sequence_parallel, bool):
+            raise ParameterError("sequence_parallel", sequence_parallel, "True or False")
+        k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=prec != "fp32")
+        opt_key = str(optimizer).lower()
+        e = BYTES_PER_ELEMENT[prec]
+        e_kv = BYTES_PER_ELEMENT[kv_prec]
+        shape = _shape(model)
+
+        if shape[0] == "transformer":
+            (_, total, expert_params, L, h, a, kvh, hd, f, mats_up, V, s0, E) = shape
+            if a % tp:
+                raise ParameterError(
+                    "tp_size",
+                    tp_size,
+                    f"a divisor of heads={int(a)}",
+                    "Tensor parallelism splits attention heads evenly.",
+                )
+            if E > 1 and E % ep:
+                raise ParameterError("ep_size", ep_size, f"a divisor of experts={int(E)}")
+            if E <= 1 and ep != 1:
+                raise ParameterError("ep_size", ep_size, "1 for a dense (non-MoE) model")
+            if pp > L:
+                raise ParameterError("pp_size", pp_size, f"at most layers={int(L)}")
+            s = int(s0) if seq_len is None else _checks.positive_int("seq_len", seq_len)
+        else:
+            total, expert_params = shape[1], 0.0
+            if ep != 1:
+                raise ParameterError("ep_size", ep_size, "1 for a non-MoE workload")
+            s = 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
+
+        psi = (total - expert_params) / (tp * pp) + expert_params / (tp * pp * ep)
+
+        kv_cache = 0.0
+        kv_len = 0
+        if mode_key == "training":
+            w_div = dp if z >= 3 else 1
+            g_div = dp if z >= 2 else 1
+            k_div = dp if z >= 1 else 1
+            weights = psi * e / w_div
+            grads = psi * e / g_div
+            opt = psi * k_opt / k_div
+            acts = _training_activations(shape, s, b, tp, pp, m, v, sequence_parallel, rec, e)
+        else:
+            weights = psi * e
+            grads = opt = 0.0
+            if shape[0] == "transformer":
+                kv_len = (
+                    s if kv_cache_len is None else _checks.nonneg_int("kv_cache_len", kv_cache_len)
+                )
+                kv_per_device = max(kvh / tp, 1.0)
+                kv_cache = 2.0 * (L / pp) * kv_per_device * hd * kv_len * b * e_kv
+                # one layer's transient working set over the prompt, plus fp32 logits of
+                # the last position
+                acts = e * b * s * (2.0 * h + (a + 2.0 * kvh) * hd / tp + mats_up * f / tp)
+                acts += 4.0 * b * V / tp
+            else:
+                acts = shape[3] * b * (e / 2.0) / pp
+        allocated = weights + grads + opt + acts + kv_cache
+        if framework_overhead is None:
+            overhead = default_framework_overhead(acc, allocated)
+        else:
+            overhead = as_si(framework_overhead, "byte", "framework_overhead")
+        total_bytes = allocated + overhead
+        capacity = acc.memory_bytes
+        feasible = total_bytes <= capacity
+        reason = None
+        if not feasible:
+            parts = sorted(
+                [
+                    ("weights", weights),
+                    ("gradients", grads),
+                    ("optimizer state", opt),
+                    ("activations", acts),
+                    ("KV cache", kv_cache),
+                    ("framework", overhead),
+                ],
+                key=lambda kv: -kv[1],
+            )
+            top = ", ".join(f"{n} {x / 1e9:.3g} GB" for n, x in parts[:3] if x > 0)
+            reason = (
+                f"needs {total_bytes / 1e9:.3g} GB per device but {acc.label} has "
+                f"{capacity / 1e9:.3g} GB (largest: {top})"
+            )
+            if raise_errors:
+                raise InfeasibleError(reason)
+        return MemoryResult(
+            weights=weights,
+            gradients=grads,
+            optimizer_state=opt,
+            activations=acts,
+            kv_cache=kv_cache,
+            framework_overhead=overhead,
+            total=total_bytes,
+            capacity=capacity,
+            headroom=capacity - total_bytes,
+            utilization=total_bytes / capacity,
+            feasible=feasible,
+            infeasibility_reason=reason,
+            params_per_device=psi,
+            optimizer_bytes_per_param=k_opt if mode_key == "training" else 0.0,
+            mode=mode_key,
+            precision=prec,
+            kv_precision=kv_prec,
+            recompute=rec,
+            optimizer=opt_key if opt_key in OPTIMIZER_STATE_BYTES else str(optimizer),
+            batch_size=b,
+            seq_len=s,
+            dp_size=dp,
+            tp_size=tp,
+            pp_size=pp,
+            ep_size=ep,
+            zero_stage=z,
+            microbatch_count=m,
+            v_stages=v,
+            kv_cache_len=kv_len,
+            sequence_parallel=sequence_parallel,
+        )
+
+
+def _training_activations(
+    shape: tuple, s: int, b: int, t: int, p: int, m: int, v: int, sp: bool, rec: str, e: float
+) -> float:
+    """First-stage stored activations (Korthikanti et al. 2022, Sec. 4), bytes."""
+    if shape[0] != "transformer":
+        # generic workloads: per-sample bytes at 16 bit, held for min(p, m) micro-batches
+        # of 1/p of the network
+        return shape[3] * b * (e / 2.0) * min(p, m) / p
+    L, h, a, V = shape[3], shape[4], shape[5], shape[10]
+    sbh = float(s) * b * h
+    # Same arithmetic as formulas.memory.activation_bytes_per_layer, inlined for speed
+    # (a test checks the two agree).
+    if rec == "full":
+        per_layer = e * sbh
+    else:
+        boundary = 4.0 * e + 2.0
+        if sp:
+            boundary /= t
+        per_sbh = boundary + 12.0 * e / t
+        if rec == "none":
+            per_sbh += (2.0 * e + 1.0) * a * s / (h * t)
+        per_layer = sbh * per_sbh
+    held = per_layer * (L / p) * min(p, m)
+    if v > 1:
+        held *= 1.0 + (p - 1.0) / (p * v)
+    extra = sbh / t * p
+    if p == 1:
+        extra += 4.0 * sbh / t * (1.0 + V / h)
+    return held + extra

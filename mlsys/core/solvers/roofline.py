@@ -1,0 +1,480 @@
+"""Single-accelerator performance: a per-operator roofline of one model step.
+
+:class:`SingleNodeModel` answers "how long does one step of this model take on this
+accelerator, and what limits it?" for transformer prefill, decode and training steps
+and for generic workloads (a CNN given by FLOPs, parameters and activation bytes).
+
+Model of execution
+------------------
+A transformer step is a sequence of operators, each timed by the roofline
+(Williams, Waterman & Patterson 2009): ``t = max(F / (η_c·peak), B / (η_m·BW))``, where
+``η_c`` and ``η_m`` are the achievable fractions of
+:func:`mlsys.core.solvers.efficiency.default_efficiency`. Operators run one after another,
+so the step time is the sum. Per layer:
+
+* ``qkv_proj``, ``out_proj``, ``mlp_up`` (gate and up for a gated MLP, with the MoE
+  router), ``mlp_down``: GEMMs of ``T`` tokens by the weights. Weights are read once per
+  step and reused by every token in the batch, so the arithmetic intensity grows with the
+  batch; a mixture of experts reads only the experts its tokens route to (expected
+  distinct experts ``E·(1 − (1 − k/E)^T)`` under uniform routing) and computes ``k`` per
+  token.
+* ``attention_scores`` (``QKᵀ``) and ``attention_context`` (``AV``): a fused
+  FlashAttention-style kernel (Dao et al. 2022) that never writes the ``s×s`` scores to
+  memory; it reads Q and the keys, then the values, and writes the context. When
+  decoding, the keys and values are the KV cache: ``2·l·n_kv·d_head·ctx·b`` bytes per
+  step (Pope et al. 2022), which is what makes long-context decode memory-bound.
+  Prefill and training count causal attention as half the ``s×s`` work.
+* ``norms``: two per layer plus the final one, with the residual additions: read and
+  write ``T·h`` values.
+
+plus ``embedding`` (gather ``T`` rows) and ``lm_head`` (``2·T_out·h·V`` FLOPs; in
+inference only the last position of each sequence needs logits, ``T_out = b``).
+Training runs forward and backward (3× the forward FLOPs and, approximately, 3× its
+traffic) and an AdamW update that streams 30 bytes per parameter (bf16 weights read and
+written, bf16 gradients read, fp32 master, momentum and variance read and written).
+
+MFU is computed from the result — model FLOPs (all operators, no recomputation, no
+optimizer) over step time over the accelerator's dense peak — never taken from an input.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
+from mlsys.core.results import Result
+from mlsys.core.solvers import _checks
+from mlsys.core.solvers.efficiency import resolve_efficiency
+
+__all__ = ["SingleNodeModel", "SingleNodeResult"]
+
+_PHASES = ("prefill", "decode", "training", "inference")
+_ADAM_BYTES_PER_PARAM_STEP = 30.0  # 2+2 weights r/w, 2 grad r, 3 × (4+4) fp32 states r/w
+_ADAM_FLOPS_PER_PARAM = 12.0  # a dozen elementwise operations per parameter update
+
+
+class SingleNodeResult(Result):
+    """Roofline estimate of one step of a model on one accelerator.
+
+    Attributes
+    ----------
+    latency : Quantity [s]
+        Time of one step: a prefill of ``batch_size`` sequences of ``seq_len`` tokens,
+        one decode step of ``batch_size`` sequences, or one training step.
+    tokens_per_second : Quantity [token/s]
+        Tokens processed per second: ``batch_size × seq_len / latency`` for prefill and
+        training, ``batch_size / latency`` for decode (samples per second for a generic
+        workload).
+    tokens_per_step : int
+        Tokens (or samples) processed in one step.
+    compute_time : Quantity [s]
+        Sum over operators of FLOPs / achievable FLOP/s.
+    memory_time : Quantity [s]
+        Sum over operators of bytes / achievable bandwidth.
+    total_flops : Quantity [FLOP]
+        FLOPs executed in the step (optimizer update included).
+    model_flops : Quantity [FLOP]
+        FLOPs of the model's forward (and backward) math, the numerator of MFU.
+    total_bytes : Quantity [byte]
+        Memory traffic of the step.
+    arithmetic_intensity : Quantity [FLOP/byte]
+        ``total_flops / total_bytes``.
+    ridge_point : Quantity [FLOP/byte]
+        Intensity at which the accelerator's achievable roofs meet.
+    bound : str
+        ``"compute"`` or ``"memory"``: the roof of the operators that take most of the
+        step time.
+    compute_bound_fraction : float
+        Fraction of the step time spent in compute-bound operators.
+    operators : dict
+        Per operator (``"qkv_proj"``, ``"attention_scores"``, ...): ``flops`` (FLOP),
+        ``bytes`` (byte), ``time`` (s), ``intensity`` (FLOP/byte) and ``bound``, plain
+        floats in SI units, summed over layers.
+    mfu : float
+        Model FLOPs utilisation: ``model_flops / latency / peak`` (dense peak at
+        ``precision``).
+    achieved_flops : Quantity [FLOP/s]
+        ``model_flops / latency``.
+    memory_footprint : Quantity [byte]
+        Bytes the step needs resident: weights, KV cache, activations (and for training
+        gradients and optimizer state).
+    weights_bytes, kv_cache_bytes, activation_bytes : Quantity [byte]
+        Parts of ``memory_footprint``; training adds ``gradient_bytes`` and
+        ``optimizer_bytes``.
+    gradient_bytes, optimizer_bytes : Quantity [byte]
+        Zero for inference.
+    memory_capacity : Quantity [byte]
+        Device memory of the accelerator.
+    feasible : bool
+        Whether ``memory_footprint`` fits in ``memory_capacity``.
+    infeasibility_reason : str or None
+        Why not, when it does not fit.
+    phase, precision : str
+        As solved.
+    batch_size, seq_len, kv_cache_len : int
+        As solved (``kv_cache_len``: cached tokens each decoded token attends to).
+    compute_efficiency, memory_efficiency : float
+        Fractions of peak FLOP/s and bandwidth assumed achievable.
+    """
+
+    _title: ClassVar[str] = "Single-node roofline"
+    _units: ClassVar[dict[str, str | None]] = {
+        "latency": "s",
+        "tokens_per_second": "token/s",
+        "tokens_per_step": None,
+        "compute_time": "s",
+        "memory_time": "s",
+        "total_flops": "flop",
+        "model_flops": "flop",
+        "total_bytes": "byte",
+        "arithmetic_intensity": "flop/byte",
+        "ridge_point": "flop/byte",
+        "bound": None,
+        "compute_bound_fraction": None,
+        "operators": None,
+        "mfu": None,
+        "achieved_flops": "flop/s",
+        "memory_footprint": "byte",
+        "weights_bytes": "byte",
+        "kv_cache_bytes": "byte",
+        "activation_bytes": "byte",
+        "gradient_bytes": "byte",
+        "optimizer_bytes": "byte",
+        "memory_capacity": "byte",
+        "feasible": None,
+        "infeasibility_reason": None,
+        "phase": None,
+        "precision": None,
+        "batch_size": None,
+        "seq_len": None,
+        "kv_cache_len": None,
+        "compute_efficiency": None,
+        "memory_efficiency": None,
+    }
+    _aliases: ClassVar[dict[str, str]] = {"throughput": "tokens_per_second"}
+
+
+# ------------------------------------------------------------------ per-model constants
+_CACHE: dict[int, tuple[Any, tuple]] = {}
+_CACHE_MAX = 256
+
+
+def _shape(model: Any) -> tuple:
+    """Per-model float constants, computed once per model object.
+
+    Pydantic models holding dicts are unhashable, so the cache is keyed by ``id`` and
+    keeps a reference to the model (its id cannot be reused while cached).
+    """
+    key = id(model)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if hasattr(model, "hidden"):
+        h = float(model.hidden)
+        a = float(model.heads)
+        hd = float(model.head_dim)
+        kv = float(model.kv_heads) * hd
+        q = a * hd
+        mats_up = 2.0 if model.gated_mlp else 1.0
+        E = float(model.experts)
+        lm = float(model.moe_layers)
+        shape = (
+            "transformer",
+            float(model.layers),
+            h,
+            a,
+            hd,
+            q,
+            kv,
+            float(model.ffn_hidden),
+            float(model.expert_ffn_hidden or model.ffn_hidden),
+            mats_up,
+            E,
+            float(model.experts_per_token) if E > 1 else 1.0,
+            float(model.shared_experts) if E > 1 else 0.0,
+            lm,
+            float(model.layers) - lm,
+            float(model.vocab),
+            float(model.total_params),
+            float(model.seq_len),
+        )
+    else:
+        shape = (
+            "generic",
+            float(model.params),
+            float(model.flops_per_sample),
+            float(getattr(model, "activation_bytes_per_sample", 0.0) or 0.0),
+        )
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (model, shape)
+    return shape
+
+
+def _accelerator(hardware: Any) -> Any:
+    acc = getattr(hardware, "accelerator", hardware)  # a Node or Fleet: one of its devices
+    if not hasattr(acc, "peak_flops_s") or not hasattr(acc, "memory_bandwidth_Bps"):
+        raise ParameterError("hardware", hardware, "an Accelerator (e.g. Hardware.H100)")
+    return acc
+
+
+class SingleNodeModel:
+    """Roofline model of one step of a workload on one accelerator.
+
+    Examples
+    --------
+    >>> from mlsys import Hardware, Models, SingleNodeModel
+    >>> res = SingleNodeModel().solve(Models.Llama2_70B, Hardware.H100, phase="decode")
+    >>> res.bound
+    'memory'
+    """
+
+    def solve(
+        self,
+        model: Any,
+        hardware: Any,
+        batch_size: int = 1,
+        seq_len: int | None = None,
+        precision: str = "bf16",
+        phase: str = "prefill",
+        kv_cache_len: int | None = None,
+        efficiency: Any = None,
+        raise_errors: bool = False,
+    ) -> SingleNodeResult:
+        """Estimate one step of ``model`` on ``hardware``.
+
+        Parameters
+        ----------
+        model : TransformerWorkload or Workload
+            The network (a catalog entry such as ``Models.Llama2_70B`` or one you build).
+        hardware : Accelerator
+            The device (``Hardware.H100``); a Node uses one of its accelerators.
+        batch_size : int
+            Sequences (samples) per step.
+        seq_len : int, optional
+            Tokens per sequence in prefill and training; default the model's ``seq_len``.
+            For decode it is the default context length when ``kv_cache_len`` is None.
+        precision : str
+            Precision of weights, activations and math (``"bf16"``, ``"fp8"`` ...).
+        phase : {"prefill", "decode", "training"}
+            What one step is. ``"inference"`` is accepted for generic workloads (a
+            forward pass) and means ``"prefill"`` for transformers.
+        kv_cache_len : int, optional
+            Decode: tokens already cached that the new token attends to (default
+            ``seq_len``). Prefill: a cached prefix before the new tokens (default 0).
+        efficiency : None, float, pair or dict
+            Achievable fractions of peak; ``None`` uses
+            :func:`~mlsys.core.solvers.efficiency.default_efficiency`.
+        raise_errors : bool
+            Raise :class:`~mlsys.InfeasibleError` when the step does not fit in memory
+            instead of returning ``feasible=False``.
+
+        Returns
+        -------
+        SingleNodeResult
+
+        Raises
+        ------
+        ParameterError
+            For a non-positive or non-integral size, an unknown phase or precision, or a
+            precision the accelerator has no peak figure for.
+        """
+        acc = _accelerator(hardware)
+        b = _checks.positive_int("batch_size", batch_size)
+        phase_key = _checks.choice("phase", phase, _PHASES)
+        prec = normalize_precision(precision)
+        e = BYTES_PER_ELEMENT[prec]
+        peak = acc.peak_flops_s(prec)
+        bw = acc.memory_bandwidth_Bps
+        eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
+        shape = _shape(model)
+        pc, pm = peak * eta_c, bw * eta_m
+
+        if shape[0] == "generic":
+            if phase_key == "decode":
+                raise ParameterError(
+                    "phase", phase, "'inference' or 'training' for a non-transformer Workload"
+                )
+            s = 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
+            ops, mem = _generic_ops(shape, b, e, phase_key == "training")
+            tokens = b
+            kv_len = 0
+        else:
+            s = int(shape[17]) if seq_len is None else _checks.positive_int("seq_len", seq_len)
+            if phase_key == "inference":
+                phase_key = "prefill"
+            if kv_cache_len is None:
+                kv_len = s if phase_key == "decode" else 0
+            else:
+                kv_len = _checks.nonneg_int("kv_cache_len", kv_cache_len)
+            ops, mem, tokens = _transformer_ops(shape, b, s, kv_len, e, phase_key)
+
+        operators: dict[str, dict[str, Any]] = {}
+        latency = t_compute = t_memory = flops_all = bytes_all = model_flops = 0.0
+        t_compute_bound = 0.0
+        for name, flops, nbytes, is_model in ops:
+            tc = flops / pc
+            tm = nbytes / pm
+            if tc >= tm:
+                t, bound = tc, "compute"
+                t_compute_bound += t
+            else:
+                t, bound = tm, "memory"
+            latency += t
+            t_compute += tc
+            t_memory += tm
+            flops_all += flops
+            bytes_all += nbytes
+            if is_model:
+                model_flops += flops
+            operators[name] = {
+                "flops": flops,
+                "bytes": nbytes,
+                "time": t,
+                "intensity": flops / nbytes if nbytes else math.inf,
+                "bound": bound,
+            }
+
+        weights, kv_bytes, act, grads, opt = mem
+        footprint = weights + kv_bytes + act + grads + opt
+        capacity = acc.memory_bytes
+        feasible = footprint <= capacity
+        reason = None
+        if not feasible:
+            reason = (
+                f"needs {footprint / 1e9:.3g} GB (weights {weights / 1e9:.3g}, KV cache "
+                f"{kv_bytes / 1e9:.3g}, activations {act / 1e9:.3g}, gradients + "
+                f"optimizer {(grads + opt) / 1e9:.3g}) but {acc.label} has "
+                f"{capacity / 1e9:.3g} GB"
+            )
+            if raise_errors:
+                raise InfeasibleError(reason)
+        cb_frac = t_compute_bound / latency if latency > 0 else 0.0
+        return SingleNodeResult(
+            latency=latency,
+            tokens_per_second=tokens / latency if latency > 0 else math.inf,
+            tokens_per_step=tokens,
+            compute_time=t_compute,
+            memory_time=t_memory,
+            total_flops=flops_all,
+            model_flops=model_flops,
+            total_bytes=bytes_all,
+            arithmetic_intensity=flops_all / bytes_all if bytes_all else math.inf,
+            ridge_point=pc / pm,
+            bound="compute" if cb_frac >= 0.5 else "memory",
+            compute_bound_fraction=cb_frac,
+            operators=operators,
+            mfu=model_flops / latency / peak if latency > 0 else 0.0,
+            achieved_flops=model_flops / latency if latency > 0 else 0.0,
+            memory_footprint=footprint,
+            weights_bytes=weights,
+            kv_cache_bytes=kv_bytes,
+            activation_bytes=act,
+            gradient_bytes=grads,
+            optimizer_bytes=opt,
+            memory_capacity=capacity,
+            feasible=feasible,
+            infeasibility_reason=reason,
+            phase=phase_key,
+            precision=prec,
+            batch_size=b,
+            seq_len=s,
+            kv_cache_len=kv_len,
+            compute_efficiency=eta_c,
+            memory_efficiency=eta_m,
+        )
+
+
+def _generic_ops(shape: tuple, b: int, e: float, training: bool) -> tuple[list, tuple]:
+    """One fused 'forward' operator (and backward/optimizer) for a workload given by totals."""
+    _, params, flops_sample, act_sample = shape
+    # activation_bytes_per_sample is stated at 16-bit precision: scale to e bytes.
+    act = act_sample * b * (e / 2.0)
+    fwd_flops = flops_sample * b
+    fwd_bytes = params * e + act
+    if not training:
+        return [("forward", fwd_flops, fwd_bytes, True)], (params * e, 0.0, act, 0.0, 0.0)
+    ops = [
+        ("forward", fwd_flops, fwd_bytes, True),
+        ("backward", 2.0 * fwd_flops, 2.0 * fwd_bytes, True),
+        ("optimizer", _ADAM_FLOPS_PER_PARAM * params, _ADAM_BYTES_PER_PARAM_STEP * params, False),
+    ]
+    return ops, (params * e, 0.0, act, params * e, 12.0 * params)
+
+
+def _transformer_ops(
+    shape: tuple, b: int, s: int, kv_len: int, e: float, phase: str
+) -> tuple[list, tuple, int]:
+    (_, L, h, a, _hd, q, kv, f, fe, mats_up, E, k, S, Lm, Ld, V, P, _s0) = shape
+    decode = phase == "decode"
+    training = phase == "training"
+    if decode:
+        T = float(b)  # one new token per sequence
+        ctx = kv_len + 1.0  # keys each new token attends to (cache plus itself)
+        kv_read = b * ctx * kv
+        t_out = float(b)
+    else:
+        T = float(b * s)
+        # causal: token i of the new s sees kv_len cached keys and i new ones
+        ctx = kv_len + (s + 1) / 2.0
+        kv_read = b * (kv_len + s) * kv
+        t_out = T if training else float(b)
+
+    # Distinct experts T tokens touch under uniform top-k routing.
+    touched = E * (1.0 - (1.0 - k / E) ** T) if E > 1 else 1.0
+
+    # weights read per step (elements), layer-summed
+    w_qkv = L * h * (q + 2.0 * kv)
+    w_o = L * q * h
+    w_up = Ld * h * f * mats_up + Lm * (h * fe * mats_up * (touched + S) + h * E)
+    w_down = Ld * f * h + Lm * fe * h * (touched + S)
+    w_head = V * h
+
+    # FLOPs (forward)
+    f_qkv = 2.0 * T * h * (q + 2.0 * kv) * L
+    f_scores = 2.0 * T * ctx * q * L  # QKᵀ: per query, ctx keys × q width
+    f_context = f_scores  # AV: same shape
+    f_o = 2.0 * T * q * h * L
+    f_up = 2.0 * T * h * mats_up * (Ld * f + Lm * fe * (k + S)) + 2.0 * T * h * E * Lm * (E > 1)
+    f_down = 2.0 * T * h * (Ld * f + Lm * fe * (k + S))
+    n_norms = 2.0 * L + 1.0
+    f_norm = 8.0 * T * h * n_norms  # norm (~5 FLOP/element) and residual add
+    f_head = 2.0 * t_out * h * V
+
+    # bytes (forward): weights once, activations in and out
+    f_eff = Ld * f + Lm * fe * (k + S)  # layer-summed MLP width a token passes through
+    b_qkv = e * (w_qkv + L * T * h + L * T * (q + 2.0 * kv))
+    b_scores = e * L * (T * q + kv_read)
+    b_context = e * L * (kv_read + T * q)
+    b_o = e * (w_o + L * T * q + L * T * h)
+    b_up = e * (w_up + L * T * h + T * f_eff * (mats_up + 1.0))  # read gate/up, write act
+    b_down = e * (w_down + T * f_eff + L * T * h)
+    b_norm = e * n_norms * 3.0 * T * h  # read x and residual, write y
+    b_embed = e * 2.0 * T * h
+    b_head = e * (w_head + t_out * h + t_out * V)
+
+    ops = [
+        ("embedding", 0.0, b_embed, True),
+        ("qkv_proj", f_qkv, b_qkv, True),
+        ("attention_scores", f_scores, b_scores, True),
+        ("attention_context", f_context, b_context, True),
+        ("out_proj", f_o, b_o, True),
+        ("mlp_up", f_up, b_up, True),
+        ("mlp_down", f_down, b_down, True),
+        ("norms", f_norm, b_norm, True),
+        ("lm_head", f_head, b_head, True),
+    ]
+    weights = P * e
+    kv_bytes = 0.0 if training else 2.0 * L * kv * b * (kv_len + (1 if decode else s)) * e
+    # transient working set of one layer (inference) or stored activations (training)
+    if training:
+        sbh = float(s) * b * h
+        per_layer = sbh * (16.0 * e + 2.0) + (2.0 * e + 1.0) * a * float(s) * s * b
+        act = L * per_layer + 4.0 * sbh * (1.0 + V / h)  # Korthikanti Table 2 / Sec. 4.3
+        ops = [(n, 3.0 * fl, 3.0 * by, True) for n, fl, by, _ in ops]
+        ops.append(("optimizer", _ADAM_FLOPS_PER_PARAM * P, _ADAM_BYTES_PER_PARAM_STEP * P, False))
+        return ops, (weights, 0.0, act, P * e, 12.0 * P), int(T)
+    act = e * T * (2.0 * h + (q + 2.0 * kv) + mats_up * max(f, fe * (k + S))) + 4.0 * t_out * V
+    return ops, (weights, kv_bytes, act, 0.0, 0.0), int(T)

@@ -1,0 +1,169 @@
+"""MemoryModel: model states, activations, KV cache and the framework allowance."""
+
+from __future__ import annotations
+
+import doctest
+import itertools
+
+import pytest
+
+import mlsys.core.solvers.memory as memory_solver_mod
+from mlsys import Hardware, InfeasibleError, Models, TransformerWorkload, Workload
+from mlsys.core.formulas import activation_bytes_per_layer, embedding_activation_bytes
+from mlsys.core.solvers.memory import (
+    FRAGMENTATION_FRACTION,
+    MemoryModel,
+    default_framework_overhead,
+)
+
+H100 = Hardware.H100
+GPT3 = TransformerWorkload(
+    name="gpt3", layers=96, hidden=12288, heads=96, vocab=51200, seq_len=2048
+)
+
+
+def solve(*args, **kw):
+    return MemoryModel().solve(*args, **kw)
+
+
+def test_doctests():
+    failures, tried = doctest.testmod(memory_solver_mod, verbose=False)
+    assert tried >= 3 and failures == 0
+
+
+@pytest.mark.parametrize(("stage", "published_gb"), [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.88)])
+def test_zero_figure1_through_the_solver(stage, published_gb):
+    # Rajbhandari et al. (2020) Fig. 1: Ψ = 7.5B, N_d = 64, K = 12, no activations
+    # and no framework allowance: the solver's model states equal the paper's.
+    w = Workload(name="psi7.5B", params=7.5e9, flops_per_sample=1.0)
+    res = solve(w, H100, dp_size=64, zero_stage=stage, framework_overhead=0)
+    assert res.si("total") / 1e9 == pytest.approx(published_gb, rel=0.01)
+
+
+def test_gpt3_korthikanti_layout_activations():
+    # 175B, t = 8, p = 8, 3 interleaved chunks, SP + selective, b = 1, m = 64:
+    # 96 layers × 34 sbh/t × (1 + 7/24) + sbhp/t = 13.262 + 0.025 GB
+    # (see tests/validation/test_korthikanti_activations.py for the derivation).
+    res = solve(
+        GPT3,
+        H100,
+        tp_size=8,
+        pp_size=8,
+        v_stages=3,
+        sequence_parallel=True,
+        recompute="selective",
+        microbatch_count=64,
+    )
+    sbh = 2048 * 12288
+    expected = 96 * 34 * sbh / 8 * (1 + 7 / 24) + sbh * 8 / 8
+    assert res.si("activations") == pytest.approx(expected, rel=1e-12)
+    # model states: Ψ/64 = 2.73e9 per device, (2 + 2 + 12) bytes each = 43.6 GB
+    psi = GPT3.total_params / 64
+    assert res.si("params_per_device") == pytest.approx(psi)
+    assert res.si("weights") + res.si("gradients") + res.si("optimizer_state") == pytest.approx(
+        16 * psi
+    )
+
+
+@pytest.mark.parametrize(
+    ("tp", "pp", "m", "v", "sp", "rec"),
+    list(
+        itertools.product(
+            [1, 2, 8], [1, 4], [1, 8], [1, 2], [False, True], ["none", "selective", "full"]
+        )
+    ),
+)
+def test_inline_activation_arithmetic_matches_formulas(tp, pp, m, v, sp, rec):
+    res = solve(
+        GPT3,
+        H100,
+        batch_size=2,
+        seq_len=1024,
+        tp_size=tp,
+        pp_size=pp,
+        microbatch_count=m,
+        v_stages=v,
+        sequence_parallel=sp,
+        recompute=rec,
+    )
+    per_layer = activation_bytes_per_layer(1024, 2, 12288, 96, tp, sp, rec)
+    factor = 1 + (pp - 1) / (pp * v) if v > 1 else 1.0
+    expected = per_layer * 96 / pp * min(pp, m) * factor
+    expected += embedding_activation_bytes(1024, 2, 12288, 51200, tp, pp)
+    assert res.si("activations") == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_inference_kv_cache_and_tp_sharding():
+    # Llama-2-70B, 4096 tokens, bf16: 2·80·8·128·4096·2 B = 1.342 GB per sequence
+    m = Models.Llama2_70B
+    one = solve(m, H100, mode="inference", kv_cache_len=4096)
+    assert one.si("kv_cache") == pytest.approx(1_342_177_280)
+    tp8 = solve(m, H100, mode="inference", kv_cache_len=4096, tp_size=8)
+    assert tp8.si("kv_cache") == pytest.approx(1_342_177_280 / 8)
+    # 16 ranks but only 8 KV heads: each KV head is replicated on two ranks
+    tp16 = solve(m, H100, mode="inference", kv_cache_len=4096, tp_size=16)
+    assert tp16.si("kv_cache") == pytest.approx(1_342_177_280 / 8)
+    fp8 = solve(m, H100, mode="inference", kv_cache_len=4096, kv_precision="fp8")
+    assert fp8.si("kv_cache") == pytest.approx(1_342_177_280 / 2)
+    assert one.si("gradients") == one.si("optimizer_state") == 0.0
+    assert one.si("weights") == pytest.approx(2 * m.total_params)
+
+
+def test_framework_overhead_default_and_override():
+    res = solve(
+        GPT3,
+        H100,
+        tp_size=8,
+        pp_size=8,
+        sequence_parallel=True,
+        recompute="full",
+        microbatch_count=8,
+    )
+    allocated = res.si("total") - res.si("framework_overhead")
+    assert res.si("framework_overhead") == pytest.approx(1e9 + FRAGMENTATION_FRACTION * allocated)
+    assert default_framework_overhead("mcu", 1e5) == pytest.approx(5e3)
+    fixed = solve(GPT3, H100, tp_size=8, pp_size=8, framework_overhead="2 GB")
+    assert fixed.si("framework_overhead") == pytest.approx(2e9)
+
+
+def test_infeasible_reports_reason_and_can_raise():
+    res = solve(GPT3, H100)  # 175B × 16 B = 2.8 TB on one 80 GB device
+    assert not res.feasible
+    assert res.si("headroom") < 0
+    assert "optimizer state" in res.infeasibility_reason
+    with pytest.raises(InfeasibleError, match="per device"):
+        solve(GPT3, H100, raise_errors=True)
+
+
+def test_optimizers_and_fp32():
+    w = Workload(name="w", params=1e9, flops_per_sample=1.0)
+    sgd = solve(w, H100, optimizer="sgd_momentum", framework_overhead=0)
+    assert sgd.si("optimizer_state") == pytest.approx(8e9)
+    fp32 = solve(w, H100, precision="fp32", framework_overhead=0)
+    # fp32 weights 4 + grads 4 + Adam moments 8 = 16 bytes per parameter
+    assert fp32.si("total") == pytest.approx(16e9)
+    eight = solve(w, H100, optimizer="adam8bit", framework_overhead=0)
+    assert eight.si("total") == pytest.approx(10e9)  # 2 + 2 + 6
+
+
+def test_moe_expert_parallel_splits_experts_only():
+    mix = TransformerWorkload(
+        name="mixtral",
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        ffn_hidden=14336,
+        gated_mlp=True,
+        vocab=32000,
+        norm="rmsnorm",
+        bias=False,
+        tied_embeddings=False,
+        position_embedding="rope",
+        experts=8,
+        experts_per_token=2,
+    )
+    experts = mix.param_breakdown["mlp_experts"]
+    dense = mix.total_params - experts
+    res = solve(mix, H100, ep_size=8, mode="inference")
+    assert res.si("params_per_device") == pytest.approx(dense + experts / 8)
