@@ -467,6 +467,8 @@ def _prefixed(
     rounded = _round_sig(x_base, sig)
     if rounded == 0:
         return 0.0, _with(rest, base_name), False
+    # pint's to_compact picks the prefix; its choice depends only on which power of 1000
+    # the magnitude falls in, so that power is the cache key of _compact.
     power = math.floor(math.log10(abs(rounded)) / 3) * 3
     if lowest is not None:
         power = max(power, lowest)
@@ -561,14 +563,13 @@ def _per_text(rest: UnitsContainer | None) -> str:
 
 
 def _money_number(x: float, digits: int | None, sep: str, compact: bool = True) -> str:
-    """Dollars: "$4.2M", "$1,250", "$1,250.46", "$2.50", "$0.0042"."""
+    """Dollars: "$4.2M", "$1,250", "$1,250.46", "$2.149", "$2.50", "$0.0042"."""
     sign = "-" if x < 0 else ""
-    if digits is None and 1.0 <= abs(x) < 1e6:
-        # Amounts are exact to the cent: keep every dollar digit, round to cents.
+    sig = _sig(x, digits)
+    if digits is None and 1.0 <= abs(x) < 1e6 and _carried_digits(x) > MAX_CARRIED_DIGITS:
+        # A long amount of dollars keeps every dollar digit and is rounded to the cent.
         cents = round(abs(x) * 100.0)
         sig = len(str(cents).rstrip("0")) or 1
-    else:
-        sig = _sig(x, digits)
     rounded = abs(_round_sig(x, sig))
     if rounded >= 1e6 and compact:
         power = min(math.floor(math.log10(rounded) / 3) * 3, 12)
@@ -966,8 +967,9 @@ def money(amount: Any, digits: int | None = None) -> Formatted:
     """US dollars for prose: "$4.2M", "$1,250", "$2.50", "$0.42".
 
     From a million up the amount is scaled to M, B (billion) or T (trillion); below, it is
-    written in full with separators, and an amount with cents shows two decimals.
-    A Quantity per something reads "$2.50/h".
+    written in full with separators. Cents show at least two decimals ("$2.50"); an
+    amount carrying more than six digits is rounded to the cent ("$1,250.46"), a shorter
+    one keeps its digits ("$2.149"). A Quantity per something reads "$2.50/h".
 
     Parameters
     ----------
