@@ -151,7 +151,6 @@ class ReliabilityResult(Result):
         "feasible": None,
         "infeasibility_reason": None,
     }
-    _aliases: ClassVar[dict[str, str]] = {"mtbf": "fleet_mtbf", "optimal_interval": "daly_interval"}
 
 
 def _count(fleet: Any) -> int:
