@@ -64,10 +64,10 @@ __all__ = [
     "COMPUTED_DIGITS",
 ]
 
-# old name -> (new name, the new function)
-_DEPRECATED: dict[str, tuple[str, Callable[..., Any]]] = {
-    "sci_latex": ("latex", latex),
-    "md_sci": ("md_math", md_math),
+# old name -> new name (the old call shape is adapted, see _adapter)
+_DEPRECATED: dict[str, str] = {
+    "sci_latex": "latex",
+    "md_sci": "md_math",
 }
 
 
@@ -84,14 +84,14 @@ def _adapter(old: str, new: str, target: Callable[..., Any]) -> Callable[..., An
 
 def __getattr__(name: str) -> Any:
     if name in _DEPRECATED:
-        new, target = _DEPRECATED[name]
+        new = _DEPRECATED[name]
         warnings.warn(
             f"mlsys.formatting.{name} is deprecated; use mlsys.formatting.{new}"
             " (digits = precision + 1)",
             DeprecationWarning,
             stacklevel=2,
         )
-        return _adapter(name, new, target)
+        return _adapter(name, new, globals()[new])
     raise AttributeError(f"module 'mlsys.formatting' has no attribute {name!r}")
 
 
