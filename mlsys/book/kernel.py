@@ -39,6 +39,7 @@ __all__ = [
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CELL_FRAME = re.compile(r"Cell In\s*\[(\d+)\],\s*line (\d+)")
+_WARNING_LINE = re.compile(r"\b\w*Warning: .*")
 _FILE_FRAME = re.compile(r'File "?([^",\n]+?)"?(?::(\d+)|, line (\d+)), in ([^\s(]+)')
 
 # Output that must never reach a reader: (pattern, what it means).
@@ -244,14 +245,14 @@ class _Run:
                 text = out.get("text", "")
                 text = "".join(text) if isinstance(text, list) else text
                 if out.get("name") == "stderr" and opts.get("warning", True) is not False:
-                    if "Warning" in text:
-                        first = text.strip().splitlines()[-1] if text.strip() else text
+                    warned = _WARNING_LINE.search(text)
+                    if warned:
                         self.add(
                             cell.header_line,
                             1,
                             "warning",
                             "cell-warning",
-                            f"cell prints a warning into the page: {first.strip()}",
+                            f"cell prints a warning into the page: {warned.group(0).strip()}",
                         )
                     continue
             elif kind in ("execute_result", "display_data"):
