@@ -1,0 +1,365 @@
+"""Communication volumes of tensor, data, ZeRO and expert parallelism, and group placement.
+
+What each form of parallelism must move per training step, in bytes per rank, and
+which fabric a communication group rides given where its ranks sit. Times follow from
+the alpha-beta collectives of :mod:`mlsys.core.formulas.collectives`.
+
+Rank order (Megatron-LM / Megatron-Core convention): tensor-parallel ranks are
+adjacent, then expert-parallel, then data-parallel, and pipeline stages are outermost
+(``tp → ep → dp → pp``). A group of ``size`` ranks spaced ``stride`` apart on nodes of
+``g`` accelerators therefore stays inside one node when ``size·stride ≤ g``.
+
+All functions broadcast over numpy arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mlsys.core.errors import ParameterError
+
+__all__ = [
+    "tp_collectives_per_layer",
+    "tp_bytes_per_layer",
+    "dp_gradient_bytes",
+    "zero_dp_bytes_per_rank",
+    "moe_alltoall_bytes_per_layer",
+    "group_placement",
+]
+
+ArrayLike = Any
+
+_RECOMPUTE = ("none", "selective", "full")
+
+
+def _f(x: ArrayLike) -> Any:
+    return np.asarray(x, dtype=float)
+
+
+def _ret(x: Any) -> Any:
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def _recompute(recompute: str) -> str:
+    key = str(recompute).lower()
+    if key not in _RECOMPUTE:
+        raise ParameterError("recompute", recompute, "one of " + ", ".join(_RECOMPUTE))
+    return key
+
+
+def tp_collectives_per_layer(
+    sequence_parallel: bool = False, recompute: str = "none"
+) -> dict[str, int]:
+    """Collectives one transformer layer issues per micro-batch under tensor parallelism.
+
+    Megatron-LM splits attention by heads and the MLP by columns then rows, so each
+    block needs one all-reduce of its ``s·b·h`` output in the forward pass and one of
+    the input gradient in the backward pass: 2 + 2 per layer. Sequence parallelism
+    replaces each all-reduce by an all-gather before the block and a reduce-scatter
+    after it (the same bytes). Full recomputation reruns the forward, and its
+    collectives; selective recomputation reruns only attention-score work, which needs
+    none.
+
+    Parameters
+    ----------
+    sequence_parallel : bool
+        Megatron sequence parallelism.
+    recompute : {"none", "selective", "full"}
+        Activation recomputation.
+
+    Returns
+    -------
+    dict of str to int
+        Counts of ``"all_reduce"``, ``"all_gather"`` and ``"reduce_scatter"``.
+
+    References
+    ----------
+    Shoeybi et al. (2019), "Megatron-LM: Training Multi-Billion Parameter Language
+    Models Using Model Parallelism", arXiv:1909.08053, Sec. 3 and Fig. 4 (two
+    all-reduces forward, two backward); Korthikanti et al. (2022), "Reducing Activation
+    Recomputation in Large Transformer Models", Sec. 4.2.2 (all-gather +
+    reduce-scatter pairs with the same volume).
+
+    Examples
+    --------
+    >>> tp_collectives_per_layer()
+    {'all_reduce': 4, 'all_gather': 0, 'reduce_scatter': 0}
+    >>> tp_collectives_per_layer(True, "full")
+    {'all_reduce': 0, 'all_gather': 6, 'reduce_scatter': 6}
+    """
+    passes = 3 if _recompute(recompute) == "full" else 2  # forward (+ rerun) + backward
+    n = 2 * passes
+    if sequence_parallel:
+        return {"all_reduce": 0, "all_gather": n, "reduce_scatter": n}
+    return {"all_reduce": n, "all_gather": 0, "reduce_scatter": 0}
+
+
+def tp_bytes_per_layer(
+    seq_len: ArrayLike,
+    microbatch_size: ArrayLike,
+    hidden: ArrayLike,
+    tp_size: ArrayLike,
+    bytes_per_element: ArrayLike = 2.0,
+    sequence_parallel: bool = False,
+    recompute: str = "none",
+) -> ArrayLike:
+    """Bytes one rank sends per layer per micro-batch for tensor parallelism (ring).
+
+    Each all-reduce of ``M = s·b·h·e`` bytes sends ``2(t − 1)/t·M`` per rank; each
+    all-gather or reduce-scatter ``(t − 1)/t·M``. With or without sequence parallelism
+    a layer moves ``4·2(t − 1)/t·M`` (``6·…`` with full recomputation).
+
+    Parameters
+    ----------
+    seq_len, microbatch_size, hidden : int or ndarray
+        ``s``, ``b``, ``h``.
+    tp_size : int or ndarray
+        Tensor-parallel size ``t``.
+    bytes_per_element : float or ndarray
+        Bytes per activation element ``e``.
+    sequence_parallel : bool
+        Megatron sequence parallelism (same volume, different collectives).
+    recompute : {"none", "selective", "full"}
+        Activation recomputation.
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per rank.
+
+    References
+    ----------
+    Shoeybi et al. (2019), Sec. 3; Korthikanti et al. (2022), Sec. 4.2.2; Patarasuk &
+    Yuan (2009) for the ring volumes.
+
+    Examples
+    --------
+    GPT-3 layer (s = 2048, b = 1, h = 12288, bf16) on t = 8: M = 50.3 MB, 4 × 1.75 × M
+    = 352.3 MB per rank.
+
+    >>> round(tp_bytes_per_layer(2048, 1, 12288, 8) / 1e6, 1)
+    352.3
+    """
+    counts = tp_collectives_per_layer(sequence_parallel, recompute)
+    t = _f(tp_size)
+    m = _f(seq_len) * _f(microbatch_size) * _f(hidden) * _f(bytes_per_element)
+    per_ar = 2.0 * (t - 1.0) / t * m
+    per_half = (t - 1.0) / t * m
+    out = (
+        counts["all_reduce"] * per_ar + (counts["all_gather"] + counts["reduce_scatter"]) * per_half
+    )
+    return _ret(out)
+
+
+def dp_gradient_bytes(params: ArrayLike, grad_bytes_per_element: ArrayLike = 4.0) -> ArrayLike:
+    """Size of the gradient buffer a data-parallel group reduces each step.
+
+    Parameters
+    ----------
+    params : float or ndarray
+        Parameters held by one rank (its model-parallel shard).
+    grad_bytes_per_element : float or ndarray
+        Bytes per gradient element in the reduction. Megatron-LM reduces bf16 training's
+        gradients in fp32 (4 bytes; it forces ``accumulate_allreduce_grads_in_fp32``
+        for bf16), fp16 training's in fp16 (2). FP8 compute does not change it: only
+        the matmul inputs are 8-bit.
+
+    Returns
+    -------
+    float or ndarray
+        Bytes (the ``M`` of the all-reduce).
+
+    References
+    ----------
+    Narayanan et al. (2021), SC'21, Sec. 3.3 (data-parallel gradient all-reduce);
+    Micikevicius et al. (2018), "Mixed Precision Training", ICLR (fp32 master weights
+    and gradient accumulation); Dubey et al. (2024), "The Llama 3 Herd of Models",
+    Sec. 3.3.4 (gradients reduce-scattered in fp32).
+
+    Examples
+    --------
+    A 1.75e9-parameter shard in fp32: 7 GB.
+
+    >>> dp_gradient_bytes(1.75e9) / 1e9
+    7.0
+    """
+    return _ret(_f(params) * _f(grad_bytes_per_element))
+
+
+def zero_dp_bytes_per_rank(
+    params: ArrayLike,
+    dp_size: ArrayLike,
+    zero_stage: ArrayLike = 0,
+    grad_bytes_per_element: ArrayLike = 2.0,
+    param_bytes_per_element: ArrayLike = 2.0,
+) -> ArrayLike:
+    """Bytes one rank sends per step (one micro-batch) for data parallelism under ZeRO.
+
+    ====== ================================================ =========================
+    stage  collectives                                        bytes per rank
+    ====== ================================================ =========================
+    0      all-reduce of the gradients                        ``2(n−1)/n·Ψ·g``
+    1, 2   reduce-scatter gradients + all-gather parameters   ``(n−1)/n·Ψ·(g + w)``
+    3      + all-gather parameters again for the backward     ``(n−1)/n·Ψ·(g + 2w)``
+    ====== ================================================ =========================
+
+    With ``g = w`` stages 0–2 move ``2Ψ`` and stage 3 ``3Ψ``: 1.5 times as much.
+
+    Parameters
+    ----------
+    params : float or ndarray
+        Parameters ``Ψ`` of the rank's model-parallel shard.
+    dp_size : int or ndarray
+        Data-parallel group size ``n``.
+    zero_stage : int or ndarray
+        0, 1, 2 or 3.
+    grad_bytes_per_element : float or ndarray
+        ``g``, bytes per reduced gradient element.
+    param_bytes_per_element : float or ndarray
+        ``w``, bytes per gathered parameter element.
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per rank.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", SC'20, Sec. 7 (2Ψ for DP and ZeRO-1/2, 3Ψ for ZeRO-3).
+
+    Examples
+    --------
+    Ψ = 1e9 on 64 ranks in bf16: 2 × 63/64 × 1e9 × 2 bytes = 3.94 GB for stages 0–2,
+    5.91 GB for stage 3.
+
+    >>> [round(zero_dp_bytes_per_rank(1e9, 64, z) / 1e9, 2) for z in (0, 2, 3)]
+    [3.94, 3.94, 5.91]
+    """
+    stage = _f(zero_stage)
+    if np.any((stage < 0) | (stage > 3) | (stage != np.round(stage))):
+        raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
+    n = _f(dp_size)
+    psi, g, w = _f(params), _f(grad_bytes_per_element), _f(param_bytes_per_element)
+    frac = (n - 1.0) / n
+    out = np.where(
+        stage == 0,
+        2.0 * frac * psi * g,
+        frac * psi * (g + np.where(stage >= 3, 2.0, 1.0) * w),
+    )
+    return _ret(out)
+
+
+def moe_alltoall_bytes_per_layer(
+    seq_len: ArrayLike,
+    microbatch_size: ArrayLike,
+    hidden: ArrayLike,
+    experts_per_token: ArrayLike,
+    ep_size: ArrayLike,
+    bytes_per_element: ArrayLike = 2.0,
+    tp_size: ArrayLike = 1,
+    recompute: str = "none",
+) -> ArrayLike:
+    """Bytes one rank sends per MoE layer per micro-batch in expert-parallel all-to-alls.
+
+    Every token goes to ``k`` experts (dispatch) and comes back (combine) in the forward
+    pass; the backward pass sends the gradients the same two ways: four all-to-alls of
+    ``M = s·b·k·h·e/t`` bytes per rank (tokens are split over the ``t`` tensor-parallel
+    ranks for dispatch), each sending ``(n − 1)/n·M``. Full recomputation adds the two
+    forward ones.
+
+    Parameters
+    ----------
+    seq_len, microbatch_size, hidden : int or ndarray
+        ``s``, ``b``, ``h``.
+    experts_per_token : int or ndarray
+        Top-``k`` routing.
+    ep_size : int or ndarray
+        Expert-parallel group size ``n``.
+    bytes_per_element : float or ndarray
+        Bytes per activation element ``e``.
+    tp_size : int or ndarray
+        Tensor-parallel size ``t``.
+    recompute : {"none", "selective", "full"}
+        Activation recomputation.
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per rank.
+
+    References
+    ----------
+    Lepikhin et al. (2021), "GShard: Scaling Giant Models with Conditional Computation
+    and Automatic Sharding", ICLR, Sec. 2.2 (dispatch and combine all-to-alls);
+    Fedus, Zoph & Shazeer (2022), "Switch Transformers", JMLR 23, Sec. 2.2 and Fig. 3.
+
+    Examples
+    --------
+    Mixtral-like layer (s = 4096, b = 1, h = 4096, top-2) on 8 expert ranks in bf16:
+    M = 67.1 MB, 4 × 7/8 × M = 234.9 MB per rank.
+
+    >>> round(moe_alltoall_bytes_per_layer(4096, 1, 4096, 2, 8) / 1e6, 1)
+    234.9
+    """
+    n = _f(ep_size)
+    m = (
+        _f(seq_len)
+        * _f(microbatch_size)
+        * _f(hidden)
+        * _f(experts_per_token)
+        * _f(bytes_per_element)
+        / _f(tp_size)
+    )
+    passes = 3.0 if _recompute(recompute) == "full" else 2.0
+    return _ret(2.0 * passes * (n - 1.0) / n * m)
+
+
+def group_placement(
+    size: ArrayLike, stride: ArrayLike, ranks_per_node: ArrayLike
+) -> tuple[ArrayLike, ArrayLike]:
+    """How a communication group's ranks sit on nodes: ranks per node and nodes spanned.
+
+    A group of ``size`` ranks spaced ``stride`` apart (ranks numbered node by node)
+    covers ``size·stride`` consecutive ranks. If that fits in one node of ``g`` ranks
+    the whole group rides the scale-up fabric; if ``stride ≥ g`` every member is on a
+    different node; otherwise ``g/stride`` members share each node.
+
+    Parameters
+    ----------
+    size : int or ndarray
+        Ranks in the group.
+    stride : int or ndarray
+        Distance between consecutive members (1 for tensor parallelism; ``t`` for the
+        expert group, ``t·e`` for the data-parallel group in ``tp → ep → dp → pp``
+        order).
+    ranks_per_node : int or ndarray
+        Accelerators per node ``g``.
+
+    Returns
+    -------
+    tuple of (float or ndarray, float or ndarray)
+        ``(per_node, nodes)``: members on each node, nodes spanned.
+
+    References
+    ----------
+    Narayanan et al. (2021), SC'21, Sec. 3 and Fig. 11 (tensor parallelism inside a
+    node, pipeline and data parallelism across nodes); Megatron-Core
+    ``parallel_state`` rank order ``tp-cp-ep-dp-pp``.
+
+    Examples
+    --------
+    Data-parallel group of 64 ranks at stride 8 (t = 8) on 8-GPU nodes: one member per
+    node, 64 nodes. Of 16 ranks at stride 2: 4 per node, 4 nodes.
+
+    >>> group_placement(64, 8, 8), group_placement(16, 2, 8)
+    ((1.0, 64.0), (4.0, 4.0))
+    """
+    n, st, g = _f(size), _f(stride), _f(ranks_per_node)
+    inside = n * st <= g
+    per_node = np.where(inside, n, np.where(st >= g, 1.0, np.floor(g / st)))
+    per_node = np.maximum(np.minimum(per_node, n), 1.0)
+    nodes = np.where(inside, 1.0, np.ceil(n / per_node))
+    return _ret(per_node), _ret(nodes)
