@@ -1,0 +1,591 @@
+"""Continuous batching: steady-state throughput and latency under a Poisson request load.
+
+:class:`ContinuousBatchingModel` answers "what latency do users see at λ requests per
+second, and how many requests per second can this replica take under a latency SLO?"
+for an engine with iteration-level scheduling (Orca; Yu et al. 2022) and a paged KV
+cache (vLLM; Kwon et al. 2023). The model, in steady state:
+
+1. **Prefill server.** Each arriving prompt is prefilled alone, with priority over
+   decode steps (vLLM's default scheduler). Prefills form an M/G/1 queue: Poisson
+   arrivals at rate ``λ``, service time ``S(prompt)`` from :class:`ServingModel`'s
+   physics, utilisation ``ρ = λ·E[S]``; the mean wait follows Pollaczek-Khinchine,
+   ``W_q = λ·E[S²] / (2(1 − ρ))``, plus half a decode step (a running step is not
+   interrupted). ``TTFT = W_q + E[S] + t_step/2``.
+2. **Decode batch.** Sequences in decode share each step. Between prefills the engine
+   steps continuously, so a step of ``n`` sequences takes ``t_step(n)`` and each
+   sequence sees ``ITL = t_step(n) / (1 − ρ)``. Little's law (``L = λ·W``) with
+   ``W = (E[O] − 1)·ITL`` gives the fixed point ``n = λ·(E[O] − 1)·t_step(n)/(1 − ρ)``,
+   solved by bisection (``t_step`` is convex and increasing in ``n``, so the root is
+   unique).
+3. **KV capacity.** The memory left after weights and workspace holds
+   ``capacity`` blocks of ``block_size`` tokens. A running sequence holds on average
+   its prompt plus half its output (time-weighted) and half an empty block; the
+   number of concurrent sequences cannot exceed what fits (nor ``max_num_seqs``).
+   Beyond that the queue grows without bound: the largest stable arrival rate is
+   ``λ_max = n_cap / ((E[O] − 1)·t_step(n_cap) + n_cap·E[S])``.
+4. **SLO search.** TTFT and ITL both increase with ``λ``; bisection finds the largest
+   ``λ`` meeting both targets.
+
+Prefill and decode time-share the device here (no chunked-prefill piggybacking), so
+throughput is a conservative estimate for engines that fuse the two (Sarathi-Serve).
+
+References
+----------
+Yu et al. (2022), "Orca: A Distributed Serving System for Transformer-Based Generative
+Models", OSDI 2022 (iteration-level scheduling).
+Kwon et al. (2023), "Efficient Memory Management for Large Language Model Serving with
+PagedAttention", SOSP 2023 (paged KV cache, block size 16, under 4 % waste).
+Little (1961), "A proof for the queuing formula L = λW", Operations Research 9(3).
+Kleinrock (1975), "Queueing Systems, Volume 1: Theory", Wiley, Sec. 5.6
+(Pollaczek-Khinchine mean-value formula).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.results import Result
+from mlsys.core.solvers.serving import (
+    DEFAULT_MEMORY_UTILIZATION,
+    _activation_workspace,
+    _check_plan_args,
+    _count,
+    _decode,
+    _gb,
+    _Plan,
+    _plan,
+    _prefill,
+)
+from mlsys.core.units import as_si
+
+__all__ = ["ContinuousBatchingModel", "ContinuousBatchingResult"]
+
+_BISECTION_STEPS = 60
+
+
+class ContinuousBatchingResult(Result):
+    """What :meth:`ContinuousBatchingModel.solve` returns (one replica, steady state).
+
+    Attributes
+    ----------
+    arrival_rate : Quantity [1/s]
+        Requests per second offered.
+    request_throughput : Quantity [1/s] or None
+        Requests completed per second (= ``arrival_rate`` when stable).
+    tokens_per_second : Quantity [token/s] or None
+        Output tokens per second of the replica, ``λ · E[output_len]``.
+    tokens_per_second_per_accelerator : Quantity [token/s] or None
+        The same per device.
+    ttft : Quantity [s] or None
+        Mean time to first token including queueing: ``queueing_delay + prefill_time``
+        plus half a decode step.
+    queueing_delay : Quantity [s] or None
+        Mean wait of a prompt before its prefill starts (Pollaczek-Khinchine).
+    prefill_time : Quantity [s]
+        Mean prefill service time ``E[S]`` of one prompt.
+    itl : Quantity [s] or None
+        Mean inter-token latency (alias ``time_per_output_token``).
+    decode_step_time : Quantity [s] or None
+        One decode step of the steady-state batch, without prefill interruptions.
+    e2e_latency : Quantity [s] or None
+        ``ttft + (E[output_len] − 1) · itl``.
+    concurrency : float or None
+        Mean sequences decoding together (Little's law).
+    max_concurrency : float
+        Sequences whose KV caches fit (and at most ``max_num_seqs``).
+    kv_capacity_blocks : int
+        KV blocks of ``kv_block_size`` tokens that fit on one device.
+    kv_block_size : int
+        Tokens per block.
+    kv_utilization : float or None
+        Fraction of the KV blocks in use at the steady state.
+    kv_waste_fraction : float
+        Allocated-but-empty share of a sequence's blocks (half a block per sequence).
+    prefill_utilization : float or None
+        ``ρ = λ·E[S]``: share of time spent prefilling.
+    max_arrival_rate : Quantity [1/s]
+        Largest stable arrival rate (KV capacity and prefill both bound it).
+    stable : bool
+        ``arrival_rate < max_arrival_rate``.
+    meets_slo : bool or None
+        Whether TTFT and ITL meet the targets given (None without targets).
+    max_arrival_rate_under_slo : Quantity [1/s] or None
+        Largest arrival rate meeting ``ttft_slo`` and ``itl_slo`` (0 when even an idle
+        server misses them); None without targets.
+    ttft_slo, itl_slo : Quantity [s] or None
+        The targets.
+    cost_per_million_tokens : Quantity [USD] or None
+        Accelerator cost of a million output tokens at the steady state, when a price
+        per accelerator-hour is given.
+    mean_prompt_len, mean_output_len, mean_context : float
+        ``E[prompt]``, ``E[output]`` and the time-weighted mean tokens a decoding
+        sequence holds.
+    accelerators : int
+        ``tp_size · pp_size``.
+    feasible : bool
+        The replica fits and the load is stable.
+    infeasibility_reason : str or None
+        Why not.
+    """
+
+    _units: ClassVar[dict[str, str | None]] = {
+        "arrival_rate": "1/s",
+        "request_throughput": "1/s",
+        "tokens_per_second": "token/s",
+        "tokens_per_second_per_accelerator": "token/s",
+        "ttft": "s",
+        "queueing_delay": "s",
+        "prefill_time": "s",
+        "itl": "s",
+        "decode_step_time": "s",
+        "e2e_latency": "s",
+        "concurrency": None,
+        "max_concurrency": None,
+        "kv_capacity_blocks": None,
+        "kv_block_size": None,
+        "kv_utilization": None,
+        "kv_waste_fraction": None,
+        "prefill_utilization": None,
+        "max_arrival_rate": "1/s",
+        "stable": None,
+        "meets_slo": None,
+        "max_arrival_rate_under_slo": "1/s",
+        "ttft_slo": "s",
+        "itl_slo": "s",
+        "cost_per_million_tokens": "USD",
+        "mean_prompt_len": None,
+        "mean_output_len": None,
+        "mean_context": None,
+        "accelerators": None,
+        "feasible": None,
+        "infeasibility_reason": None,
+    }
+    _aliases: ClassVar[dict[str, str]] = {
+        "time_per_output_token": "itl",
+        "tpot": "itl",
+        "throughput": "tokens_per_second",
+        "capacity": "max_arrival_rate",
+    }
+
+
+# ---------------------------------------------------------------------------------
+# Length distributions
+# ---------------------------------------------------------------------------------
+
+
+class _Lengths:
+    """Mean, second moment and (optionally) samples of a token-length distribution."""
+
+    __slots__ = ("mean", "samples", "second", "std")
+
+    def __init__(self, mean: float, second: float, samples: np.ndarray | None) -> None:
+        self.mean = mean
+        self.second = second
+        self.std = math.sqrt(max(second - mean * mean, 0.0))
+        self.samples = samples
+
+
+_SPEC_HELP = (
+    "a mean number of tokens, an array of sampled lengths, or a dict such as "
+    "{'mean': 512, 'std': 200}, {'distribution': 'exponential', 'mean': 256} or "
+    "{'distribution': 'uniform', 'low': 100, 'high': 900}"
+)
+
+
+def _lengths(spec: Any, name: str) -> _Lengths:
+    if isinstance(spec, bool) or spec is None:
+        raise ParameterError(name, spec, _SPEC_HELP)
+    if isinstance(spec, (int, float)):
+        x = float(spec)
+        if not math.isfinite(x) or x < 1.0:
+            raise ParameterError(name, spec, "at least 1 token", _SPEC_HELP)
+        return _Lengths(x, x * x, None)
+    if isinstance(spec, Mapping):
+        return _lengths_from_dict(spec, name)
+    try:
+        arr = np.asarray(spec, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ParameterError(name, spec, _SPEC_HELP) from None
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 1.0):
+        raise ParameterError(name, spec, "samples of at least 1 token each")
+    return _Lengths(float(arr.mean()), float(np.mean(arr * arr)), arr)
+
+
+def _lengths_from_dict(spec: Mapping, name: str) -> _Lengths:
+    kind = str(spec.get("distribution", "normal")).lower()
+    allowed = {"distribution", "mean", "std", "cv", "low", "high"}
+    if set(spec) - allowed:
+        raise ParameterError(name, dict(spec), _SPEC_HELP)
+
+    def num(key: str) -> float:
+        v = spec.get(key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ParameterError(f"{name}[{key!r}]", v, "a finite number")
+        return float(v)
+
+    if kind == "uniform":
+        lo, hi = num("low"), num("high")
+        if lo < 1.0 or hi < lo:
+            raise ParameterError(name, dict(spec), "1 <= low <= high")
+        mean, std = (lo + hi) / 2.0, (hi - lo) / math.sqrt(12.0)
+    else:
+        mean = num("mean")
+        if kind in ("deterministic", "fixed", "constant"):
+            std = 0.0
+        elif kind == "exponential":
+            std = mean
+        elif kind in ("normal", "lognormal", "gamma"):
+            if "std" in spec:
+                std = num("std")
+            elif "cv" in spec:
+                std = num("cv") * mean
+            else:
+                std = 0.0
+        else:
+            raise ParameterError(
+                f"{name}['distribution']",
+                kind,
+                "deterministic, exponential, uniform, normal, lognormal or gamma",
+            )
+    if mean < 1.0 or std < 0.0:
+        raise ParameterError(name, dict(spec), "a mean of at least 1 token and std >= 0")
+    return _Lengths(mean, mean * mean + std * std, None)
+
+
+# ---------------------------------------------------------------------------------
+# Steady state on floats
+# ---------------------------------------------------------------------------------
+
+
+class _Steady:
+    """The float-level model of one configuration, evaluated at any arrival rate."""
+
+    __slots__ = ("ctx", "es", "es2", "lam_max", "n_cap", "o_mean", "plan", "t_cap")
+
+    def __init__(
+        self, plan: _Plan, es: float, es2: float, o_mean: float, ctx: float, n_cap: float
+    ) -> None:
+        self.plan, self.es, self.es2, self.o_mean, self.ctx = plan, es, es2, o_mean, ctx
+        self.n_cap = n_cap
+        self.t_cap = self.step(n_cap)
+        decode_work = (o_mean - 1.0) * self.t_cap
+        self.lam_max = n_cap / (decode_work + n_cap * es) if n_cap > 0 else 0.0
+
+    def step(self, n: float) -> float:
+        return _decode(self.plan, n, self.ctx)[0]
+
+    def at(self, lam: float) -> tuple[float, float, float, float, float]:
+        """(concurrency, step time, itl, queueing delay, ttft) at arrival rate ``lam``."""
+        rho = lam * self.es
+        slow = 1.0 - rho
+        coeff = lam * (self.o_mean - 1.0) / slow
+        lo, hi = 0.0, self.n_cap
+        if coeff > 0.0:
+            for _ in range(_BISECTION_STEPS):
+                mid = 0.5 * (lo + hi)
+                if coeff * self.step(mid) > mid:
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo < 1e-9 * (1.0 + hi):
+                    break
+            n = hi
+        else:
+            n = 0.0
+        t_step = self.step(n)
+        itl = t_step / slow
+        wq = lam * self.es2 / (2.0 * slow)
+        residual = 0.5 * t_step * slow if n > 0 else 0.0
+        return n, t_step, itl, wq, wq + self.es + residual
+
+
+def _prefill_moments(plan: _Plan, prompts: Any) -> tuple[float, float]:
+    """E[S] and E[S²] of one prompt's prefill time over the prompt-length distribution."""
+    if prompts.samples is not None:
+        values, counts = np.unique(prompts.samples, return_counts=True)
+        times = np.array([_prefill(plan, float(v), 1.0)[0] for v in values])
+        w = counts / counts.sum()
+        return float(np.dot(w, times)), float(np.dot(w, times * times))
+    mu, sd = prompts.mean, prompts.std
+    s_mu = _prefill(plan, mu, 1.0)[0]
+    if sd == 0.0:
+        return s_mu, s_mu * s_mu
+    # Delta method: S is smooth (affine plus a small quadratic attention term) in length.
+    hstep = max(1.0, 0.01 * mu)
+    lo = max(1.0, mu - hstep)
+    slope = (_prefill(plan, mu + hstep, 1.0)[0] - _prefill(plan, lo, 1.0)[0]) / (mu + hstep - lo)
+    return s_mu, s_mu * s_mu + (slope * sd) ** 2
+
+
+class ContinuousBatchingModel:
+    """Steady-state serving of a Poisson request stream with continuous batching.
+
+    See the module docstring for the model (M/G/1 prefill queue, Little's law for the
+    decode batch, paged-KV capacity, SLO bisection).
+
+    Examples
+    --------
+    Llama-2-7B in bf16 on one H100 at 2 requests/s, 512-token prompts and 256-token
+    answers on average (exponentially distributed):
+
+    >>> from mlsys import ContinuousBatchingModel, Hardware, Models      # doctest: +SKIP
+    >>> res = ContinuousBatchingModel().solve(
+    ...     Models.Llama2_7B, Hardware.H100, arrival_rate=2.0, prompt_len=512,
+    ...     output_len={"distribution": "exponential", "mean": 256},
+    ...     ttft_slo="200 ms", itl_slo="30 ms")
+    >>> res.concurrency, res.itl.to("ms"), res.max_arrival_rate_under_slo  # doctest: +SKIP
+    """
+
+    def solve(
+        self,
+        model: Any,
+        hardware: Any,
+        arrival_rate: Any,
+        prompt_len: Any = 512,
+        output_len: Any = 256,
+        precision: str = "bf16",
+        kv_precision: str | None = None,
+        tp_size: int = 1,
+        pp_size: int = 1,
+        efficiency: Any = None,
+        fabric: Any = None,
+        raise_errors: bool = False,
+        *,
+        activation_precision: str | None = None,
+        block_size: int = 16,
+        memory_utilization: float = DEFAULT_MEMORY_UTILIZATION,
+        max_num_seqs: int | None = None,
+        ttft_slo: Any = None,
+        itl_slo: Any = None,
+        price_per_accelerator_hour: Any = None,
+    ) -> ContinuousBatchingResult:
+        """Steady state at one arrival rate (and, given targets, the SLO capacity).
+
+        Parameters
+        ----------
+        model : TransformerWorkload
+            The model.
+        hardware : Accelerator or Node
+            As for :meth:`ServingModel.solve`.
+        arrival_rate : float or Quantity [1/s]
+            Mean requests per second (Poisson); must be positive.
+        prompt_len, output_len : float, array or dict
+            Token lengths: a mean (deterministic), an array of sampled lengths, or a
+            dict ``{"mean": m, "std": s}`` / ``{"distribution": "exponential",
+            "mean": m}`` / ``{"distribution": "uniform", "low": a, "high": b}``.
+            Every length is at least 1 (the first output token comes from prefill).
+        precision, kv_precision, activation_precision : str
+            As for :meth:`ServingModel.solve`.
+        tp_size, pp_size : int
+            Parallelism of the replica.
+        efficiency, fabric
+            As for :meth:`ServingModel.solve`.
+        raise_errors : bool
+            Raise :class:`~mlsys.core.errors.InfeasibleError` when the replica does not
+            fit or the load is unstable.
+        block_size : int
+            Tokens per KV block (vLLM default 16).
+        memory_utilization : float
+            Fraction of device memory the engine may use (default 0.9).
+        max_num_seqs : int, optional
+            Scheduler cap on concurrent sequences (vLLM's ``max_num_seqs``); default:
+            only the KV cache limits it.
+        ttft_slo, itl_slo : float or Quantity [s], optional
+            Latency targets for the SLO search (either or both).
+        price_per_accelerator_hour : float or Quantity [USD/hour], optional
+            Accelerator price, for the cost of a million output tokens.
+
+        Returns
+        -------
+        ContinuousBatchingResult
+
+        Raises
+        ------
+        ParameterError
+            Zero or negative arrival rate, a length below 1 token, an unknown
+            precision, a negative price, a block size below 1, ...
+        InfeasibleError
+            With ``raise_errors=True`` when infeasible or unstable.
+
+        References
+        ----------
+        Little (1961); Kleinrock (1975), Sec. 5.6; Yu et al. (2022), OSDI; Kwon et al.
+        (2023), SOSP.
+        """
+        lam = as_si(arrival_rate, "1/s", "arrival_rate", allow_zero=False)
+        prompts = _lengths(prompt_len, "prompt_len")
+        outputs = _lengths(output_len, "output_len")
+        block = _count(block_size, "block_size")
+        cap_seqs = None if max_num_seqs is None else _count(max_num_seqs, "max_num_seqs")
+        ttft_target = (
+            None if ttft_slo is None else as_si(ttft_slo, "s", "ttft_slo", allow_zero=False)
+        )
+        itl_target = None if itl_slo is None else as_si(itl_slo, "s", "itl_slo", allow_zero=False)
+        price = (
+            None
+            if price_per_accelerator_hour is None
+            else as_si(price_per_accelerator_hour, "USD/hour", "price_per_accelerator_hour")
+        )
+        tp, pp, mu = _check_plan_args(tp_size, pp_size, memory_utilization)
+        plan = _plan(
+            model,
+            hardware,
+            precision,
+            kv_precision,
+            activation_precision,
+            tp,
+            pp,
+            efficiency,
+            fabric,
+            mu,
+        )
+
+        o_mean = outputs.mean
+        # A decoding sequence, sampled uniformly in time, is a request weighted by its
+        # O − 1 decode steps; over those it holds prompt + O/2 tokens on average.
+        if o_mean > 1.0:
+            ctx = prompts.mean + (outputs.second - o_mean) / (2.0 * (o_mean - 1.0))
+        else:
+            ctx = prompts.mean
+        waste_tokens = 0.5 * (block - 1)
+        p_peak = float(prompts.samples.max()) if prompts.samples is not None else prompts.mean
+        workspace = _activation_workspace(plan, p_peak, 1.0)
+        free = plan.mem_avail - plan.weights_dev - workspace
+        block_bytes = block * plan.kv_per_token_dev
+        blocks = int(free // block_bytes) if free > 0 else 0
+        n_kv = blocks * block / (ctx + waste_tokens)
+        n_cap = n_kv if cap_seqs is None else min(n_kv, float(cap_seqs))
+
+        reason = plan.problem
+        if reason is None and free <= 0:
+            reason = (
+                f"weights ({_gb(plan.weights_dev)} per accelerator) and workspace do "
+                f"not fit in {_gb(plan.mem_avail)} usable memory"
+            )
+        elif reason is None and n_kv < 1.0:
+            reason = (
+                f"KV cache of one sequence ({ctx:.0f} tokens) does not fit in the "
+                f"{_gb(max(free, 0.0))} left per accelerator"
+            )
+        es, es2 = _prefill_moments(plan, prompts)
+        steady = _Steady(plan, es, es2, o_mean, ctx, max(n_cap, 0.0))
+        lam_max = steady.lam_max if reason is None else 0.0
+        stable = reason is None and lam < lam_max
+        if reason is None and not stable:
+            reason = (
+                f"arrival_rate {lam:g}/s exceeds the replica's capacity "
+                f"{lam_max:.3g}/s (KV cache holds {n_cap:.0f} sequences)"
+            )
+        feasible = reason is None
+        if not feasible and raise_errors:
+            raise InfeasibleError(reason)  # type: ignore[arg-type]
+
+        d = plan.devices
+        out: dict[str, Any] = {"arrival_rate": lam}
+        meets = None
+        if feasible:
+            n, t_step, itl, wq, ttft = steady.at(lam)
+            tps = lam * o_mean
+            out.update(
+                request_throughput=lam,
+                tokens_per_second=tps,
+                tokens_per_second_per_accelerator=tps / d,
+                ttft=ttft,
+                queueing_delay=wq,
+                prefill_time=es,
+                itl=itl,
+                decode_step_time=t_step,
+                e2e_latency=ttft + (o_mean - 1.0) * itl,
+                concurrency=n,
+                kv_utilization=n * (ctx + waste_tokens) / (blocks * block),
+                prefill_utilization=lam * es,
+                cost_per_million_tokens=(None if price is None else price * d / 3600.0 / tps * 1e6),
+            )
+            if ttft_target is not None or itl_target is not None:
+                meets = _meets(ttft, itl, ttft_target, itl_target)
+        else:
+            out.update(
+                dict.fromkeys(
+                    (
+                        "request_throughput",
+                        "tokens_per_second",
+                        "tokens_per_second_per_accelerator",
+                        "ttft",
+                        "queueing_delay",
+                        "itl",
+                        "decode_step_time",
+                        "e2e_latency",
+                        "concurrency",
+                        "kv_utilization",
+                        "prefill_utilization",
+                        "cost_per_million_tokens",
+                    )
+                )
+            )
+            out["prefill_time"] = es
+        slo_rate = None
+        if (
+            (ttft_target is not None or itl_target is not None)
+            and plan.problem is None
+            and lam_max > 0.0
+        ):
+            slo_rate = _slo_search(steady, ttft_target, itl_target)
+        elif ttft_target is not None or itl_target is not None:
+            slo_rate = 0.0
+        out.update(
+            max_concurrency=max(n_cap, 0.0),
+            kv_capacity_blocks=blocks,
+            kv_block_size=block,
+            kv_waste_fraction=waste_tokens / (ctx + waste_tokens),
+            max_arrival_rate=lam_max,
+            stable=stable,
+            meets_slo=meets,
+            max_arrival_rate_under_slo=slo_rate,
+            ttft_slo=ttft_target,
+            itl_slo=itl_target,
+            mean_prompt_len=prompts.mean,
+            mean_output_len=o_mean,
+            mean_context=ctx,
+            accelerators=d,
+            feasible=feasible,
+            infeasibility_reason=reason,
+        )
+        return ContinuousBatchingResult(**out)
+
+
+def _meets(ttft: float, itl: float, ttft_target: float | None, itl_target: float | None) -> bool:
+    return (ttft_target is None or ttft <= ttft_target) and (
+        itl_target is None or itl <= itl_target
+    )
+
+
+def _slo_search(steady: _Steady, ttft_target: float | None, itl_target: float | None) -> float:
+    """Largest stable arrival rate whose TTFT and ITL meet the targets (bisection).
+
+    Both latencies increase monotonically with the arrival rate (more queueing, a
+    larger decode batch, more time lost to prefills), so the feasible set is an
+    interval ``[0, λ*]``.
+    """
+    hi = steady.lam_max * (1.0 - 1e-9)
+    lo = 0.0
+    _, _, itl0, _, ttft0 = steady.at(hi * 1e-12)
+    if not _meets(ttft0, itl0, ttft_target, itl_target):
+        return 0.0
+    _, _, itl_hi, _, ttft_hi = steady.at(hi)
+    if _meets(ttft_hi, itl_hi, ttft_target, itl_target):
+        return hi
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        _, _, itl, _, ttft = steady.at(mid)
+        if _meets(ttft, itl, ttft_target, itl_target):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-6 * hi:
+            break
+    return lo

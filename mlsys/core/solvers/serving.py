@@ -1,0 +1,863 @@
+"""LLM serving on one model replica: time to first token, inter-token latency, memory.
+
+:class:`ServingModel` answers "how fast does this model answer on this hardware?" for a
+static batch of requests: prefill (compute-bound), then decode steps (memory-bound at
+small batch), each a roofline of its FLOPs and HBM bytes with the library's default
+achievable fractions of peak (:mod:`mlsys.core.solvers.efficiency`), plus the
+tensor-parallel all-reduces and pipeline hops on the scale-up fabric.
+
+The physics, stated once:
+
+* **Weights** are stored once per replica, split over ``tp_size × pp_size`` devices.
+  A decode step reads every weight it touches once, shared by the whole batch; an MoE
+  step touches the dense part plus the experts the batch routes to
+  (:func:`~mlsys.core.formulas.serving.expected_active_experts`).
+* **KV cache**: ``2·l·n_kv·d_head`` values per token (GQA/MQA-aware), split by tensor
+  parallelism over KV heads (replicated when ``tp_size > kv_heads``) and by pipeline
+  stages over layers. Each decode step reads each sequence's whole cache.
+* **FLOPs**: ``2·N_active`` per token plus attention (causal in prefill, full context
+  in decode); prefill computes logits for the last position only.
+* **Tensor parallelism** (Megatron): two all-reduces of ``tokens × h`` activations per
+  layer, ring alpha-beta cost (:mod:`mlsys.core.formulas.collectives`), not overlapped
+  with compute.
+* **Pipeline parallelism**: one request's prefill crosses every stage in turn (TTFT
+  grows by ``pp_size − 1`` point-to-point hops); decoding splits the batch into
+  ``min(pp_size, batch)`` micro-batches that circulate through the stages, so a token
+  takes ``max(micro-batches, stages)`` stage times.
+
+Scheduling assumption for TTFT: by default a request's prefill runs alone (the request
+arrives at an idle server, or the engine prioritises prefills, as vLLM does), so
+**TTFT is one request's prefill, not the whole batch's**. ``batched_prefill=True``
+prefills the batch in one pass and reports that pass as TTFT. Queueing delay is not
+included here; :class:`mlsys.core.solvers.batching.ContinuousBatchingModel` adds it.
+
+References
+----------
+Pope et al. (2022), "Efficiently Scaling Transformer Inference", MLSys 2023.
+Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053.
+Williams, Waterman & Patterson (2009), "Roofline", CACM 52(4).
+Kwon et al. (2023), "Efficient Memory Management for Large Language Model Serving with
+PagedAttention", SOSP 2023 (``gpu_memory_utilization`` default 0.9 in vLLM).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.formulas.collectives import p2p_time, ring_allreduce_time
+from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
+from mlsys.core.results import Result
+from mlsys.core.solvers.efficiency import resolve_efficiency
+from mlsys.core.types import Accelerator, Fabric, Node, TransformerWorkload
+from mlsys.core.units import as_si
+
+__all__ = ["ServingModel", "ServingResult"]
+
+DEFAULT_SCALEUP_LATENCY_S = 2e-6
+"""Per-step latency assumed for an accelerator's own scale-up links when no Fabric is
+given (the figure the catalog's NVLink 3/4 entries carry)."""
+
+DEFAULT_MEMORY_UTILIZATION = 0.9
+"""Fraction of device memory the engine may use (vLLM's ``gpu_memory_utilization``
+default); the rest is runtime context, allocator slack and kernels' workspaces."""
+
+_LATENCY_FIELDS = (
+    "ttft",
+    "itl",
+    "e2e_latency",
+    "prefill_time",
+    "tokens_per_second",
+    "tokens_per_second_per_accelerator",
+    "decode_tokens_per_second",
+    "tp_communication_time_prefill",
+    "tp_communication_time_decode",
+    "pp_communication_time",
+    "prefill_mfu",
+    "decode_mbu",
+)
+
+
+class ServingResult(Result):
+    """What :meth:`ServingModel.solve` returns (every time field is per replica).
+
+    Attributes
+    ----------
+    ttft : Quantity [s] or None
+        Time to first token of one request: its prefill (the whole batch's when
+        ``batched_prefill=True``), including pipeline hops; no queueing.
+        ``None`` when infeasible.
+    itl : Quantity [s] or None
+        Inter-token latency (time per output token) at the mean context of the
+        generation, prompt plus half the output. Alias ``time_per_output_token``.
+    e2e_latency : Quantity [s] or None
+        ``ttft + (output_len − 1) · itl``: one request from start of prefill to its
+        last token.
+    prefill_time : Quantity [s] or None
+        Prefill of the whole batch (one pass, pipelined over stages): the cost a static
+        batch pays before decoding.
+    tokens_per_second : Quantity [token/s] or None
+        Output tokens per second of the replica over a static-batch cycle:
+        ``batch · output_len / (prefill_time + (output_len − 1) · itl)``.
+    tokens_per_second_per_accelerator : Quantity [token/s] or None
+        The same divided by ``tp_size · pp_size``.
+    decode_tokens_per_second : Quantity [token/s] or None
+        Steady decode rate ``batch / itl`` (prefill excluded).
+    tp_communication_time_prefill, tp_communication_time_decode : Quantity [s] or None
+        Tensor-parallel all-reduce time inside one request's prefill and inside one
+        decode token's latency.
+    pp_communication_time : Quantity [s] or None
+        Pipeline point-to-point time on one token's path (decode).
+    prefill_mfu : float or None
+        Model FLOPs of one request's prefill over (TTFT × peak × devices).
+    decode_mbu : float or None
+        Memory-bandwidth utilisation of decode: bytes a step must move over
+        (ITL × peak bandwidth × devices).
+    prefill_flops, decode_flops_per_step : Quantity [FLOP]
+        Work of one request's prefill and of one decode step of the whole batch.
+    prefill_bytes, decode_bytes_per_step : Quantity [byte]
+        HBM traffic of the same (weights, KV cache, activations), whole replica.
+    prefill_intensity, decode_intensity : Quantity [FLOP/byte]
+        Their arithmetic intensities.
+    prefill_bound, decode_bound : {"compute", "memory"}
+        Which roof limits each phase on this hardware.
+    weight_bytes_per_accelerator : Quantity [byte]
+        Weights stored on one device.
+    kv_cache_bytes_per_accelerator : Quantity [byte]
+        KV cache of the batch at the final length ``prompt_len + output_len``.
+    activation_bytes_per_accelerator : Quantity [byte]
+        Transient activation workspace of the largest prefill pass (estimate).
+    memory_per_accelerator : Quantity [byte]
+        Sum of the three.
+    memory_available_per_accelerator : Quantity [byte]
+        Device memory times ``memory_utilization``.
+    max_batch_size : int
+        Largest batch whose KV cache fits next to the weights (0 if none).
+    batch_size, accelerators : int
+        The batch solved for and ``tp_size · pp_size``.
+    feasible : bool
+        Whether the configuration fits (and is valid on this hardware).
+    infeasibility_reason : str or None
+        Why not.
+    precision, activation_precision, kv_precision, compute_precision : str
+        Weight storage, activations and all-reduces, KV cache, and the tensor-core
+        precision whose peak is used.
+    scheduling : str
+        ``"single-request prefill"`` or ``"batched prefill"``: what TTFT means.
+    parallelism : dict
+        ``{"tp": tp_size, "pp": pp_size}``.
+    """
+
+    _units: ClassVar[dict[str, str | None]] = {
+        "ttft": "s",
+        "itl": "s",
+        "e2e_latency": "s",
+        "prefill_time": "s",
+        "tokens_per_second": "token/s",
+        "tokens_per_second_per_accelerator": "token/s",
+        "decode_tokens_per_second": "token/s",
+        "tp_communication_time_prefill": "s",
+        "tp_communication_time_decode": "s",
+        "pp_communication_time": "s",
+        "prefill_mfu": None,
+        "decode_mbu": None,
+        "prefill_flops": "flop",
+        "decode_flops_per_step": "flop",
+        "prefill_bytes": "byte",
+        "decode_bytes_per_step": "byte",
+        "prefill_intensity": "flop/byte",
+        "decode_intensity": "flop/byte",
+        "prefill_bound": None,
+        "decode_bound": None,
+        "weight_bytes_per_accelerator": "byte",
+        "kv_cache_bytes_per_accelerator": "byte",
+        "activation_bytes_per_accelerator": "byte",
+        "memory_per_accelerator": "byte",
+        "memory_available_per_accelerator": "byte",
+        "max_batch_size": None,
+        "batch_size": None,
+        "accelerators": None,
+        "feasible": None,
+        "infeasibility_reason": None,
+        "precision": None,
+        "activation_precision": None,
+        "kv_precision": None,
+        "compute_precision": None,
+        "scheduling": None,
+        "parallelism": None,
+    }
+    _aliases: ClassVar[dict[str, str]] = {
+        "time_per_output_token": "itl",
+        "tpot": "itl",
+        "time_to_first_token": "ttft",
+        "inter_token_latency": "itl",
+        "latency": "e2e_latency",
+        "throughput": "tokens_per_second",
+    }
+
+
+# ---------------------------------------------------------------------------------
+# Per-model constants (floats), cached on the frozen model object
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    layers: float
+    hidden: float
+    heads: int
+    kv_heads: int
+    head_dim: float
+    d_attn: float
+    vocab: float
+    is_moe: bool
+    experts: float
+    top_k: float
+    moe_layers: float
+    # parameter groups, already scaled to a given total/active count
+    total_params: float
+    layers_matmul_active: float  # per token, LM head excluded
+    head_params: float  # V·h
+    dense_read_params: float  # weights a step always reads (incl. LM head, norms)
+    expert_params: float  # one routed expert of one layer
+    # activation traffic of one token through one layer, in elements
+    act_elems_per_layer: float
+    ffn_active_width: float
+
+
+_SHAPES: dict[int, tuple[TransformerWorkload, _Shape]] = {}
+
+
+def _shape(model: TransformerWorkload) -> _Shape:
+    hit = _SHAPES.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    b = model.param_breakdown
+    scale_total = model.total_params / b["total"]
+    scale_active = model.active_params_per_token / b["active"]
+    h = float(model.hidden)
+    head_params = float(model.vocab) * h
+    moe_layers = float(model.moe_layers)
+    experts = float(model.experts)
+    expert_params = b["mlp_experts"] / (moe_layers * experts) if model.is_moe else 0.0
+    dense_read = (
+        b["attention"] + b["mlp_dense"] + b["mlp_shared"] + b["router"] + b["norms"] + head_params
+    )
+    q = float(model.heads * model.head_dim)  # type: ignore[operator]
+    kv = float(model.kv_dim)
+    mats = 3.0 if model.gated_mlp else 2.0
+    if model.is_moe:
+        width = (model.experts_per_token + model.shared_experts) * float(
+            model.expert_ffn_hidden  # type: ignore[arg-type]
+        )
+        dense_l = float(model.dense_layers)
+        ffn = (dense_l * float(model.ffn_hidden) + moe_layers * width) / model.layers  # type: ignore[arg-type]
+    else:
+        ffn = float(model.ffn_hidden)  # type: ignore[arg-type]
+    # Inputs read and outputs written by each matmul of a layer, plus attention's q/o.
+    act = (h + q + 2 * kv) + (q + h) + (h + (mats - 1) * ffn) + (ffn + h) + 2 * q
+    shape = _Shape(
+        layers=float(model.layers),
+        hidden=h,
+        heads=int(model.heads),
+        kv_heads=int(model.kv_heads),  # type: ignore[arg-type]
+        head_dim=float(model.head_dim),  # type: ignore[arg-type]
+        d_attn=q,
+        vocab=float(model.vocab),
+        is_moe=model.is_moe,
+        experts=experts,
+        top_k=float(model.experts_per_token),
+        moe_layers=moe_layers,
+        total_params=model.total_params,
+        layers_matmul_active=b["layers_matmul_active"] * scale_active,
+        head_params=head_params * scale_active,
+        dense_read_params=dense_read * scale_total,
+        expert_params=expert_params * scale_total,
+        act_elems_per_layer=act,
+        ffn_active_width=ffn,
+    )
+    if len(_SHAPES) > 256:
+        _SHAPES.clear()
+    _SHAPES[id(model)] = (model, shape)
+    return shape
+
+
+@lru_cache(maxsize=1024)
+def _allreduce_coeffs(ranks: int, bandwidth_Bps: float, latency_s: float) -> tuple[float, float]:
+    """(seconds at zero bytes, seconds per byte) of a ring all-reduce.
+
+    The alpha-beta cost is affine in the message size, so two evaluations of
+    :func:`ring_allreduce_time` give it exactly; the hot path then needs no call.
+    """
+    if ranks <= 1:
+        return (0.0, 0.0)
+    t0 = ring_allreduce_time(0.0, ranks, bandwidth_Bps, latency_s)
+    t1 = ring_allreduce_time(1e9, ranks, bandwidth_Bps, latency_s)
+    return (t0, (t1 - t0) / 1e9)
+
+
+@lru_cache(maxsize=1024)
+def _p2p_coeffs(bandwidth_Bps: float, latency_s: float) -> tuple[float, float]:
+    t0 = p2p_time(0.0, bandwidth_Bps, latency_s)
+    return (t0, (p2p_time(1e9, bandwidth_Bps, latency_s) - t0) / 1e9)
+
+
+@lru_cache(maxsize=256)
+def _norm(precision: str, name: str) -> str:
+    return normalize_precision(precision, name)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(value: Any, name: str, minimum: int = 1) -> int:
+    if _is_int(value) and value >= minimum:
+        return value
+    if isinstance(value, float) and value.is_integer() and value >= minimum:
+        return int(value)
+    raise ParameterError(name, value, f"an integer >= {minimum}")
+
+
+def _tokens(value: Any, name: str, minimum: float = 1.0) -> float:
+    """A token count: a number or a Quantity in tokens (or dimensionless)."""
+    if _is_int(value) or isinstance(value, float):
+        x = float(value)
+    else:
+        x = as_si(value, "token", name) if hasattr(value, "units") else value
+        if not isinstance(x, (int, float)) or isinstance(x, bool):
+            raise ParameterError(name, value, f"a number of tokens >= {minimum:g}")
+        x = float(x)
+    if not math.isfinite(x) or x < minimum:
+        raise ParameterError(name, value, f"a number of tokens >= {minimum:g}")
+    return x
+
+
+# ---------------------------------------------------------------------------------
+# The physics on floats: shared with ContinuousBatchingModel
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Everything about (model, hardware, precision, parallelism) as floats."""
+
+    shape: _Shape
+    tp: int
+    pp: int
+    devices: int
+    w_bytes: float
+    a_bytes: float
+    kv_bytes: float
+    peak: float  # achievable FLOP/s per device
+    bw: float  # achievable HBM bytes/s per device
+    peak_raw: float
+    bw_raw: float
+    ar0: float  # all-reduce seconds at 0 bytes
+    ar1: float  # all-reduce seconds per byte
+    p2p0: float
+    p2p1: float
+    kv_per_token_dev: float  # KV bytes one token occupies on one device
+    weights_dev: float
+    mem_avail: float
+    precision: str
+    activation_precision: str
+    kv_precision: str
+    compute_precision: str
+    problem: str | None  # a reason the plan cannot run at all, else None
+
+
+def _layer_split(plan: _Plan) -> float:
+    return plan.shape.layers / plan.pp
+
+
+def _weights_read(plan: _Plan, tokens: float) -> float:
+    """Weight bytes one pass over ``tokens`` tokens reads, whole replica."""
+    s = plan.shape
+    params = s.dense_read_params
+    if s.is_moe:
+        distinct = s.experts * (1.0 - (1.0 - s.top_k / s.experts) ** tokens)
+        params += s.moe_layers * distinct * s.expert_params
+    return params * plan.w_bytes
+
+
+def _roof(plan: _Plan, flops_dev: float, bytes_dev: float) -> tuple[float, float, float]:
+    tc = flops_dev / plan.peak
+    tm = bytes_dev / plan.bw
+    return (tc if tc > tm else tm), tc, tm
+
+
+def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
+    """(time, flops, bytes, tp_comm, pp_comm, t_compute, t_memory) of prefilling
+    ``n_seq`` prompts of ``prompt`` tokens in one pass, whole replica."""
+    s = plan.shape
+    tokens = prompt * n_seq
+    flops = n_seq * (
+        prompt * (2.0 * s.layers_matmul_active + 2.0 * s.layers * prompt * s.d_attn)
+        + 2.0 * s.head_params
+    )
+    kv_write = tokens * 2.0 * s.layers * s.kv_heads * s.head_dim * plan.kv_bytes
+    act = tokens * s.layers * s.act_elems_per_layer * plan.a_bytes
+    bytes_ = _weights_read(plan, tokens) + kv_write + act
+    d = plan.tp * plan.pp
+    t_stage, tc, tm = _roof(plan, flops / d, bytes_ / d)
+    m = tokens * s.hidden * plan.a_bytes
+    tp_comm = 2.0 * s.layers * (plan.ar0 + plan.ar1 * m) if plan.tp > 1 else 0.0
+    pp_comm = (plan.pp - 1) * (plan.p2p0 + plan.p2p1 * m) if plan.pp > 1 else 0.0
+    # Each stage holds 1/pp of the layers; one pass crosses all stages in turn.
+    time = plan.pp * t_stage + tp_comm + pp_comm
+    return time, flops, bytes_, tp_comm, pp_comm, plan.pp * tc, plan.pp * tm
+
+
+def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
+    """(itl, flops, bytes, tp_comm, pp_comm, t_compute, t_memory) of one decode step
+    of ``batch`` sequences holding ``context`` tokens each, whole replica."""
+    s = plan.shape
+    p = plan.pp
+    micro = min(float(p), batch) if p > 1 else 1.0
+    mb = batch / micro  # sequences per micro-batch
+    flops_mb = mb * (
+        2.0 * (s.layers_matmul_active + s.head_params) + 4.0 * s.layers * context * s.d_attn
+    )
+    kv_read = mb * context * 2.0 * s.layers * s.kv_heads * s.head_dim * plan.kv_bytes
+    act = mb * s.layers * s.act_elems_per_layer * plan.a_bytes
+    bytes_mb = _weights_read(plan, mb) + kv_read + act
+    d = plan.tp * p
+    t_stage, tc, tm = _roof(plan, flops_mb / d, bytes_mb / d)
+    m = mb * s.hidden * plan.a_bytes
+    tp_stage = 2.0 * (s.layers / p) * (plan.ar0 + plan.ar1 * m) if plan.tp > 1 else 0.0
+    pp_comm = (p - 1) * (plan.p2p0 + plan.p2p1 * m) if p > 1 else 0.0
+    cycles = micro if micro > p else float(p)
+    itl = cycles * (t_stage + tp_stage) + pp_comm
+    return (
+        itl,
+        flops_mb * micro,
+        bytes_mb * micro,
+        cycles * tp_stage,
+        pp_comm,
+        cycles * tc,
+        cycles * tm,
+    )
+
+
+def _activation_workspace(plan: _Plan, prefill_tokens: float, n_seq: float) -> float:
+    """Transient bytes of the largest layer's activations in a prefill pass (estimate):
+    residual stream, q/k/v and attention output, MLP intermediates of one layer, plus
+    fp32 logits of the last positions."""
+    s = plan.shape
+    per_token = (
+        3.0 * s.hidden
+        + (s.d_attn + 2.0 * s.kv_heads * s.head_dim) / plan.tp
+        + 2.0 * s.ffn_active_width / plan.tp
+    )
+    return prefill_tokens * per_token * plan.a_bytes + n_seq * s.vocab / plan.tp * 4.0
+
+
+def _resolve_hardware(hardware: Any, fabric: Any) -> tuple[Accelerator, float, float, int | None]:
+    if isinstance(hardware, Node):
+        acc = hardware.accelerator
+        default = hardware.intra_fabric
+        per_node: int | None = hardware.accelerators_per_node
+    elif isinstance(hardware, Accelerator):
+        acc, default, per_node = hardware, None, None
+    elif hasattr(hardware, "node") and isinstance(hardware.node, Node):
+        return _resolve_hardware(hardware.node, fabric)
+    else:
+        raise ParameterError("hardware", hardware, "an Accelerator or a Node (e.g. Hardware.H100)")
+    fab = fabric if fabric is not None else default
+    if fab is not None:
+        if not isinstance(fab, Fabric):
+            raise ParameterError("fabric", fabric, "a Fabric (e.g. Fabrics.NVLINK4) or None")
+        return acc, fab.effective_bandwidth_Bps, fab.latency_s, per_node
+    return acc, acc.scaleup_bandwidth_Bps, DEFAULT_SCALEUP_LATENCY_S, per_node
+
+
+_PLANS: dict[tuple, tuple[Any, Any, Any, _Plan]] = {}
+
+
+def _plan(
+    model: Any,
+    hardware: Any,
+    precision: str,
+    kv_precision: str | None,
+    activation_precision: str | None,
+    tp: int,
+    pp: int,
+    efficiency: Any,
+    fabric: Any,
+    memory_utilization: float,
+) -> _Plan:
+    try:
+        eff_key: Any = (
+            efficiency
+            if efficiency is None or isinstance(efficiency, float)
+            else (
+                tuple(sorted(efficiency.items()))
+                if isinstance(efficiency, dict)
+                else tuple(efficiency)
+            )
+        )
+        key = (
+            id(model),
+            id(hardware),
+            id(fabric),
+            precision,
+            kv_precision,
+            activation_precision,
+            tp,
+            pp,
+            eff_key,
+            memory_utilization,
+        )
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None:
+        hit = _PLANS.get(key)
+        if hit is not None and hit[0] is model and hit[1] is hardware and hit[2] is fabric:
+            return hit[3]
+    plan = _build_plan(
+        model,
+        hardware,
+        precision,
+        kv_precision,
+        activation_precision,
+        tp,
+        pp,
+        efficiency,
+        fabric,
+        memory_utilization,
+    )
+    if key is not None:
+        if len(_PLANS) > 512:
+            _PLANS.clear()
+        _PLANS[key] = (model, hardware, fabric, plan)
+    return plan
+
+
+def _build_plan(
+    model,
+    hardware,
+    precision,
+    kv_precision,
+    activation_precision,
+    tp,
+    pp,
+    efficiency,
+    fabric,
+    memory_utilization,
+) -> _Plan:
+    if not isinstance(model, TransformerWorkload):
+        raise ParameterError(
+            "model",
+            model,
+            "a TransformerWorkload (e.g. Models.Llama2_70B)",
+            "Serving needs the shape (layers, heads, KV heads) to size the KV cache.",
+        )
+    acc, fab_bw, fab_lat, per_node = _resolve_hardware(hardware, fabric)
+    w = _norm(precision, "precision")
+    wb = BYTES_PER_ELEMENT[w]
+    if activation_precision is None:
+        a = w if wb >= 2.0 else "fp16"
+    else:
+        a = _norm(activation_precision, "activation_precision")
+    kv = a if kv_precision is None else _norm(kv_precision, "kv_precision")
+    # Weight-and-activation quantised formats (fp8, int8, fp4 ...) run on the tensor
+    # cores of that format where the device has them; otherwise weights are dequantised
+    # and the math runs at the activation precision (weight-only quantisation).
+    available = acc.precisions
+    if w in available and wb < 2.0:
+        cp = w
+    elif a in available:
+        cp = a
+    elif "bf16" in available:
+        cp = "bf16"
+    else:
+        cp = available[0]
+    eff_c, eff_m = resolve_efficiency(efficiency, acc, cp)
+    shape = _shape(model)
+
+    problem = None
+    if shape.heads % tp:
+        problem = f"tp_size={tp} does not divide the model's {shape.heads} attention heads"
+    elif tp > shape.kv_heads and tp % shape.kv_heads:
+        problem = f"tp_size={tp} is not a multiple of the model's {shape.kv_heads} KV heads"
+    elif tp <= shape.kv_heads and shape.kv_heads % tp:
+        problem = f"tp_size={tp} does not divide the model's {shape.kv_heads} KV heads"
+    elif pp > shape.layers:
+        problem = f"pp_size={pp} exceeds the model's {int(shape.layers)} layers"
+    elif per_node is not None and tp > per_node:
+        problem = (
+            f"tp_size={tp} exceeds the {per_node} accelerators of one node: tensor "
+            "parallelism is modelled inside one scale-up domain only"
+        )
+    elif (tp > 1 or pp > 1) and fab_bw <= 0.0:
+        problem = (
+            f"{acc.label} has no scale-up link in the catalog; pass fabric= to "
+            "use tensor or pipeline parallelism"
+        )
+    if tp > 1 and fab_bw > 0:
+        ar0, ar1 = _allreduce_coeffs(tp, fab_bw, fab_lat)
+    else:
+        ar0 = ar1 = 0.0
+    p2p0, p2p1 = _p2p_coeffs(fab_bw, fab_lat) if (pp > 1 and fab_bw > 0) else (0.0, 0.0)
+    kv_heads_dev = shape.kv_heads / tp if tp <= shape.kv_heads else 1.0
+    kvb = BYTES_PER_ELEMENT[kv]
+    kv_per_token_dev = 2.0 * (shape.layers / pp) * kv_heads_dev * shape.head_dim * kvb
+    peak = acc.peak_flops_s(cp)
+    bw = acc.memory_bandwidth_Bps
+    return _Plan(
+        shape=shape,
+        tp=tp,
+        pp=pp,
+        devices=tp * pp,
+        w_bytes=wb,
+        a_bytes=BYTES_PER_ELEMENT[a],
+        kv_bytes=kvb,
+        peak=peak * eff_c,
+        bw=bw * eff_m,
+        peak_raw=peak,
+        bw_raw=bw,
+        ar0=ar0,
+        ar1=ar1,
+        p2p0=p2p0,
+        p2p1=p2p1,
+        kv_per_token_dev=kv_per_token_dev,
+        weights_dev=shape.total_params * wb / (tp * pp),
+        mem_avail=acc.memory_bytes * memory_utilization,
+        precision=w,
+        activation_precision=a,
+        kv_precision=kv,
+        compute_precision=cp,
+        problem=problem,
+    )
+
+
+def _check_plan_args(tp_size: Any, pp_size: Any, memory_utilization: Any) -> tuple[int, int, float]:
+    tp = _count(tp_size, "tp_size")
+    pp = _count(pp_size, "pp_size")
+    if (
+        isinstance(memory_utilization, bool)
+        or not isinstance(memory_utilization, (int, float))
+        or not 0.0 < memory_utilization <= 1.0
+    ):
+        raise ParameterError("memory_utilization", memory_utilization, "a fraction in (0, 1]")
+    return tp, pp, float(memory_utilization)
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:.1f} GB"
+
+
+# ---------------------------------------------------------------------------------
+# The solver
+# ---------------------------------------------------------------------------------
+
+
+class ServingModel:
+    """Latency, throughput and memory of serving a transformer on one replica.
+
+    A replica is ``tp_size × pp_size`` accelerators holding one copy of the weights.
+    See the module docstring for the physics and the scheduling assumption behind TTFT.
+
+    Examples
+    --------
+    Llama-2-70B in fp16 on 4 A100 80GB with tensor parallelism, one request of 2048
+    prompt tokens and 128 output tokens:
+
+    >>> from mlsys import Hardware, Models, ServingModel            # doctest: +SKIP
+    >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.A100_80GB,
+    ...                            prompt_len=2048, output_len=128, tp_size=4)
+    >>> res.ttft.to("ms"), res.itl.to("ms")                          # doctest: +SKIP
+    (335 ms, 21.7 ms)
+
+    The same model on one 80 GB device does not fit, and no latency is reported:
+
+    >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.H100,
+    ...                            precision="fp16")                 # doctest: +SKIP
+    >>> res.feasible, res.ttft                                       # doctest: +SKIP
+    (False, None)
+    """
+
+    def solve(
+        self,
+        model: TransformerWorkload,
+        hardware: Accelerator | Node,
+        batch_size: int = 1,
+        prompt_len: float = 512,
+        output_len: float = 128,
+        precision: str = "bf16",
+        kv_precision: str | None = None,
+        tp_size: int = 1,
+        pp_size: int = 1,
+        efficiency: Any = None,
+        fabric: Fabric | None = None,
+        raise_errors: bool = False,
+        *,
+        activation_precision: str | None = None,
+        batched_prefill: bool = False,
+        memory_utilization: float = DEFAULT_MEMORY_UTILIZATION,
+    ) -> ServingResult:
+        """Solve one serving configuration.
+
+        Parameters
+        ----------
+        model : TransformerWorkload
+            The model (dense, GQA/MQA or MoE).
+        hardware : Accelerator or Node
+            One device type; a Node also supplies the tensor-parallel fabric and caps
+            ``tp_size`` at its accelerator count.
+        batch_size : int
+            Sequences decoded together (a static batch).
+        prompt_len : int
+            Prompt tokens per request.
+        output_len : int
+            Generated tokens per request (>= 1; the first comes out of prefill).
+        precision : str
+            Weight storage precision (``"bf16"``, ``"fp8"``, ``"int4"`` ...).
+        kv_precision : str, optional
+            KV-cache precision; default: the activation precision.
+        tp_size, pp_size : int
+            Tensor- and pipeline-parallel degrees of the replica.
+        efficiency : None, float, pair or dict
+            Achievable fractions of peak (see
+            :func:`mlsys.core.solvers.efficiency.resolve_efficiency`); ``None`` uses the
+            library defaults for the device and compute precision.
+        fabric : Fabric, optional
+            Tensor/pipeline-parallel interconnect. Default: the Node's scale-up fabric,
+            or the accelerator's own scale-up bandwidth with a 2 µs step latency.
+        raise_errors : bool
+            Raise :class:`~mlsys.core.errors.InfeasibleError` instead of returning
+            ``feasible=False``.
+        activation_precision : str, optional
+            Activations and all-reduce payloads; default: the weight precision when it
+            is 16 bits or wider, else ``"fp16"``.
+        batched_prefill : bool
+            Prefill the whole batch in one pass and report it as TTFT (default: TTFT is
+            one request's own prefill).
+        memory_utilization : float
+            Fraction of device memory usable (default 0.9, as vLLM).
+
+        Returns
+        -------
+        ServingResult
+            Latencies are ``None`` when ``feasible`` is False.
+
+        Raises
+        ------
+        ParameterError
+            For a bad argument (unknown precision, batch of 0, output length 0 ...).
+        InfeasibleError
+            When ``raise_errors=True`` and the configuration cannot run.
+
+        References
+        ----------
+        Pope et al. (2022), "Efficiently Scaling Transformer Inference", MLSys 2023;
+        Shoeybi et al. (2019), Megatron-LM; Williams et al. (2009), Roofline.
+        """
+        b = _count(batch_size, "batch_size")
+        s_in = _tokens(prompt_len, "prompt_len")
+        s_out = _tokens(output_len, "output_len")
+        tp, pp, mu = _check_plan_args(tp_size, pp_size, memory_utilization)
+        plan = _plan(
+            model,
+            hardware,
+            precision,
+            kv_precision,
+            activation_precision,
+            tp,
+            pp,
+            efficiency,
+            fabric,
+            mu,
+        )
+        return _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
+
+
+def _solve_plan(
+    plan: _Plan, b: int, s_in: float, s_out: float, batched_prefill: bool, raise_errors: bool
+) -> ServingResult:
+    final_ctx = s_in + s_out
+    n_pre = float(b) if batched_prefill else 1.0
+    workspace = _activation_workspace(plan, s_in * n_pre, n_pre)
+    kv_seq = plan.kv_per_token_dev * final_ctx
+    kv_total = kv_seq * b
+    free = plan.mem_avail - plan.weights_dev - workspace
+    max_batch = int(free // kv_seq) if free > 0 else 0
+    memory = plan.weights_dev + kv_total + workspace
+
+    reason = plan.problem
+    if reason is None and plan.weights_dev + workspace > plan.mem_avail:
+        reason = (
+            f"weights ({_gb(plan.weights_dev)} per accelerator) and workspace do not "
+            f"fit in {_gb(plan.mem_avail)} usable memory; raise tp_size/pp_size or "
+            "quantise"
+        )
+    elif reason is None and b > max_batch:
+        reason = (
+            f"KV cache of batch {b} at {final_ctx:g} tokens needs {_gb(kv_total)} per "
+            f"accelerator; {_gb(max(free, 0.0))} is free (largest batch {max_batch})"
+        )
+    feasible = reason is None
+    if not feasible and raise_errors:
+        raise InfeasibleError(reason)  # type: ignore[arg-type]
+
+    # One request's prefill and the batch's (identical when batched_prefill).
+    pre1 = _prefill(plan, s_in, n_pre)
+    pre_b = pre1 if b == 1 or batched_prefill else _prefill(plan, s_in, float(b))
+    mean_ctx = s_in + 0.5 * s_out
+    dec = _decode(plan, float(b), mean_ctx)
+
+    out: dict[str, Any] = {}
+    if feasible:
+        ttft, itl = pre1[0], dec[0]
+        e2e = ttft + (s_out - 1.0) * itl
+        cycle = pre_b[0] + (s_out - 1.0) * itl
+        tps = b * s_out / cycle
+        d = plan.devices
+        out = {
+            "ttft": ttft,
+            "itl": itl,
+            "e2e_latency": e2e,
+            "prefill_time": pre_b[0],
+            "tokens_per_second": tps,
+            "tokens_per_second_per_accelerator": tps / d,
+            "decode_tokens_per_second": b / itl,
+            "tp_communication_time_prefill": pre1[3],
+            "tp_communication_time_decode": dec[3],
+            "pp_communication_time": dec[4],
+            "prefill_mfu": pre1[1] / (ttft * plan.peak_raw * d),
+            "decode_mbu": dec[2] / (itl * plan.bw_raw * d),
+        }
+    else:
+        out = dict.fromkeys(_LATENCY_FIELDS)
+    out.update(
+        prefill_flops=pre1[1],
+        decode_flops_per_step=dec[1],
+        prefill_bytes=pre1[2],
+        decode_bytes_per_step=dec[2],
+        prefill_intensity=pre1[1] / pre1[2],
+        decode_intensity=dec[1] / dec[2],
+        prefill_bound="compute" if pre1[5] >= pre1[6] else "memory",
+        decode_bound="compute" if dec[5] >= dec[6] else "memory",
+        weight_bytes_per_accelerator=plan.weights_dev,
+        kv_cache_bytes_per_accelerator=kv_total,
+        activation_bytes_per_accelerator=workspace,
+        memory_per_accelerator=memory,
+        memory_available_per_accelerator=plan.mem_avail,
+        max_batch_size=max_batch,
+        batch_size=b,
+        accelerators=plan.devices,
+        feasible=feasible,
+        infeasibility_reason=reason,
+        precision=plan.precision,
+        activation_precision=plan.activation_precision,
+        kv_precision=plan.kv_precision,
+        compute_precision=plan.compute_precision,
+        scheduling="batched prefill" if batched_prefill else "single-request prefill",
+        parallelism={"tp": plan.tp, "pp": plan.pp},
+    )
+    return ServingResult(**out)
