@@ -89,7 +89,7 @@ def test_inline_activation_arithmetic_matches_formulas(tp, pp, m, v, sp, rec):
     per_layer = activation_bytes_per_layer(1024, 2, 12288, 96, tp, sp, rec)
     factor = 1 + (pp - 1) / (pp * v) if v > 1 else 1.0
     expected = per_layer * 96 / pp * min(pp, m) * factor
-    expected += embedding_activation_bytes(1024, 2, 12288, 51200, tp, pp)
+    expected += embedding_activation_bytes(1024, 2, 12288, 51200, tp, pp, m)
     assert res.si("activations") == pytest.approx(float(expected), rel=1e-12)
 
 

@@ -146,11 +146,14 @@ def embedding_activation_bytes(
     vocab: ArrayLike,
     tp_size: ArrayLike = 1,
     pp_size: ArrayLike = 1,
+    microbatch_count: ArrayLike | None = None,
 ) -> ArrayLike:
     """Activation bytes outside the transformer layers, on the first pipeline stage.
 
     The input-embedding dropout mask is split along the sequence and held for ``p``
-    in-flight micro-batches: ``sbhp/t``. Without pipeline parallelism (``p = 1``) the
+    in-flight micro-batches: ``sbhp/t`` (the paper assumes ``m ≥ p``; with fewer
+    micro-batches ``m`` only ``min(p, m)`` are in flight, which ``microbatch_count``
+    accounts for). Without pipeline parallelism (``p = 1``) the
     same device also holds the final LayerNorm input (``2sbh/t``), the output-projection
     input (``2sbh/t``) and the fp32 logits for the cross-entropy (``4sbv/t``):
     ``4sbh/t · (1 + v/h)``.
@@ -163,6 +166,8 @@ def embedding_activation_bytes(
         Tensor-parallel size ``t`` (sequence parallelism assumed, as in the paper).
     pp_size : int or ndarray
         Pipeline-parallel size ``p``.
+    microbatch_count : int or ndarray, optional
+        Micro-batches per step ``m``; default ``p`` (the paper's assumption).
 
     Returns
     -------
@@ -187,8 +192,9 @@ def embedding_activation_bytes(
     h = np.asarray(hidden, dtype=float)
     t = np.asarray(tp_size, dtype=float)
     p = np.asarray(pp_size, dtype=float)
+    inflight = p if microbatch_count is None else np.minimum(p, microbatch_count)
     sbh_t = s * b * h / t
-    return sbh_t * p + np.where(p == 1, 4.0 * sbh_t * (1.0 + np.asarray(vocab) / h), 0.0)
+    return sbh_t * inflight + np.where(p == 1, 4.0 * sbh_t * (1.0 + np.asarray(vocab) / h), 0.0)
 
 
 def pipeline_inflight_microbatches(pp_size: ArrayLike, microbatch_count: ArrayLike) -> ArrayLike:

@@ -486,7 +486,7 @@ def _training_activations(
     held = per_layer * (L / p) * min(p, m)
     if v > 1:
         held *= 1.0 + (p - 1.0) / (p * v)
-    extra = sbh / t * p
+    extra = sbh / t * min(p, m)  # embedding dropout mask of each in-flight micro-batch
     if p == 1:
         extra += 4.0 * sbh / t * (1.0 + V / h)
     return held + extra
