@@ -783,30 +783,23 @@ def rng(
     if lo > hi:
         raise FormatError("low", low, f"a value no larger than high={high!r}")
     if unit is not None:
-        target = _target(unit)
-        hi_value = _convert(hi, hi_units, target) if hi_units is not None else hi
-        lo_value = _convert(lo, hi_units, target) if hi_units is not None else lo
-        ends = [_number(v, _sig(v, digits), sep) for v in (lo_value, hi_value)]
-        return Formatted(_join(_EN_DASH.join(ends), target or None, space))
-    big = hi if abs(hi) >= abs(lo) else lo
-    if hi_units is not None and _plan(hi_units)[0] == "time":
-        # Durations share the unit of the shorter end: "5–100 s", not "0.08333–1.667 min".
-        big = min((v for v in (lo, hi) if v), key=abs, default=hi)
-    _, target, _, kind = _choose(big, hi_units, digits)
+        target: UnitsContainer | None = _target(unit) or None
+        kind = "money" if target is not None and _plan(target)[0] == "money" else "unit"
+    else:
+        big = hi if abs(hi) >= abs(lo) else lo
+        if hi_units is not None and _plan(hi_units)[0] == "time":
+            # Durations share the unit of the shorter end: "5–100 s", not "0.08333–1.667 min".
+            big = min((v for v in (lo, hi) if v), key=abs, default=hi)
+        _, target, _, kind = _choose(big, hi_units, digits)
     if kind == "money":
-        lo_usd = _convert(lo, hi_units, _with(target, "US_dollar"))
-        hi_usd = _convert(hi, hi_units, _with(target, "US_dollar"))
-        ends = [_money_number(v, digits, sep) for v in (lo_usd, hi_usd)]
-        per_unit = _per_text(target)
-        return Formatted(_EN_DASH.join(e + per_unit for e in ends))
-    if kind == "sci" or target is None:
-        if target is not None:
-            lo, hi = (_convert(v, hi_units, target) for v in (lo, hi))
-        ends = [_number(v, _sig(v, digits), sep) for v in (lo, hi)]
-        return Formatted(_join(_EN_DASH.join(ends), target, space))
-    lo_value = _convert(lo, hi_units, target)
-    hi_value = _convert(hi, hi_units, target)
-    ends = [_number(v, _sig(v, digits), sep) for v in (lo_value, hi_value)]
+        rest = _plan(target)[1] if unit is not None else target
+        dollars = (_convert(v, hi_units, _with(rest, "US_dollar")) for v in (lo, hi))
+        per_unit = _per_text(rest)
+        ends = [_money_number(v, digits, sep, compact=unit is None) + per_unit for v in dollars]
+        return Formatted(_EN_DASH.join(ends))
+    if hi_units is not None:
+        lo, hi = (_convert(v, hi_units, target or UnitsContainer()) for v in (lo, hi))
+    ends = [_number(v, _sig(v, digits), sep) for v in (lo, hi)]
     return Formatted(_join(_EN_DASH.join(ends), target, space))
 
 

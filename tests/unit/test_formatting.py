@@ -157,6 +157,24 @@ CASES = [
     ("range-time", lambda: rng(Q_(5, "s"), Q_(100, "s")), "5–100 s", "unit of shorter end"),
     ("range-money", lambda: rng(Q_(1e6, "USD"), Q_(2.5e6, "USD")), "$1M–$2.5M", "dollars"),
     ("range-plain", lambda: rng(3, 5), "3–5", "no unit"),
+    (
+        "range-money-unit",
+        lambda: rng(Q_(1e6, "USD"), Q_(2.5e6, "USD"), "USD"),
+        "$1,000,000–$2,500,000",
+        "unit=USD: no scale",
+    ),
+    (
+        "range-ratio",
+        lambda: rng(Q_(1, "GB") / Q_(1, "MB"), Q_(2, "GB") / Q_(1, "MB")),
+        "1,000–2,000",
+        "GB/MB = 1000",
+    ),
+    (
+        "range-beyond-exa",
+        lambda: rng(Q_(1e23, "FLOP"), Q_(3.14e23, "FLOP")),
+        "1 × 10²³–3.14 × 10²³ FLOP",
+        "past exa: 10^n",
+    ),
     # --- scientific notation and LaTeX -------------------------------------------------------
     ("sci", lambda: sci(3.14e23), "3.14 × 10²³", "3.14e23"),
     ("sci-digits", lambda: sci(3.14159e23, digits=3), "3.14 × 10²³", "3.14159 -> 3.14"),
@@ -307,3 +325,14 @@ def test_docstrings_have_examples():
                  "latex", "md_math", "check"]:  # fmt: skip
         doc = getattr(F, name).__doc__
         assert doc and "Examples" in doc and "Parameters" in doc, name
+
+
+def test_jupyter_display_offers_markdown():
+    # Quarto's inline expressions take the text/markdown output when there is one; a bare
+    # str would only offer text/plain, which Quarto prints with quotes.
+    interactive = pytest.importorskip("IPython.core.interactiveshell")
+    shell = interactive.InteractiveShell.instance()
+    data, _ = shell.display_formatter.format(fmt(Q_(3.35e12, "B/s")))
+    assert data["text/markdown"] == "3.35 TB/s"
+    data, _ = shell.display_formatter.format(money(4.2e6))
+    assert data["text/markdown"] == r"\$4.2M"
