@@ -96,4 +96,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(__all__) | set(_DEPRECATED))
+    # Deprecated names stay out of dir(), so tools that walk it (doctest, quartodoc,
+    # completion) neither warn nor advertise them.
+    return sorted(set(globals()) - set(_DEPRECATED))
