@@ -50,7 +50,7 @@ def _parse(text: str) -> tuple[str, int, str | None]:
     if match:
         return match.group(1), int(match.group(2).translate(_SUPER)), match.group(3)
     match = _POS.match(plain)
-    assert match, f"unparseable output {text!r}"
+    assert match, f"unreadable output {text!r}"
     return match.group(1), 0, match.group(2)
 
 
