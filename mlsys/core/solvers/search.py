@@ -1,0 +1,350 @@
+"""Which layout to choose: every parallel layout of a training job, priced at once.
+
+:class:`ParallelismSearch` enumerates every valid combination of data, tensor, pipeline
+and expert parallelism, micro-batch count, interleaving, ZeRO stage, recomputation and
+sequence parallelism for a model on a fleet, prices them all in one vectorised call of
+the same model :class:`~mlsys.core.solvers.distributed.DistributedModel` uses
+(:func:`mlsys.core.solvers._layout.evaluate` on numpy arrays), and ranks them by
+throughput. Layouts that cannot run are kept with the reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.results import Result
+from mlsys.core.solvers import _layout
+from mlsys.core.solvers.distributed import DistributedModel, DistributedResult, build_problem
+
+__all__ = ["ParallelismSearch", "SearchResult", "REJECTION_REASONS"]
+
+REJECTION_REASONS: dict[int, str] = {
+    0: "",
+    1: "does not fit in memory",
+    2: "heads not divisible by tp",
+    3: "global batch not divisible by the dp·ep data-parallel ranks",
+    4: "more pipeline stages than layers",
+    5: "interleaving needs the micro-batch count to be a multiple of pp",
+}
+"""Why a layout was rejected, by code."""
+
+_RC_NAMES = ("none", "selective", "full")
+_COLUMNS = (
+    "tokens_per_second",
+    "step_time",
+    "mfu",
+    "memory_per_accelerator",
+    "feasible",
+    "dp",
+    "tp",
+    "pp",
+    "ep",
+    "microbatch_count",
+    "v_stages",
+    "zero_stage",
+    "recompute",
+    "sequence_parallel",
+    "reason",
+)
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+class SearchResult(Result):
+    """Every layout of a search, ranked by throughput.
+
+    Attributes
+    ----------
+    best : DistributedResult or None
+        The fastest feasible layout, re-solved with :class:`DistributedModel`.
+    best_layout : dict or None
+        Its parameters (``tp_size``, ``pp_size`` ...), ready to pass to ``solve``.
+    candidates : int
+        Layouts enumerated (valid and rejected).
+    feasible_count : int
+        Layouts that run.
+    table : dict of str to ndarray
+        One array per column (``tokens_per_second`` [token/s], ``step_time`` [s],
+        ``mfu``, ``memory_per_accelerator`` [byte], ``feasible``, ``dp``, ``tp``,
+        ``pp``, ``ep``, ``microbatch_count``, ``v_stages``, ``zero_stage``,
+        ``recompute``, ``sequence_parallel``, ``reason``), rows ranked: feasible
+        layouts by throughput first, then the rejected ones.
+
+    Notes
+    -----
+    ``top(n)`` gives the first ``n`` rows as records; ``to_records()`` all of them;
+    ``rejected()`` the rows that cannot run, each with its reason.
+    """
+
+    _units: ClassVar[dict[str, str | None]] = {
+        "best": None,
+        "best_layout": None,
+        "candidates": None,
+        "feasible_count": None,
+        "table": None,
+    }
+
+    def _record(self, i: int) -> dict[str, Any]:
+        t = self._values["table"]
+        rec: dict[str, Any] = {}
+        for col in _COLUMNS:
+            val = t[col][i]
+            rec[col] = val.item() if hasattr(val, "item") else val
+        return rec
+
+    def top(self, n: int = 10) -> list[dict[str, Any]]:
+        """The ``n`` best layouts as records (feasible ones first).
+
+        Parameters
+        ----------
+        n : int
+            How many.
+
+        Returns
+        -------
+        list of dict
+            Plain floats in SI units (s, token/s, byte).
+        """
+        return [self._record(i) for i in range(min(n, len(self._values["table"]["tp"])))]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """Every layout as a record, ranked.
+
+        Returns
+        -------
+        list of dict
+        """
+        return self.top(len(self._values["table"]["tp"]))
+
+    def rejected(self) -> list[dict[str, Any]]:
+        """The layouts that cannot run, each with its ``reason``.
+
+        Returns
+        -------
+        list of dict
+        """
+        t = self._values["table"]
+        return [self._record(i) for i in np.flatnonzero(~t["feasible"])]
+
+    def _repr_markdown_(self) -> str:
+        head = (
+            f"**SearchResult**: {self._values['candidates']} layouts, "
+            f"{self._values['feasible_count']} feasible\n\n"
+            "| rank | tokens/s | step (s) | MFU | GB/dev | dp | tp | pp | ep | m | v | ZeRO "
+            "| recompute | SP | note |\n|" + "---|" * 15
+        )
+        lines = [head]
+        for i, r in enumerate(self.top(10), 1):
+            lines.append(
+                f"| {i} | {r['tokens_per_second']:.4g} | {r['step_time']:.4g} | "
+                f"{100 * r['mfu']:.1f}% | {r['memory_per_accelerator'] / 1e9:.1f} | {r['dp']} | "
+                f"{r['tp']} | {r['pp']} | {r['ep']} | {r['microbatch_count']} | "
+                f"{r['v_stages']} | {r['zero_stage']} | {r['recompute']} | "
+                f"{'yes' if r['sequence_parallel'] else 'no'} | {r['reason']} |"
+            )
+        return "\n".join(lines)
+
+
+class ParallelismSearch:
+    """Enumerate and rank every parallel layout of a training job on a fleet.
+
+    Examples
+    --------
+    >>> from mlsys import Models, Nodes, Fabrics, Fleet
+    >>> fleet = Fleet(node=Nodes.DGX_H100, count=16, fabric=Fabrics.IB_NDR)
+    >>> res = ParallelismSearch().solve(Models.Llama3_70B, fleet, batch_size=256)
+    >>> res.best.feasible
+    True
+    """
+
+    def solve(
+        self,
+        model: Any,
+        fleet: Any,
+        batch_size: int,
+        precision: str = "bf16",
+        efficiency: Any = None,
+        seq_len: int | None = None,
+        tp_sizes: Any = None,
+        pp_sizes: Any = None,
+        ep_sizes: Any = None,
+        microbatch_counts: Any = None,
+        v_stages: Any = (1, 2, 3, 4),
+        zero_stages: Any = (0, 1, 2, 3),
+        recompute: Any = ("none", "selective", "full"),
+        sequence_parallel: Any = (False, True),
+        overlap: bool = True,
+        grad_dtype: str | None = None,
+        topology_override: str | None = None,
+        flash_attention: bool | None = None,
+        raise_errors: bool = False,
+    ) -> SearchResult:
+        """Price every layout and rank them.
+
+        Parameters
+        ----------
+        model : TransformerWorkload
+            The network.
+        fleet : Fleet
+            The cluster.
+        batch_size : int
+            Global batch in sequences.
+        precision, efficiency, seq_len, overlap, grad_dtype, topology_override, flash_attention
+            As in :meth:`DistributedModel.solve`.
+        tp_sizes, pp_sizes, ep_sizes, microbatch_counts : iterable of int, optional
+            Restrict the sizes tried (default: every divisor that can work).
+        v_stages, zero_stages, recompute, sequence_parallel : iterable
+            Options tried (sequence parallelism only with ``tp > 1``).
+        raise_errors : bool
+            Raise :class:`InfeasibleError` when no layout is feasible.
+
+        Returns
+        -------
+        SearchResult
+        """
+        batch = int(batch_size)
+        if batch < 1:
+            raise ParameterError("batch_size", batch_size, "a positive integer")
+        P = build_problem(
+            model, fleet, batch, precision, efficiency, seq_len, grad_dtype, flash_attention
+        )
+        n = fleet.total_accelerators
+        rc_codes = []
+        for r in recompute:
+            code = _layout.RECOMPUTE_CODES.get(str(r).lower())
+            if code is None:
+                raise ParameterError("recompute", r, "'none', 'selective' or 'full'")
+            rc_codes.append(code)
+        for z in zero_stages:
+            if z not in (0, 1, 2, 3):
+                raise ParameterError("zero_stages", z, "0, 1, 2 or 3")
+        topo = (topology_override or "auto").lower()
+        if topo not in _layout.TOPOLOGY_CODES:
+            raise ParameterError(
+                "topology_override", topology_override, "None, 'ring', 'tree' or 'hierarchical'"
+            )
+        divs = _divisors(n)
+        tps = [t for t in (tp_sizes or divs) if n % t == 0 and t <= max(model.heads, 1)]
+        experts = model.experts if model.is_moe else 1
+        eps_all = list(ep_sizes or _divisors(experts))
+        rows: list[tuple] = []  # (tp, pp, ep, dp, m, v, code)
+        for tp in tps:
+            for pp in pp_sizes or _divisors(n // tp):
+                if (n // tp) % pp:
+                    continue
+                for ep in eps_all:
+                    if (n // (tp * pp)) % ep or experts % ep:
+                        continue
+                    dp = n // (tp * pp * ep)
+                    code = 0
+                    if model.heads % tp:
+                        code = 2
+                    elif pp > model.layers:
+                        code = 4
+                    elif batch % (dp * ep):
+                        code = 3
+                    if code:
+                        rows.append((tp, pp, ep, dp, 1, 1, code))
+                        continue
+                    per = batch // (dp * ep)
+                    ms = [mm for mm in (microbatch_counts or _divisors(per)) if per % mm == 0]
+                    for mm in ms:
+                        for v in v_stages if pp > 1 else (1,):
+                            bad = v > 1 and mm % pp
+                            rows.append((tp, pp, ep, dp, mm, v, 5 if bad else 0))
+        if not rows:
+            raise ParameterError(
+                "fleet", n, "a fleet whose size admits at least one layout for this model"
+            )
+        base = np.array(rows, dtype=float)
+        sp_opts = sorted({1.0 if s else 0.0 for s in sequence_parallel})
+        combos = np.array(
+            list(itertools.product(sorted(set(zero_stages)), rc_codes, sp_opts)), dtype=float
+        )
+        nb, nc = len(base), len(combos)
+        B = np.repeat(base, nc, axis=0)
+        C = np.tile(combos, (nb, 1))
+        tp, pp, ep, dp, m, v, code = (B[:, i] for i in range(7))
+        zero, rc, sp = C[:, 0], C[:, 1], C[:, 2]
+        # sequence parallelism is meaningless at tp = 1: keep one copy of those layouts
+        keep = ~((sp == 1.0) & (tp == 1.0)) | ((tp == 1.0) & (len(sp_opts) == 1))
+        tp, pp, ep, dp, m, v, code, zero, rc, sp = (
+            a[keep] for a in (tp, pp, ep, dp, m, v, code, zero, rc, sp)
+        )
+        valid = code == 0
+        out = _layout.evaluate(
+            P, tp[valid], pp[valid], ep[valid], dp[valid], m[valid], v[valid],
+            zero[valid], rc[valid], sp[valid], 0, _layout.TOPOLOGY_CODES[topo], overlap,
+        )  # fmt: skip
+        size = len(tp)
+        tokens = np.zeros(size)
+        step = np.full(size, np.inf)
+        mfu = np.zeros(size)
+        mem = np.full(size, np.nan)
+        tokens[valid] = out["tokens_per_second"]
+        step[valid] = out["step_time"]
+        mfu[valid] = out["mfu"]
+        mem[valid] = out["memory"]
+        fits = np.zeros(size, dtype=bool)
+        fits[valid] = out["fits"]
+        code = np.where(valid & ~fits, 1.0, code)
+        feasible = code == 0
+        order = np.lexsort((-tokens, ~feasible))
+        reasons = np.array([REJECTION_REASONS[int(c)] for c in range(6)], dtype=object)
+        table = {
+            "tokens_per_second": tokens[order],
+            "step_time": step[order],
+            "mfu": mfu[order],
+            "memory_per_accelerator": mem[order],
+            "feasible": feasible[order],
+            "dp": dp[order].astype(int),
+            "tp": tp[order].astype(int),
+            "pp": pp[order].astype(int),
+            "ep": ep[order].astype(int),
+            "microbatch_count": m[order].astype(int),
+            "v_stages": v[order].astype(int),
+            "zero_stage": zero[order].astype(int),
+            "recompute": np.array(_RC_NAMES, dtype=object)[rc[order].astype(int)],
+            "sequence_parallel": sp[order] == 1.0,
+            "reason": reasons[code[order].astype(int)],
+        }
+        n_feasible = int(feasible.sum())
+        best: DistributedResult | None = None
+        best_layout: dict[str, Any] | None = None
+        if n_feasible:
+            best_layout = {
+                "tp_size": int(table["tp"][0]),
+                "pp_size": int(table["pp"][0]),
+                "ep_size": int(table["ep"][0]),
+                "microbatch_count": int(table["microbatch_count"][0]),
+                "v_stages": int(table["v_stages"][0]),
+                "zero_stage": int(table["zero_stage"][0]),
+                "recompute": str(table["recompute"][0]),
+                "sequence_parallel": bool(table["sequence_parallel"][0]),
+            }
+            best = DistributedModel().solve(
+                model, fleet, batch_size=batch, precision=precision, efficiency=efficiency,
+                seq_len=seq_len, overlap=overlap, grad_dtype=grad_dtype,
+                topology_override=topology_override, flash_attention=flash_attention,
+                **best_layout,
+            )  # fmt: skip
+        elif raise_errors:
+            raise InfeasibleError(
+                f"none of the {size} layouts of {model.label} fits on {n} accelerators"
+            )
+        return SearchResult(
+            best=best,
+            best_layout=best_layout,
+            candidates=size,
+            feasible_count=n_feasible,
+            table=table,
+        )
+
+    search = solve
