@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mlsys.book.qmd import CodeCell, QmdDocument, read_qmd
+from mlsys.book.qmd import CodeCell, IncludeError, QmdDocument, iter_steps, read_qmd
 
 __all__ = [
     "Finding",
@@ -614,20 +614,35 @@ def check_document_static(
         add(1, 1, "error", "front-matter", f"invalid YAML front matter: {doc.front_matter_error}")
 
     checker = _Checker(index, None)
-    # Cells and inline expressions share one namespace, visited in document order.
-    events: list[tuple[int, int, Any]] = [(c.header_line, 0, c) for c in doc.cells]
-    events += [(e.line, e.col, e) for e in doc.inlines]
-    for _, _, item in sorted(events, key=lambda t: (t[0], t[1])):
+    # Cells and inline expressions share one namespace, visited in document order, with
+    # {{< include >}} files spliced in where they stand (Quarto does it before running).
+    steps = iter_steps(doc)
+    while True:
+        try:
+            owner, item = next(steps)
+        except StopIteration:
+            break
+        except IncludeError as exc:
+            where = name if exc.doc is doc else _display_path(exc.doc.path or Path(name))
+            findings.append(Finding(where, exc.include.line, 1, "error", "include", str(exc)))
+            break
+        where = name if owner is doc else _display_path(owner.path or Path(name))
+
+        def add_here(
+            line: int, col: int, sev: str, code: str, msg: str, where: str = where
+        ) -> None:
+            findings.append(Finding(where, line, col, sev, code, msg))
+
         if isinstance(item, CodeCell):
-            _check_cell(doc, item, checker, add)
+            _check_cell(doc, item, checker, add_here)
         else:
             loc = _Location(item.expression, item.line, item.col, same_line=True)
             try:
                 tree = ast.parse(item.expression, mode="eval")
             except SyntaxError as exc:
-                add(item.line, item.col, "error", "syntax", f"inline expression: {exc.msg}")
+                add_here(item.line, item.col, "error", "syntax", f"inline expression: {exc.msg}")
                 continue
-            checker.report = _reporter(loc, add)
+            checker.report = _reporter(loc, add_here)
             checker.visit(tree)
     return findings
 
@@ -740,7 +755,9 @@ def check_files(
         from mlsys.book.kernel import execute_documents
 
         # A chapter that cannot be parsed cannot run: its static error says why.
-        broken = {f.file for f in findings if f.code in {"syntax", "front-matter", "read"}}
+        broken = {
+            f.file for f in findings if f.code in {"syntax", "front-matter", "read", "include"}
+        }
         runnable = [p for p in paths if _display_path(p) not in broken]
         for result in execute_documents(runnable, jobs=jobs, timeout=timeout):
             findings.extend(result.findings)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsys.book.check import Finding, _display_path
-from mlsys.book.qmd import CodeCell, InlineExpr, QmdDocument, read_qmd
+from mlsys.book.qmd import CodeCell, IncludeError, InlineExpr, QmdDocument, iter_steps, read_qmd
 
 __all__ = [
     "InlineValue",
@@ -202,10 +202,11 @@ class _Run:
         self.display = display
         self.timeout = timeout
         self.result = ExecutionResult(doc.path or Path(display), display)
-        self.by_count: dict[int, CodeCell] = {}
+        self.by_count: dict[int, tuple[CodeCell, str]] = {}
+        self.where = display  # the file holding the current item (a chapter or an include)
 
     def add(self, line: int, col: int, severity: str, code: str, message: str) -> None:
-        self.result.findings.append(Finding(self.display, line, col, severity, code, message))
+        self.result.findings.append(Finding(self.where, line, col, severity, code, message))
 
     # -- errors --------------------------------------------------------------------------
     def _where(self, cell: CodeCell, count: int | None, tb: str) -> tuple[int, str]:
@@ -216,10 +217,10 @@ class _Run:
             line = cell.code_line + cell.option_lines + int(here[0].group(2)) - 1
         frames: list[tuple[int, str]] = []
         for m in _CELL_FRAME.finditer(tb):
-            owner = self.by_count.get(int(m.group(1)))
-            if owner is not None:
+            if int(m.group(1)) in self.by_count:
+                owner, owner_file = self.by_count[int(m.group(1))]
                 qline = owner.code_line + owner.option_lines + int(m.group(2)) - 1
-                frames.append((m.start(), f"{self.display}:{qline}"))
+                frames.append((m.start(), f"{owner_file}:{qline}"))
         for m in _FILE_FRAME.finditer(tb):
             frames.append((m.start(), f"{m.group(1)}:{m.group(2) or m.group(3)} in {m.group(4)}"))
         last = max(frames)[1] if frames else ""
@@ -314,8 +315,26 @@ def execute_document(path: str | Path, *, timeout: float = 120.0) -> ExecutionRe
     display = _display_path(p)
     doc = read_qmd(p)
     run = _Run(doc, display, timeout)
-    cells = [c for c in doc.cells if doc.runs(c)]
-    if not cells and not doc.inlines:
+    try:
+        steps = list(iter_steps(doc))
+    except IncludeError as exc:
+        run.where = _display_path(exc.doc.path) if exc.doc.path else display
+        run.add(exc.include.line, 1, "error", "include", str(exc))
+        run.result.completed = False
+        return run.result
+    # What Quarto sends to the kernel, in order: cells it runs, and batches of the
+    # inline expressions that stand between two cells.
+    plan: list[tuple[str, CodeCell | list[InlineExpr]]] = []
+    for owner, item in steps:
+        where = _display_path(owner.path) if owner.path else display
+        if isinstance(item, CodeCell):
+            if doc.runs(item):  # the chapter's own execute options apply to includes
+                plan.append((where, item))
+        elif plan and isinstance(plan[-1][1], list) and plan[-1][0] == where:
+            plan[-1][1].append(item)
+        else:
+            plan.append((where, [item]))
+    if not plan:
         return run.result
 
     nb = nbformat.v4.new_notebook()
@@ -324,7 +343,6 @@ def execute_document(path: str | Path, *, timeout: float = 120.0) -> ExecutionRe
         "language": "python",
         "display_name": "Python 3",
     }
-    nb.cells = [nbformat.v4.new_code_cell(c.code) for c in cells]
     client = NotebookClient(
         nb,
         timeout=timeout,
@@ -334,51 +352,58 @@ def execute_document(path: str | Path, *, timeout: float = 120.0) -> ExecutionRe
         kernel_manager_class=_kernel_manager_class(),
         # The kernel listens on loopback only; its warning about unencrypted TCP is noise.
         extra_arguments=["--IPKernelApp.log_level=ERROR"],
-        resources={"metadata": {"path": str(p.parent.resolve())}},
+        resources={"metadata": {"path": str(_execute_dir(p))}},
     )
-    # Document order: a cell, then the inline expressions up to the next cell.
-    pending: dict[int, list[InlineExpr]] = {}
-    for expr in doc.inlines:
-        pending.setdefault(expr.after_cell, []).append(expr)
-    order: list[tuple[CodeCell | None, list[InlineExpr]]] = [(None, pending.get(-1, []))]
-    for index, cell in enumerate(doc.cells):
-        order.append((cell if doc.runs(cell) else None, pending.get(index, [])))
-
-    nb_index = 0
+    line_now = 1
     try:
         with client.setup_kernel(env=_kernel_env(p)):
-            for cell, exprs in order:
-                if cell is not None:
-                    node = client.execute_cell(nb.cells[nb_index], nb_index)
-                    nb_index += 1
+            for where, item in plan:
+                run.where = where
+                if isinstance(item, CodeCell):
+                    line_now = item.header_line
+                    nb.cells.append(nbformat.v4.new_code_cell(item.code))
+                    node = client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
                     count = node.get("execution_count")
                     if count:
-                        run.by_count[int(count)] = cell
+                        run.by_count[int(count)] = (item, where)
                     errors = [o for o in node.outputs if o.get("output_type") == "error"]
-                    if errors and cell.options.get("error", False) is not True:
-                        run.cell_failed(cell, count, errors[0])
+                    if errors and item.options.get("error", False) is not True:
+                        run.cell_failed(item, count, errors[0])
                         run.result.completed = False
                         break  # Quarto stops the render at the first failing cell
-                    run.check_outputs(cell, node.outputs)
-                if exprs:
-                    user_expressions = {str(i): e.expression for i, e in enumerate(exprs)}
+                    run.check_outputs(item, node.outputs)
+                else:
+                    line_now = item[0].line
+                    user_expressions = {str(i): e.expression for i, e in enumerate(item)}
                     msg_id = client.kc.execute(
                         "", silent=False, store_history=False, user_expressions=user_expressions
                     )
                     reply = client.wait_for_reply(msg_id) or {}
                     results = reply.get("content", {}).get("user_expressions", {})
-                    for i, expr in enumerate(exprs):
+                    for i, expr in enumerate(item):
                         run.record_inline(expr, results.get(str(i), {"status": "error"}))
     except CellTimeoutError:
-        cell = cells[min(nb_index, len(cells) - 1)]
-        run.add(cell.header_line, 1, "error", "timeout", f"cell did not finish in {timeout:g} s")
+        run.add(line_now, 1, "error", "timeout", f"cell did not finish in {timeout:g} s")
         run.result.completed = False
     except DeadKernelError as exc:
-        cell = cells[min(nb_index, len(cells) - 1)] if cells else None
-        line = cell.header_line if cell else 1
-        run.add(line, 1, "error", "kernel", f"the kernel died: {exc}")
+        run.add(line_now, 1, "error", "kernel", f"the kernel died: {exc}")
         run.result.completed = False
     return run.result
+
+
+def _execute_dir(path: Path) -> Path:
+    """Where the kernel starts: the chapter's directory, or the project's root when
+    ``_quarto.yml`` says ``project: execute-dir: project`` (Quarto's option)."""
+    here = path.resolve().parent
+    for d in [here, *here.parents]:
+        for name in ("_quarto.yml", "_quarto.yaml"):
+            config = d / name
+            if config.is_file():
+                text = config.read_text(encoding="utf-8", errors="replace")
+                if re.search(r"^\s+execute-dir:\s*project\s*$", text, re.MULTILINE):
+                    return d
+                return here
+    return here
 
 
 def execute_documents(

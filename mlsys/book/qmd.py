@@ -30,6 +30,7 @@ Examples
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,12 @@ from typing import Any
 __all__ = [
     "CodeCell",
     "InlineExpr",
+    "Include",
     "QmdDocument",
+    "IncludeError",
     "parse_qmd",
     "read_qmd",
+    "iter_steps",
     "inline_pattern",
 ]
 
@@ -48,6 +52,7 @@ _CELL_START = re.compile(r"^(\s*)(`{3,})\s*\{([=A-Za-z][=A-Za-z0-9_]*)( *[ ,].*)
 _FENCE_START = re.compile(r"^(\s*)(`{3,}|~{3,})")
 _YAML_DELIM = re.compile(r"^---\s*$")
 _OPTION_LINE = re.compile(r"^#\|\s?(.*)$")
+_INCLUDE = re.compile(r"""^\s*\{\{<\s*include\s+(["']?)(.+?)\1\s*>\}\}\s*$""")
 
 
 def inline_pattern(language: str = "python") -> re.Pattern[str]:
@@ -143,6 +148,26 @@ class InlineExpr:
 
 
 @dataclass
+class Include:
+    """One ``{{< include file >}}`` shortcode on a line of its own.
+
+    Attributes
+    ----------
+    target : str
+        The path as written (relative to the including file; a leading ``/`` means
+        the project root).
+    line : int
+        1-based .qmd line of the shortcode.
+    after_cell : int
+        Index of the last cell before it (``-1`` when none).
+    """
+
+    target: str
+    line: int
+    after_cell: int = -1
+
+
+@dataclass
 class QmdDocument:
     """A parsed .qmd file.
 
@@ -158,6 +183,8 @@ class QmdDocument:
         Every executable cell, any language, in document order.
     inlines : list of InlineExpr
         Every inline ``{python}`` expression, in document order.
+    includes : list of Include
+        Every ``{{< include >}}`` shortcode outside code, in document order.
     """
 
     path: Path | None
@@ -165,6 +192,7 @@ class QmdDocument:
     front_matter_error: str | None = None
     cells: list[CodeCell] = field(default_factory=list)
     inlines: list[InlineExpr] = field(default_factory=list)
+    includes: list[Include] = field(default_factory=list)
 
     @property
     def python_cells(self) -> list[CodeCell]:
@@ -298,6 +326,9 @@ def parse_qmd(text: str, path: str | Path | None = None) -> QmdDocument:
                 stripped = line.strip()
                 if stripped and set(stripped) == {char} and len(stripped) >= size:
                     plain_fence = None
+        include = _INCLUDE.match(line) if plain_fence is None and not fence else None
+        if include:
+            doc.includes.append(Include(include.group(2), i + 1, len(doc.cells) - 1))
         _scan_inline(line, i + 1, len(doc.cells) - 1, doc.inlines)
         i += 1
     return doc
@@ -317,3 +348,76 @@ def read_qmd(path: str | Path) -> QmdDocument:
     """
     p = Path(path)
     return parse_qmd(p.read_text(encoding="utf-8"), p)
+
+
+class IncludeError(Exception):
+    """An ``{{< include >}}`` names a file that cannot be read (Quarto fails too).
+
+    Parameters
+    ----------
+    doc : QmdDocument
+        The including document.
+    include : Include
+        The shortcode.
+    reason : str
+        Why.
+    """
+
+    def __init__(self, doc: QmdDocument, include: Include, reason: str) -> None:
+        self.doc = doc
+        self.include = include
+        super().__init__(f"include {include.target!r}: {reason}")
+
+
+def _project_root(start: Path) -> Path:
+    for d in [start, *start.parents]:
+        if (d / "_quarto.yml").is_file() or (d / "_quarto.yaml").is_file():
+            return d
+    return start
+
+
+def iter_steps(
+    doc: QmdDocument, _seen: tuple[Path, ...] = ()
+) -> Iterator[tuple[QmdDocument, CodeCell | InlineExpr]]:
+    """Cells and inline expressions in the order Quarto meets them, includes expanded.
+
+    Quarto splices ``{{< include >}}`` files into the page before it executes anything,
+    so an included file's cells run where the shortcode stands, in the including
+    chapter's kernel.
+
+    Parameters
+    ----------
+    doc : QmdDocument
+        A document read from a file (includes are resolved against its directory).
+
+    Yields
+    ------
+    (QmdDocument, CodeCell or InlineExpr)
+        The document that holds the item (the chapter or an included file), and the item.
+
+    Raises
+    ------
+    IncludeError
+        An included file is missing, unreadable, or includes itself.
+    """
+    items: list[tuple[int, int, Any]] = [(c.header_line, 0, c) for c in doc.cells]
+    items += [(e.line, e.col, e) for e in doc.inlines]
+    items += [(inc.line, 0, inc) for inc in doc.includes]
+    here = doc.path.resolve() if doc.path else None
+    for _, _, item in sorted(items, key=lambda t: (t[0], t[1])):
+        if not isinstance(item, Include):
+            yield doc, item
+            continue
+        base = here.parent if here else Path(".")
+        target = (
+            _project_root(base) / item.target.lstrip("/")
+            if item.target.startswith("/")
+            else base / item.target
+        )
+        if target.resolve() in _seen or target.resolve() == here:
+            raise IncludeError(doc, item, "the file includes itself")
+        try:
+            child = read_qmd(target)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise IncludeError(doc, item, f"cannot read {target}: {exc}") from exc
+        yield from iter_steps(child, (*_seen, *([here] if here else [])))

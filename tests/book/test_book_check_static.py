@@ -216,3 +216,22 @@ def test_quarto_pre_render_input_files(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     # An empty list (quarto preview's first pass) means: check everything.
     assert quarto_input_files({"QUARTO_PROJECT_INPUT_FILES": ""}) is None
+
+
+def test_includes_are_spliced_in_where_they_stand(tmp_path):
+    # Quarto splices {{< include >}} files into the chapter before running it: names the
+    # include imports are visible below it, and its own mistakes are reported in it.
+    (tmp_path / "_setup.qmd").write_text(
+        "```{python}\nimport mlsys.core.units as U\nfrom mlsys import Nope\n```\n"
+    )
+    (tmp_path / "ch.qmd").write_text(
+        "# Chapter\n\n{{< include _setup.qmd >}}\n\nValue `{python} U.nothere`.\n"
+        "\n{{< include _missing.qmd >}}\n"
+    )
+    findings = check_paths([tmp_path / "ch.qmd"])
+    got = [(Path(f.file).name, f.line, f.code) for f in findings]
+    assert got == [
+        ("_setup.qmd", 3, "unknown-name"),
+        ("ch.qmd", 5, "unknown-name"),
+        ("ch.qmd", 7, "include"),
+    ]

@@ -63,14 +63,21 @@ def test_numbers_round_trip_and_diff_names_file_line(tmp_path, capsys):
     shutil.copy(FIXTURES / "clean.qmd", book / "clean.qmd")
     # Quarto evaluates an inline expression when it reaches it: after the cells above,
     # before the cells below (quarto-cli, src/resources/jupyter/notebook.py).
+    # An include's cells run where the shortcode stands, in the chapter's kernel.
+    (book / "_defs.qmd").write_text("```{python}\nbase = 40\n```\n")
     (book / "order.qmd").write_text(
         "```{python}\nstep = 1\n```\n\nFirst `{python} step`.\n\n"
-        "```{python}\nstep = 2\n```\n\nThen `{python} step`.\n"
+        "```{python}\nstep = 2\n```\n\nThen `{python} step`.\n\n"
+        "{{< include _defs.qmd >}}\n\nTotal `{python} base + step`.\n"
     )
     out = tmp_path / "numbers.json"
     assert main(["numbers", str(book), "--out", str(out)]) == 0
     manifest = load_manifest(out)
-    assert [(v["line"], v["text"]) for v in manifest["files"]["order.qmd"]] == [(5, "1"), (11, "2")]
+    assert [(v["line"], v["text"]) for v in manifest["files"]["order.qmd"]] == [
+        (5, "1"),
+        (11, "2"),
+        (15, "42"),
+    ]
     values = manifest["files"]["clean.qmd"]
     assert [(v["line"], v["text"]) for v in values] == [
         (18, "3,350 GB/s"),  # 3.35 TB/s in GB/s
