@@ -167,3 +167,66 @@ def test_moe_expert_parallel_splits_experts_only():
     dense = mix.total_params - experts
     res = solve(mix, H100, ep_size=8, mode="inference")
     assert res.si("params_per_device") == pytest.approx(dense + experts / 8)
+
+
+@pytest.mark.parametrize("rec", ["none", "selective"])
+def test_gqa_swiglu_and_moe_activation_shapes_match_formula(rec):
+    # Llama-3.1-8B-like (8 of 32 KV heads, SwiGLU f = 14336) and a top-2 MoE: the solver's
+    # per-layer count equals the formula given the shape.
+    llama = TransformerWorkload(
+        name="l3",
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        ffn_hidden=14336,
+        gated_mlp=True,
+        vocab=128256,
+        norm="rmsnorm",
+        bias=False,
+        tied_embeddings=False,
+        position_embedding="rope",
+    )
+    moe = TransformerWorkload(
+        name="moe",
+        layers=4,
+        hidden=1024,
+        heads=8,
+        kv_heads=2,
+        ffn_hidden=2048,
+        gated_mlp=True,
+        vocab=1000,
+        experts=8,
+        experts_per_token=2,
+        shared_experts=1,
+        expert_ffn_hidden=512,
+        position_embedding="rope",
+    )
+    for model, width in ((llama, 14336), (moe, 3 * 512)):
+        res = solve(
+            model, H100, batch_size=1, seq_len=1024, pp_size=2, microbatch_count=4, recompute=rec
+        )
+        per_layer = activation_bytes_per_layer(
+            1024,
+            1,
+            model.hidden,
+            model.heads,
+            1,
+            False,
+            rec,
+            ffn_hidden=width,
+            kv_heads=model.kv_heads,
+            gated_mlp=True,
+        )
+        expected = per_layer * model.layers + 1024 * model.hidden * 2  # + 2 dropout masks
+        assert res.si("activations") == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_llama_selective_activation_derivation():
+    # Llama-3.1-8B layer at s = 8192, b = 1, no TP, selective: boundary 10 sbh plus
+    # 2 B × (Q 1 + K 0.25 + V 0.25 + out 1 + MLP 3·14336/4096 = 10.5) = 26 sbh → 36 sbh
+    # = 36 × 8192 × 4096 B = 1.208 GB per layer.
+    got = activation_bytes_per_layer(
+        8192, 1, 4096, 32, recompute="selective", ffn_hidden=14336, kv_heads=8, gated_mlp=True
+    )
+    assert got == pytest.approx(36 * 8192 * 4096)

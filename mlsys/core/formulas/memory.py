@@ -61,6 +61,10 @@ def activation_bytes_per_layer(
     sequence_parallel: bool = False,
     recompute: str = "none",
     bytes_per_element: ArrayLike = 2.0,
+    *,
+    ffn_hidden: ArrayLike | None = None,
+    kv_heads: ArrayLike | None = None,
+    gated_mlp: bool = False,
 ) -> ArrayLike:
     """Activation bytes one transformer layer stores for the backward pass.
 
@@ -81,6 +85,15 @@ def activation_bytes_per_layer(
     function). For an activation dtype of ``e`` bytes the masks stay one byte per
     element: see the module docstring.
 
+    Other layer shapes follow from the same tensor list. Of the 12 split tensors, Q and
+    the attention-output input are ``q_dim/h`` (= 1) elements each, K and V
+    ``kv_dim/h`` each (``kv_heads/heads`` under grouped-query attention), and the MLP
+    stores ``2f/h`` (GeLU input and output; 8 at ``f = 4h``) or, gated, ``3f/h`` (the
+    fused gate/up output, ``2f``, and the down-projection input, ``f``, as Megatron's
+    fused SwiGLU keeps them). Defaults reproduce the paper. A FlashAttention kernel
+    (Dao et al. 2022) stores no ``s×s`` matrix either: use ``recompute="selective"``
+    to model it.
+
     Parameters
     ----------
     seq_len : int or ndarray
@@ -99,6 +112,13 @@ def activation_bytes_per_layer(
         Activation recomputation.
     bytes_per_element : float or ndarray
         Bytes per stored activation element ``e``; 2 (bf16/fp16) reproduces the paper.
+    ffn_hidden : int or ndarray, optional
+        MLP inner width ``f`` (default ``4h``); for a mixture of experts pass the width
+        a token passes through, ``(experts_per_token + shared) × expert_ffn_hidden``.
+    kv_heads : int or ndarray, optional
+        Key/value heads (default ``heads``).
+    gated_mlp : bool
+        Gated (SwiGLU) MLP.
 
     Returns
     -------
@@ -117,6 +137,13 @@ def activation_bytes_per_layer(
 
     >>> round(float(activation_bytes_per_layer(2048, 1, 12288, 96, 8, True, "selective")) / 1e6, 2)
     106.95
+
+    A Llama-2-7B layer (multi-head, SwiGLU f = 11008) at s = 4096, b = 1, no parallelism,
+    selective: sbh·(10 + 2·(4 + 3·11008/4096)) = 34.125 sbh = 0.573 GB.
+
+    >>> round(float(activation_bytes_per_layer(4096, 1, 4096, 32, recompute="selective",
+    ...     ffn_hidden=11008, gated_mlp=True)) / 1e9, 3)
+    0.573
     """
     mode = _mode(recompute)
     s = np.asarray(seq_len, dtype=float)
@@ -128,12 +155,16 @@ def activation_bytes_per_layer(
     sbh = s * b * h
     if mode == "full":
         return e * sbh
-    # 12 element-sized tensors inside the blocks are always split by t; the 4 at block
-    # boundaries plus 2 one-byte masks are split only with sequence parallelism.
+    # The tensors inside the attention and MLP blocks (12 sbh-sized ones for a GPT layer)
+    # are always split by t; the 4 at block boundaries plus 2 one-byte masks are split
+    # only with sequence parallelism.
     boundary = 4.0 * e + 2.0
     if sequence_parallel:
         boundary = boundary / t
-    per_sbh = boundary + 12.0 * e / t
+    kv_ratio = 1.0 if kv_heads is None else np.asarray(kv_heads, dtype=float) / a
+    f_ratio = 4.0 if ffn_hidden is None else np.asarray(ffn_hidden, dtype=float) / h
+    inner = 2.0 + 2.0 * kv_ratio + (3.0 if gated_mlp else 2.0) * f_ratio
+    per_sbh = boundary + inner * e / t
     if mode == "none":
         per_sbh = per_sbh + (2.0 * e + 1.0) * a * s / (h * t)
     return sbh * per_sbh

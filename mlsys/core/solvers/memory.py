@@ -218,6 +218,7 @@ def _shape(model: Any) -> tuple:
             float(model.vocab),
             float(model.seq_len),
             float(model.experts),
+            _inner_activation_elements(model),
         )
     else:
         shape = (
@@ -351,7 +352,7 @@ class MemoryModel:
         shape = _shape(model)
 
         if shape[0] == "transformer":
-            (_, total, expert_params, L, h, a, kvh, hd, f, mats_up, V, s0, E) = shape
+            (_, total, expert_params, L, h, a, kvh, hd, f, mats_up, V, s0, E, _inner) = shape
             if a % tp:
                 raise ParameterError(
                     "tp_size",
@@ -461,6 +462,27 @@ class MemoryModel:
         )
 
 
+def _inner_activation_elements(model: Any) -> float:
+    """sbh-sized tensors stored inside a layer's attention and MLP blocks (12 for GPT).
+
+    Q and the attention-output input (1 each), K and V (``kv_heads/heads`` each), and the
+    MLP's ``2f/h`` (``3f/h`` gated), ``f`` being the layer-average width a token passes
+    through (``(k + shared)·f_expert`` in MoE layers). See
+    :func:`mlsys.core.formulas.activation_bytes_per_layer`.
+    """
+    h = float(model.hidden)
+    kv_ratio = float(model.kv_heads) / float(model.heads)
+    moe_layers = float(model.moe_layers)
+    dense_layers = float(model.layers) - moe_layers
+    width = (
+        dense_layers * float(model.ffn_hidden)
+        + moe_layers
+        * (model.experts_per_token + model.shared_experts)
+        * float(model.expert_ffn_hidden or model.ffn_hidden)
+    ) / float(model.layers)
+    return 2.0 + 2.0 * kv_ratio + (3.0 if model.gated_mlp else 2.0) * width / h
+
+
 def _training_activations(
     shape: tuple, s: int, b: int, t: int, p: int, m: int, v: int, sp: bool, rec: str, e: float
 ) -> float:
@@ -479,7 +501,7 @@ def _training_activations(
         boundary = 4.0 * e + 2.0
         if sp:
             boundary /= t
-        per_sbh = boundary + 12.0 * e / t
+        per_sbh = boundary + shape[13] * e / t
         if rec == "none":
             per_sbh += (2.0 * e + 1.0) * a * s / (h * t)
         per_layer = sbh * per_sbh

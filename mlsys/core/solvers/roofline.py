@@ -471,7 +471,10 @@ def _transformer_ops(
     # transient working set of one layer (inference) or stored activations (training)
     if training:
         sbh = float(s) * b * h
-        per_layer = sbh * (16.0 * e + 2.0) + (2.0 * e + 1.0) * a * float(s) * s * b
+        # Korthikanti et al. (2022) Table 2, no parallelism, generalised to the layer's
+        # shape (formulas.memory.activation_bytes_per_layer)
+        inner = 2.0 + 2.0 * kv / q + (mats_up + 1.0) * f_eff / (L * h)
+        per_layer = sbh * (4.0 * e + 2.0 + inner * e) + (2.0 * e + 1.0) * a * float(s) * s * b
         act = L * per_layer + 4.0 * sbh * (1.0 + V / h)  # Korthikanti Table 2 / Sec. 4.3
         ops = [(n, 3.0 * fl, 3.0 * by, True) for n, fl, by, _ in ops]
         ops.append(("optimizer", _ADAM_FLOPS_PER_PARAM * P, _ADAM_BYTES_PER_PARAM_STEP * P, False))
