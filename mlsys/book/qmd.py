@@ -218,7 +218,8 @@ def _load_yaml(text: str) -> tuple[Any, str | None]:
     except ImportError:  # pragma: no cover - pyyaml is in the [book] extra
         return _tiny_yaml(text), None
     try:
-        return yaml.safe_load(text), None
+        # libyaml's loader when pyyaml was built with it: ten times faster on options.
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), None
     except yaml.YAMLError as exc:
         return None, " ".join(str(exc).split())
 
