@@ -324,7 +324,12 @@ class MemoryModel:
             recompute mode, a ZeRO stage outside 0–3, heads not divisible by
             ``tp_size`` or experts not divisible by ``ep_size``.
         """
-        acc = getattr(hardware, "accelerator", hardware)
+        # test the common case first: a failed getattr on a pydantic model is slow
+        acc = (
+            hardware
+            if hasattr(hardware, "memory_bytes")
+            else getattr(hardware, "accelerator", hardware)
+        )
         if not hasattr(acc, "memory_bytes"):
             raise ParameterError("hardware", hardware, "an Accelerator (e.g. Hardware.H100)")
         b = _checks.positive_int("batch_size", batch_size)

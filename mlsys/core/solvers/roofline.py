@@ -94,7 +94,9 @@ class SingleNodeResult(Result):
         floats in SI units, summed over layers.
     mfu : float
         Model FLOPs utilisation: ``model_flops / latency / peak`` (dense peak at
-        ``precision``).
+        ``precision``). Attention is counted as the work a causal kernel does (half the
+        ``s×s`` products); Megatron-LM and PaLM count the full square, which gives a
+        slightly higher MFU for the same step time at long sequence lengths.
     achieved_flops : Quantity [FLOP/s]
         ``model_flops / latency``.
     memory_footprint : Quantity [byte]
@@ -214,6 +216,8 @@ def _shape(model: Any) -> tuple:
 
 
 def _accelerator(hardware: Any) -> Any:
+    if hasattr(hardware, "peak_flops_s"):  # the common case first: pydantic's
+        return hardware  # attribute fallback makes a failed getattr slow
     acc = getattr(hardware, "accelerator", hardware)  # a Node or Fleet: one of its devices
     if not hasattr(acc, "peak_flops_s") or not hasattr(acc, "memory_bandwidth_Bps"):
         raise ParameterError("hardware", hardware, "an Accelerator (e.g. Hardware.H100)")
