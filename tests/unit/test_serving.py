@@ -1,0 +1,270 @@
+"""ServingModel and the serving formulas: derivations written out in each test."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mlsys import Fabrics, Hardware, Models, Nodes, ServingModel
+from mlsys.core.errors import InfeasibleError, MlsysError, ParameterError
+from mlsys.core.formulas.serving import (
+    decode_step_bytes,
+    decode_step_flops,
+    expected_active_experts,
+    max_sequences_in_memory,
+    paged_kv_blocks,
+    paged_kv_waste_fraction,
+    prefill_flops,
+    tensor_parallel_allreduce_bytes,
+)
+from mlsys.core.types import TransformerWorkload
+
+SM = ServingModel()
+
+
+# --------------------------------------------------------------------------- formulas
+def test_expected_active_experts_limits_and_mixtral_value():
+    # One token reads exactly k experts; a huge batch reads all E.
+    assert expected_active_experts(8, 2, 1) == pytest.approx(2.0)
+    assert expected_active_experts(8, 2, 10_000) == pytest.approx(8.0)
+    # 8 · (1 − 0.75^8) = 8 · (1 − 0.100113) = 7.1991
+    assert expected_active_experts(8, 2, 8) == pytest.approx(7.1991, abs=1e-4)
+    # DeepSeek-V3 style: top-8 of 256 at batch 32: 256 · (1 − (31/32)^32) = 256 · 0.63794
+    assert expected_active_experts(256, 8, 32) == pytest.approx(163.31, abs=0.01)
+
+
+def test_decode_step_flops_and_bytes():
+    # 2 · 6.607e9 + 4 · 32 · 1024 · 4096 = 13.214e9 + 0.537e9
+    assert decode_step_flops(6.607e9, 32, 1024, 4096) == pytest.approx(13.751e9, rel=1e-4)
+    assert decode_step_flops(6.607e9, 32, 1024, 4096, 8) == pytest.approx(8 * 13.751e9, rel=1e-4)
+    # 70B: KV per token 2·80·8·128·2 = 327,680 B; 16 sequences × 2048 tokens = 10.737 GB.
+    assert decode_step_bytes(137.96e9, 327680, 2048, 16) == pytest.approx(148.697e9, rel=1e-4)
+
+
+def test_prefill_flops_counts_lm_head_once_per_sequence():
+    one = prefill_flops(6.476e9, 0.131e9, 32, 2048, 4096)
+    expected = 2048 * (2 * 6.476e9 + 2 * 32 * 2048 * 4096) + 2 * 0.131e9
+    assert one == pytest.approx(expected)
+    assert prefill_flops(6.476e9, 0.131e9, 32, 2048, 4096, batch_size=3) == pytest.approx(3 * one)
+
+
+def test_paged_kv_blocks_and_waste_below_4_percent():
+    assert paged_kv_blocks(1000, 16) == 63.0
+    assert paged_kv_blocks(1024, 16) == 64.0
+    assert paged_kv_waste_fraction(1024, 16) == 0.0
+    assert paged_kv_waste_fraction(1000, 16) == pytest.approx(8 / 1008)
+    # Kwon et al. (2023): under 4 % waste for realistic lengths (here >= 400 tokens).
+    assert paged_kv_waste_fraction(401, 16) < 0.04
+
+
+def test_allreduce_bytes_and_memory_fit():
+    assert tensor_parallel_allreduce_bytes(2048, 8192, 2.0) == 2048 * 8192 * 2
+    # 63e9 / (524288 · 4096) = 29.34 -> 29 sequences
+    assert max_sequences_in_memory(63e9, 524288, 4096) == 29.0
+    assert max_sequences_in_memory(-1.0, 524288, 4096) == 0.0
+
+
+# --------------------------------------------------------------------------- ServingModel
+def test_70b_fp16_on_one_80gb_device_is_infeasible_and_reports_no_latency():
+    res = SM.solve(Models.Llama2_70B, Hardware.H100, precision="fp16")
+    assert res.feasible is False
+    assert "do not fit" in res.infeasibility_reason
+    for field in ("ttft", "itl", "e2e_latency", "tokens_per_second", "decode_tokens_per_second"):
+        assert res[field] is None
+    # Memory is still reported: 68.98e9 parameters × 2 bytes.
+    assert res.si("weight_bytes_per_accelerator") == pytest.approx(137.95e9, rel=1e-3)
+    with pytest.raises(InfeasibleError):
+        SM.solve(Models.Llama2_70B, Hardware.H100, precision="fp16", raise_errors=True)
+
+
+def test_tensor_parallelism_makes_70b_fit_and_adds_allreduce_time():
+    res = SM.solve(Models.Llama2_70B, Nodes.DGX_H100, tp_size=4, prompt_len=512, output_len=64)
+    assert res.feasible
+    assert res.si("weight_bytes_per_accelerator") == pytest.approx(137.95e9 / 4, rel=1e-3)
+    # Decode: 160 all-reduces of 8192 · 2 bytes on 4 ranks of NVLink 4 (450 GB/s, 2 µs):
+    # each 2·3·2 µs + 1.5 · 16384 / 450e9 = 12.055 µs.
+    fab = Nodes.DGX_H100.intra_fabric
+    per = 6 * fab.latency_s + 1.5 * 8192 * 2 / fab.bandwidth_Bps
+    assert res.si("tp_communication_time_decode") == pytest.approx(160 * per, rel=1e-6)
+    # Prefill of 512 tokens: messages of 512 · 8192 · 2 bytes.
+    per_pre = 6 * fab.latency_s + 1.5 * 512 * 8192 * 2 / fab.bandwidth_Bps
+    assert res.si("tp_communication_time_prefill") == pytest.approx(160 * per_pre, rel=1e-6)
+    tp8 = SM.solve(Models.Llama2_70B, Nodes.DGX_H100, tp_size=8, prompt_len=512, output_len=64)
+    assert tp8.si("itl") < res.si("itl")
+
+
+def test_ttft_is_one_requests_prefill_unless_batched_prefill():
+    kw = dict(batch_size=16, prompt_len=1024, output_len=128)
+    single = SM.solve(Models.Llama2_7B, Hardware.H100, **kw)
+    batched = SM.solve(Models.Llama2_7B, Hardware.H100, batched_prefill=True, **kw)
+    alone = SM.solve(Models.Llama2_7B, Hardware.H100, batch_size=1, prompt_len=1024, output_len=128)
+    assert single.scheduling == "single-request prefill"
+    assert single.si("ttft") == pytest.approx(alone.si("ttft"))
+    # Compute-bound prefill: 16 prompts take about 16 times as long.
+    assert batched.si("ttft") == pytest.approx(16 * single.si("ttft"), rel=0.05)
+    assert batched.si("ttft") == pytest.approx(single.si("prefill_time"))
+
+
+def test_phases_bound_and_roofline_consistency():
+    res = SM.solve(Models.Llama2_7B, Hardware.H100, batch_size=1, prompt_len=2048, output_len=256)
+    assert res.prefill_bound == "compute" and res.decode_bound == "memory"
+    # Prefill time = FLOPs / (peak × 0.75) when compute-bound.
+    assert res.si("ttft") == pytest.approx(res.si("prefill_flops") / (989.4e12 * 0.75))
+    # Decode: bytes / (3.35 TB/s × 0.85); MBU therefore equals the efficiency.
+    assert res.si("itl") == pytest.approx(res.si("decode_bytes_per_step") / (3.35e12 * 0.85))
+    assert res.decode_mbu == pytest.approx(0.85)
+    assert res.prefill_mfu == pytest.approx(0.75)
+    # e2e = TTFT + 255 ITL
+    assert res.si("e2e_latency") == pytest.approx(res.si("ttft") + 255 * res.si("itl"))
+    assert res.si("decode_tokens_per_second") == pytest.approx(1 / res.si("itl"))
+
+
+def test_large_batch_decode_turns_compute_bound():
+    # Ridge of H100 bf16 with default efficiencies: 742 TFLOP/s / 2.85 TB/s = 261 FLOP/B.
+    # A 7B model with a short context at batch 512 does about 512 FLOP per weight byte.
+    res = SM.solve(Models.Llama2_7B, Hardware.H100, batch_size=512, prompt_len=16, output_len=16)
+    assert res.feasible
+    assert res.decode_bound == "compute"
+
+
+def test_gqa_shrinks_kv_cache_by_heads_ratio():
+    mha = SM.solve(Models.Llama2_7B, Hardware.H100, batch_size=4, prompt_len=1000, output_len=24)
+    # Llama-2-7B: 2 · 32 layers · 32 heads · 128 · 2 B = 524,288 B per token.
+    assert mha.si("kv_cache_bytes_per_accelerator") == pytest.approx(4 * 1024 * 524288)
+    gqa_model = TransformerWorkload(
+        **{**Models.Llama2_7B.model_dump(), "kv_heads": 8, "name": "7b-gqa8"}
+    )
+    gqa = SM.solve(gqa_model, Hardware.H100, batch_size=4, prompt_len=1000, output_len=24)
+    assert gqa.si("kv_cache_bytes_per_accelerator") == pytest.approx(
+        mha.si("kv_cache_bytes_per_accelerator") / 4
+    )
+
+
+def test_kv_heads_replicate_when_tp_exceeds_them():
+    # Llama-2-70B has 8 KV heads: at tp 8 each device holds one, at tp 16 still one.
+    m = Models.Llama2_70B
+    t8 = SM.solve(m, Hardware.H100, tp_size=8, batch_size=1, prompt_len=1000, output_len=24)
+    t16 = SM.solve(m, Hardware.H100, tp_size=16, batch_size=1, prompt_len=1000, output_len=24)
+    per_token_dev = 2 * 80 * 1 * 128 * 2
+    assert t8.si("kv_cache_bytes_per_accelerator") == pytest.approx(1024 * per_token_dev)
+    assert t16.si("kv_cache_bytes_per_accelerator") == pytest.approx(1024 * per_token_dev)
+
+
+def test_max_batch_size_is_the_boundary_of_feasibility():
+    kw = dict(prompt_len=2048, output_len=2048)
+    probe = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, **kw)
+    n = probe.max_batch_size
+    # 72 GB usable − 13.5 GB of weights, 4096 tokens × 524,288 B = 2.147 GB per sequence:
+    # about 27 sequences.
+    assert 25 <= n <= 28
+    assert SM.solve(Models.Llama2_7B, Hardware.A100_80GB, batch_size=n, **kw).feasible
+    over = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, batch_size=n + 1, **kw)
+    assert not over.feasible and "KV cache" in over.infeasibility_reason
+
+
+def test_moe_decode_reads_union_of_experts_but_stores_all():
+    m = Models.Mixtral_8x7B
+    one = SM.solve(m, Hardware.H100, tp_size=2, batch_size=1, prompt_len=1, output_len=2)
+    eight = SM.solve(m, Hardware.H100, tp_size=2, batch_size=8, prompt_len=1, output_len=2)
+    b = m.param_breakdown
+    expert = b["mlp_experts"] / (32 * 8)
+    dense = b["total"] - b["mlp_experts"] - b["embedding"]
+    kv_and_act_1 = one.si("decode_bytes_per_step") - (dense + 32 * 2 * expert) * 2
+    # The rest is 0.2 MB of KV cache and ~8 MB of activation traffic, against 25 GB.
+    assert 0 < kv_and_act_1 < 1e7
+    distinct = 8 * (1 - 0.75**8)
+    weights_8 = (dense + 32 * distinct * expert) * 2
+    assert eight.si("decode_bytes_per_step") == pytest.approx(weights_8, rel=1e-3)
+    # Memory holds every expert; FLOPs follow the active (top-2) parameters, plus
+    # attention over the mean context, prompt + output/2 = 2 tokens.
+    assert one.si("weight_bytes_per_accelerator") == pytest.approx(m.total_params * 2 / 2)
+    assert one.si("decode_flops_per_step") == pytest.approx(
+        2 * b["matmul_active"] + 4 * 32 * 2 * 4096, rel=1e-9
+    )
+
+
+def test_fp8_weights_default_to_fp16_kv_and_activations():
+    res = SM.solve(Models.Llama2_7B, Hardware.H100, precision="fp8")
+    assert (res.precision, res.kv_precision, res.activation_precision) == ("fp8", "fp16", "fp16")
+    assert res.compute_precision == "fp8"  # H100 has FP8 tensor cores
+    a100 = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, precision="fp8")
+    assert a100.compute_precision == "fp16"  # weight-only quantisation on Ampere
+    assert res.si("weight_bytes_per_accelerator") == pytest.approx(Models.Llama2_7B.total_params)
+
+
+def test_pipeline_parallelism_adds_hops_and_fill_to_ttft():
+    m, hw = Models.Llama2_70B, Nodes.DGX_H100
+    kw = dict(batch_size=8, prompt_len=4096, output_len=64)
+    tp = SM.solve(m, hw, tp_size=2, **kw)
+    pp = SM.solve(m, hw, tp_size=2, pp_size=2, **kw)
+    # tp 2: 69 GB of weights per device leave 3 GB of the 72 GB usable; the KV cache of
+    # 8 × 4160 tokens × 163,840 B per token per device is 5.5 GB. Two stages halve both.
+    assert not tp.feasible
+    assert pp.feasible and pp.accelerators == 4
+    fab = hw.intra_fabric
+    hop = fab.latency_s + 8 / 2 * 8192 * 2 / fab.bandwidth_Bps  # 4 sequences per micro-batch
+    assert pp.si("pp_communication_time") == pytest.approx(hop)
+    # One prefill crosses both stages: TTFT is not shorter than at tp 4 on one stage.
+    tp4 = SM.solve(m, hw, tp_size=4, **kw)
+    assert pp.si("ttft") > tp4.si("ttft")
+
+
+def test_node_caps_tensor_parallelism_and_bad_divisors_are_infeasible():
+    res = SM.solve(Models.Llama2_70B, Nodes.DGX_H100, tp_size=16)
+    assert not res.feasible and "node" in res.infeasibility_reason
+    res = SM.solve(Models.Llama2_70B, Hardware.H100, tp_size=3)
+    assert not res.feasible and "heads" in res.infeasibility_reason
+
+
+def test_explicit_fabric_is_used():
+    slow = SM.solve(
+        Models.Llama2_70B,
+        Hardware.H100,
+        tp_size=4,
+        prompt_len=512,
+        output_len=64,
+        fabric=Fabrics.IB_NDR,
+    )
+    fast = SM.solve(Models.Llama2_70B, Hardware.H100, tp_size=4, prompt_len=512, output_len=64)
+    assert slow.si("tp_communication_time_prefill") > 5 * fast.si("tp_communication_time_prefill")
+
+
+def test_results_carry_units_and_aliases():
+    res = SM.solve(Models.Llama2_7B, Hardware.H100)
+    assert res.ttft.to("ms").magnitude == pytest.approx(res.si("ttft") * 1e3)
+    assert res.tokens_per_second.to("token/s").magnitude > 0
+    with pytest.warns(DeprecationWarning):
+        assert res.time_per_output_token == res.itl
+    assert math.isfinite(res.si("itl"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"batch_size": 0}, "batch_size"),
+        ({"batch_size": -2}, "batch_size"),
+        ({"batch_size": 1.5}, "batch_size"),
+        ({"output_len": 0}, "output_len"),
+        ({"prompt_len": 0}, "prompt_len"),
+        ({"prompt_len": float("nan")}, "prompt_len"),
+        ({"precision": "fp7"}, "precision"),
+        ({"kv_precision": "bogus"}, "kv_precision"),
+        ({"tp_size": 0}, "tp_size"),
+        ({"pp_size": -1}, "pp_size"),
+        ({"efficiency": 1.5}, "efficiency"),
+        ({"memory_utilization": 0.0}, "memory_utilization"),
+    ],
+)
+def test_bad_inputs_raise_parameter_error(kwargs, name):
+    with pytest.raises(ParameterError) as info:
+        SM.solve(Models.Llama2_7B, Hardware.H100, **kwargs)
+    assert info.value.name == name
+    assert isinstance(info.value, MlsysError)
+
+
+def test_non_transformer_model_and_bad_hardware_rejected():
+    with pytest.raises(ParameterError):
+        SM.solve(Models.ResNet50, Hardware.H100)
+    with pytest.raises(ParameterError):
+        SM.solve(Models.Llama2_7B, "H100")
