@@ -1,0 +1,204 @@
+"""Strong scaling of a training job: throughput per fleet size and the communication wall.
+
+:func:`scaling_curve` prices the same job (global batch, layout within a replica) on
+fleets of growing size with :class:`~mlsys.core.solvers.distributed.DistributedModel`
+and reports, for each size, the throughput, the scaling efficiency against the
+smallest fleet and the *marginal* speed-up of the last step up. Where the marginal
+speed-up falls below a threshold (default 0.5: the added accelerators deliver less than
+half their share) the job has hit its communication wall: gradient all-reduces no
+longer hide behind shrinking per-replica compute, micro-batches run out for the
+pipeline, and more hardware buys little.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlsys.core.errors import MlsysError, ParameterError
+from mlsys.core.results import Result
+from mlsys.core.solvers.distributed import DistributedModel
+from mlsys.core.types import Fleet
+
+__all__ = ["scaling_curve", "ScalingResult"]
+
+
+class ScalingResult(Result):
+    """Throughput of one job across fleet sizes.
+
+    Attributes
+    ----------
+    nodes : ndarray
+        Fleet sizes in nodes.
+    accelerators : ndarray
+        Fleet sizes in accelerators.
+    step_time : Quantity [s] (array)
+        Step time per size (NaN where the layout is invalid or does not fit).
+    tokens_per_second : Quantity [token/s] (array)
+        Throughput per size.
+    tokens_per_second_per_accelerator : Quantity [token/s] (array)
+        Throughput per accelerator.
+    mfu : ndarray
+        Model FLOPs utilisation per size.
+    scaling_efficiency : ndarray
+        Throughput per accelerator relative to the smallest feasible fleet.
+    marginal_speedup : ndarray
+        ``(T_i/T_{i−1} − 1)/(N_i/N_{i−1} − 1)``: the share of ideal speed-up the last
+        step up delivered (1 linear, 0 nothing; NaN for the first size).
+    feasible : ndarray of bool
+        Whether the layout runs at that size.
+    communication_wall : float or None
+        Accelerators at the first size whose marginal speed-up is below the threshold
+        (None if the curve never drops that low).
+    communication_wall_nodes : float or None
+        The same in nodes.
+    threshold : float
+        The marginal speed-up that defines the wall.
+    """
+
+    _units: ClassVar[dict[str, str | None]] = {
+        "nodes": None,
+        "accelerators": None,
+        "step_time": "s",
+        "tokens_per_second": "token/s",
+        "tokens_per_second_per_accelerator": "token/s",
+        "mfu": None,
+        "scaling_efficiency": None,
+        "marginal_speedup": None,
+        "feasible": None,
+        "communication_wall": None,
+        "communication_wall_nodes": None,
+        "threshold": None,
+    }
+
+
+def scaling_curve(
+    model: Any,
+    node: Any,
+    fabric: Any,
+    nodes: Any,
+    batch_size: int,
+    precision: str = "bf16",
+    efficiency: Any = None,
+    tp_size: int = 1,
+    pp_size: int = 1,
+    ep_size: int = 1,
+    v_stages: int = 1,
+    microbatch_size: int = 1,
+    seq_len: int | None = None,
+    zero_stage: int = 0,
+    recompute: str = "none",
+    sequence_parallel: bool = False,
+    overlap: bool = True,
+    grad_dtype: str | None = None,
+    threshold: float = 0.5,
+    **options: Any,
+) -> ScalingResult:
+    """Throughput, scaling efficiency and marginal speed-up of a job across fleet sizes.
+
+    The global batch stays fixed (strong scaling); each size uses
+    ``dp = N/(tp·pp·ep)`` replicas and ``batch/(dp·ep·microbatch_size)`` micro-batches.
+
+    Parameters
+    ----------
+    model : TransformerWorkload
+        The network.
+    node : Node
+        Node type of every fleet.
+    fabric : Fabric
+        Scale-out fabric between nodes.
+    nodes : iterable of int
+        Fleet sizes, in nodes, increasing.
+    batch_size : int
+        Global batch in sequences.
+    precision, efficiency, tp_size, pp_size, ep_size, v_stages, seq_len : optional
+        As in :meth:`DistributedModel.solve`.
+    zero_stage, recompute, sequence_parallel, overlap, grad_dtype : optional
+        As in :meth:`DistributedModel.solve`.
+    microbatch_size : int
+        Sequences per micro-batch.
+    threshold : float
+        Marginal speed-up below which the wall is declared (default 0.5).
+    **options
+        Further keywords of :meth:`DistributedModel.solve` (``schedule``,
+        ``flash_attention``, ``topology_override``).
+
+    Returns
+    -------
+    ScalingResult
+
+    References
+    ----------
+    Amdahl (1967), "Validity of the single processor approach to achieving large scale
+    computing capabilities", AFIPS (fixed-size speed-up); Narayanan et al. (2021),
+    SC'21, Sec. 5 (strong and weak scaling of Megatron-LM).
+
+    Examples
+    --------
+    >>> from mlsys import Models, Nodes, Fabrics
+    >>> res = scaling_curve(Models.Llama3_8B, Nodes.DGX_H100, Fabrics.IB_NDR,
+    ...                     nodes=[1, 2, 4, 8], batch_size=512)
+    >>> len(res.si("tokens_per_second"))
+    4
+    """
+    sizes = np.asarray(list(nodes), dtype=float)
+    if sizes.size == 0 or np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
+        raise ParameterError("nodes", nodes, "a list of positive node counts")
+    if np.any(np.diff(sizes) <= 0):
+        raise ParameterError("nodes", nodes, "strictly increasing node counts")
+    if not 0.0 < threshold <= 1.0:
+        raise ParameterError("threshold", threshold, "a marginal speed-up in (0, 1]")
+    solver = DistributedModel()
+    g = node.accelerators_per_node
+    n_acc = sizes * g
+    step = np.full(sizes.shape, np.nan)
+    mfu = np.full(sizes.shape, np.nan)
+    feasible = np.zeros(sizes.shape, dtype=bool)
+    for i, count in enumerate(sizes):
+        fleet = Fleet(node=node, count=int(count), fabric=fabric)
+        n = fleet.total_accelerators
+        if n % (tp_size * pp_size * ep_size):
+            continue
+        replicas = n // (tp_size * pp_size)
+        if batch_size % replicas or (batch_size // replicas) % microbatch_size:
+            continue
+        m = batch_size // replicas // microbatch_size
+        try:
+            res = solver.solve(
+                model, fleet, batch_size=batch_size, precision=precision,
+                efficiency=efficiency, tp_size=tp_size, pp_size=pp_size, ep_size=ep_size,
+                v_stages=v_stages, microbatch_count=m, seq_len=seq_len,
+                zero_stage=zero_stage, recompute=recompute,
+                sequence_parallel=sequence_parallel, overlap=overlap,
+                grad_dtype=grad_dtype, **options,
+            )  # fmt: skip
+        except MlsysError:
+            continue
+        if res.feasible:
+            feasible[i] = True
+            step[i] = res.si("step_time")
+            mfu[i] = res.mfu
+    seq = float(seq_len or model.seq_len)
+    tokens = batch_size * seq / step
+    per_acc = tokens / n_acc
+    first = np.flatnonzero(feasible)
+    eff = per_acc / per_acc[first[0]] if first.size else np.full(sizes.shape, np.nan)
+    marginal = np.full(sizes.shape, np.nan)
+    marginal[1:] = (tokens[1:] / tokens[:-1] - 1.0) / (n_acc[1:] / n_acc[:-1] - 1.0)
+    below = np.flatnonzero(marginal < threshold)
+    wall = float(n_acc[below[0]]) if below.size else None
+    return ScalingResult(
+        nodes=sizes,
+        accelerators=n_acc,
+        step_time=step,
+        tokens_per_second=tokens,
+        tokens_per_second_per_accelerator=per_acc,
+        mfu=mfu,
+        scaling_efficiency=eff,
+        marginal_speedup=marginal,
+        feasible=feasible,
+        communication_wall=wall,
+        communication_wall_nodes=None if wall is None else wall / g,
+        threshold=float(threshold),
+    )
