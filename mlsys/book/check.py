@@ -59,10 +59,9 @@ __all__ = [
     "exit_status",
 ]
 
-#: Directories never searched: Quarto's outputs and caches, VCS and environments.
-SKIP_DIRS = frozenset(
-    {"_book", "_site", ".quarto", "_freeze", "node_modules", "__pycache__", "venv", ".venv"}
-)
+#: Directories never searched, besides those whose name starts with ``_`` or ``.``
+#: (which Quarto does not render either: ``_book``, ``_site``, ``_freeze``, ``.quarto``).
+SKIP_DIRS = frozenset({"node_modules", "venv", "env", "site-packages"})
 
 
 @dataclass(frozen=True, order=True)
@@ -109,13 +108,15 @@ class Finding:
 
 
 def _is_skipped_dir(name: str) -> bool:
-    return name in SKIP_DIRS or (name.startswith(".") and name not in {".", ".."})
+    return name in SKIP_DIRS or name.startswith(("_", "."))
 
 
 def find_qmd_files(paths: Iterable[str | Path]) -> list[Path]:
     """Every .qmd file named or found (recursively) under ``paths``.
 
-    Directories in :data:`SKIP_DIRS` and hidden directories are not searched.
+    Like Quarto's own project scan, directories whose name starts with ``_`` or ``.``
+    are not searched (nor those in :data:`SKIP_DIRS`); files starting with ``_`` are
+    (they are includes, checked in place and on their own).
 
     Parameters
     ----------

@@ -20,7 +20,7 @@ from mlsys.book.qmd import parse_qmd
 from mlsys.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
-BROKEN = FIXTURES / "broken"
+BROKEN = FIXTURES / "_broken"
 
 
 def _check(text: str, **kwargs):
@@ -51,7 +51,7 @@ def test_deprecated_name_is_a_warning_naming_the_new_spelling():
 
 def test_clean_chapter_passes():
     # Its eval: false cell imports a name that does not exist: shown, never run.
-    assert check_paths([FIXTURES / "clean.qmd"]) == []
+    assert check_paths([FIXTURES / "_ok" / "clean.qmd"]) == []
 
 
 def test_syntax_errors_at_their_qmd_line():
@@ -161,12 +161,14 @@ def test_generic_deprecated_maps_and_warnings(tmp_path, monkeypatch):
 
 
 def test_find_qmd_files_skips_outputs_and_hidden(tmp_path):
-    for rel in ["a.qmd", "sub/b.qmd", "_book/c.qmd", ".quarto/d.qmd", "_freeze/e.qmd", "x.md"]:
+    # Quarto renders no file under a _ or . directory; _files are includes, kept.
+    rels = ["a.qmd", "sub/b.qmd", "sub/_part.qmd", "_book/c.qmd", ".quarto/d.qmd", "_freeze/e.qmd"]
+    for rel in [*rels, "x.md", "node_modules/f.qmd"]:
         p = tmp_path / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("text\n")
     found = [p.relative_to(tmp_path).as_posix() for p in find_qmd_files([tmp_path])]
-    assert found == ["a.qmd", "sub/b.qmd"]
+    assert found == ["a.qmd", "sub/_part.qmd", "sub/b.qmd"]
     with pytest.raises(FileNotFoundError):
         find_qmd_files([tmp_path / "missing"])
 

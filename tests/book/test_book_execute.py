@@ -14,7 +14,7 @@ from mlsys.book.kernel import bad_output, rendered_text
 from mlsys.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
-BROKEN = FIXTURES / "broken"
+BROKEN = FIXTURES / "_broken"
 
 
 def test_rendered_text_follows_quarto():
@@ -50,7 +50,7 @@ def test_good_output_passes(text):
 
 @pytest.mark.book
 def test_executed_check_reports_raising_cell_and_nan(capsys):
-    files = [FIXTURES / "clean.qmd", BROKEN / "raising.qmd", BROKEN / "nan_inline.qmd"]
+    files = [FIXTURES / "_ok" / "clean.qmd", BROKEN / "raising.qmd", BROKEN / "nan_inline.qmd"]
     status = main(["check", "--execute", "--json", "--jobs", "2", *map(str, files)])
     assert status == 1
     findings = json.loads(capsys.readouterr().out)

@@ -60,7 +60,7 @@ def test_manifest_json_is_stable(tmp_path):
 def test_numbers_round_trip_and_diff_names_file_line(tmp_path, capsys):
     book = tmp_path / "book"
     book.mkdir()
-    shutil.copy(FIXTURES / "clean.qmd", book / "clean.qmd")
+    shutil.copy(FIXTURES / "_ok" / "clean.qmd", book / "clean.qmd")
     # Quarto evaluates an inline expression when it reaches it: after the cells above,
     # before the cells below (quarto-cli, src/resources/jupyter/notebook.py).
     # An include's cells run where the shortcode stands, in the chapter's kernel.
