@@ -1,0 +1,34 @@
+"""The formulas package re-exports every module and tolerates absent optional ones."""
+
+from __future__ import annotations
+
+import pytest
+
+import mlsys.core.formulas as formulas
+from mlsys.core.formulas import memory, roofline, transformer
+
+
+def test_core_modules_reexported():
+    for module in (roofline, transformer, memory):
+        for name in module.__all__:
+            assert getattr(formulas, name) is getattr(module, name)
+            assert name in formulas.__all__
+
+
+def test_missing_optional_module_is_skipped_but_broken_one_raises(monkeypatch):
+    saved_all = list(formulas.__all__)
+
+    def absent(full_name):
+        raise ModuleNotFoundError(f"No module named {full_name!r}", name=full_name)
+
+    monkeypatch.setattr(formulas._importlib, "import_module", absent)
+    formulas._reexport_optional()  # every optional module "absent": no error
+
+    def broken(full_name):
+        # the module exists but imports something that does not
+        raise ModuleNotFoundError("No module named 'scipyx'", name="scipyx")
+
+    monkeypatch.setattr(formulas._importlib, "import_module", broken)
+    with pytest.raises(ModuleNotFoundError, match="scipyx"):
+        formulas._reexport_optional()
+    formulas.__all__[:] = saved_all
