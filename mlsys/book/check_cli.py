@@ -10,6 +10,10 @@ directory with the files it is about to render in ``QUARTO_PROJECT_INPUT_FILES``
 
     project:
       pre-render: mlsys check .
+
+The hook runs on every render, frozen chapters included (``freeze: auto`` skips their
+execution, not the pre-render step), so a chapter whose import went stale is caught
+even when Quarto would have reused its old output.
 """
 
 from __future__ import annotations

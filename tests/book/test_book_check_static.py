@@ -63,6 +63,18 @@ def test_syntax_errors_at_their_qmd_line():
     assert findings[1].col == 18
 
 
+def test_error_true_cells_may_hold_a_syntax_error_on_purpose():
+    findings = _check(
+        """
+        ```{python}
+        #| error: true
+        print("unclosed"
+        ```
+        """
+    )
+    assert findings == []
+
+
 def test_module_alias_attribute_and_submodule_errors():
     findings = _check(
         """
