@@ -1,0 +1,221 @@
+"""ContinuousBatchingModel and the queueing formulas behind it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlsys import ContinuousBatchingModel, Hardware, Models, ServingModel
+from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.formulas.serving import littles_law_concurrency, mg1_waiting_time, mm1_waiting_time
+
+CB = ContinuousBatchingModel()
+M7 = Models.Llama2_7B
+H100 = Hardware.H100
+
+
+# --------------------------------------------------------------------------- formulas
+def test_littles_law():
+    assert littles_law_concurrency(2.0, 12.5) == 25.0
+
+
+def test_mm1_and_pollaczek_khinchine():
+    # M/M/1, λ = 5/s, S = 0.1 s: ρ = 0.5, W_q = 0.5 · 0.1 / 0.5 = 0.1 s.
+    assert mm1_waiting_time(5.0, 0.1) == pytest.approx(0.1)
+    # P-K with exponential service (E[S²] = 2 E[S]²) reproduces M/M/1 ...
+    assert mg1_waiting_time(5.0, 0.1, 2 * 0.1**2) == pytest.approx(0.1)
+    # ... and deterministic service (E[S²] = E[S]²) waits half as long (M/D/1).
+    assert mg1_waiting_time(5.0, 0.1, 0.1**2) == pytest.approx(0.05)
+    assert mg1_waiting_time(10.0, 0.1, 0.01) == np.inf
+    assert mm1_waiting_time(np.array([5.0, 20.0]), 0.1)[1] == np.inf
+
+
+# --------------------------------------------------------------------------- steady state
+def _solve(rate, **kw):
+    kw.setdefault("prompt_len", 512)
+    kw.setdefault("output_len", 256)
+    return CB.solve(M7, H100, arrival_rate=rate, **kw)
+
+
+def test_prefill_service_is_servingmodels_ttft_and_queue_is_pollaczek_khinchine():
+    res = _solve(4.0)
+    single = ServingModel().solve(M7, H100, prompt_len=512, output_len=256)
+    es = single.si("ttft")
+    assert res.si("prefill_time") == pytest.approx(es)
+    # Deterministic prompts: E[S²] = E[S]², W_q = λ E[S]² / (2 (1 − λ E[S])).
+    assert res.si("queueing_delay") == pytest.approx(4.0 * es**2 / (2 * (1 - 4.0 * es)))
+    assert res.prefill_utilization == pytest.approx(4.0 * es)
+    # TTFT = wait + service + half of the decode step in progress (only while not prefilling).
+    expected = res.si("queueing_delay") + es + 0.5 * res.si("decode_step_time") * (1 - 4.0 * es)
+    assert res.si("ttft") == pytest.approx(expected)
+
+
+def test_concurrency_satisfies_littles_law():
+    res = _solve(6.0)
+    # L = λ · W with W = (E[O] − 1) · ITL: 6/s × 255 × ITL.
+    assert res.concurrency == pytest.approx(6.0 * 255 * res.si("itl"), rel=1e-6)
+    # ITL is the decode step stretched by the share of time spent prefilling.
+    assert res.si("itl") == pytest.approx(
+        res.si("decode_step_time") / (1 - res.prefill_utilization)
+    )
+    assert res.si("tokens_per_second") == pytest.approx(6.0 * 256)
+    assert res.si("e2e_latency") == pytest.approx(res.si("ttft") + 255 * res.si("itl"))
+
+
+def test_light_load_itl_is_the_weight_read_time():
+    res = _solve(0.01, prompt_len=16, output_len=16)
+    # ≈ 13.2 GB / (3.35 TB/s × 0.85) = 4.64 ms at a nearly empty batch.
+    assert res.si("itl") == pytest.approx(4.64e-3, rel=0.02)
+
+
+def test_latencies_increase_with_load_and_capacity_is_the_stability_edge():
+    cap = _solve(1.0).si("max_arrival_rate")
+    rates = np.linspace(0.05, 0.99, 8) * cap
+    results = [_solve(float(r)) for r in rates]
+    ttft = [r.si("ttft") for r in results]
+    itl = [r.si("itl") for r in results]
+    assert all(np.diff(ttft) > 0) and all(np.diff(itl) > 0)
+    # Near capacity the batch fills the KV cache.
+    near = _solve(0.99999 * cap)
+    assert near.concurrency == pytest.approx(near.max_concurrency, rel=1e-3)
+    over = _solve(1.01 * cap)
+    assert not over.feasible and over.ttft is None and not over.stable
+    assert "capacity" in over.infeasibility_reason
+    with pytest.raises(InfeasibleError):
+        _solve(1.01 * cap, raise_errors=True)
+
+
+def test_capacity_formula():
+    res = _solve(1.0)
+    n_cap = res.max_concurrency
+    t_cap = CB.solve(M7, H100, arrival_rate=1e-9, prompt_len=512, output_len=256)
+    # λ_max = n / ((E[O] − 1) t_step(n) + n E[S]); recover t_step(n) from it and check it
+    # against ServingModel's decode step at that batch and mean context 512 + 128.
+    es = t_cap.si("prefill_time")
+    t_step = (n_cap / res.si("max_arrival_rate") - n_cap * es) / 255
+    direct = ServingModel().solve(M7, H100, batch_size=1, prompt_len=512, output_len=256)
+    assert t_step > direct.si("itl")  # a full batch steps slower than a single sequence
+    assert t_step < 10 * direct.si("itl")
+
+
+def test_kv_capacity_in_paged_blocks():
+    res = _solve(1.0, block_size=16)
+    free = 0.9 * 80e9 - M7.total_params * 2 - res_workspace()
+    blocks = int(free // (16 * 524288))
+    assert res.kv_capacity_blocks == blocks
+    # A decoding sequence holds 512 + 128 tokens and half an empty block on average.
+    assert res.mean_context == pytest.approx(640.0)
+    assert res.max_concurrency == pytest.approx(blocks * 16 / (640 + 7.5))
+    assert res.kv_waste_fraction == pytest.approx(7.5 / 647.5)
+    assert res.kv_waste_fraction < 0.04  # Kwon et al. (2023): under 4 %
+
+
+def res_workspace():
+    return (
+        ServingModel()
+        .solve(M7, H100, prompt_len=512, output_len=256)
+        .si("activation_bytes_per_accelerator")
+    )
+
+
+def test_max_num_seqs_caps_concurrency():
+    res = _solve(1.0, max_num_seqs=32)
+    assert res.max_concurrency == 32
+    assert res.si("max_arrival_rate") < _solve(1.0).si("max_arrival_rate")
+
+
+def test_slo_search_finds_the_boundary():
+    res = _solve(1.0, ttft_slo="150 ms", itl_slo="15 ms")
+    rate = res.si("max_arrival_rate_under_slo")
+    assert 0 < rate < res.si("max_arrival_rate")
+    at = _solve(rate)
+    assert at.si("ttft") <= 0.150 + 1e-9 and at.si("itl") <= 0.015 + 1e-9
+    above = _solve(rate * 1.001)
+    assert above.si("ttft") > 0.150 or above.si("itl") > 0.015
+    assert res.meets_slo is (res.si("ttft") <= 0.15 and res.si("itl") <= 0.015)
+
+
+def test_slo_unreachable_gives_zero_rate():
+    # A 512-token prefill alone takes ~9 ms on an H100; a 1 ms TTFT target is impossible.
+    res = _solve(1.0, ttft_slo=1e-3)
+    assert res.si("max_arrival_rate_under_slo") == 0.0
+    assert res.meets_slo is False
+
+
+def test_length_distributions():
+    det = _solve(2.0, prompt_len=512, output_len=256)
+    arr = _solve(2.0, prompt_len=np.full(50, 512.0), output_len=[256] * 10)
+    assert arr.si("itl") == pytest.approx(det.si("itl"))
+    assert arr.si("ttft") == pytest.approx(det.si("ttft"))
+    # Exponential outputs: time-weighted context P + (E[O²] − E[O]) / (2 (E[O] − 1))
+    # = 512 + (2·256² − 256) / 510 = 512 + 130816 / 510 = 768.502 tokens.
+    exp = _solve(2.0, output_len={"distribution": "exponential", "mean": 256})
+    assert exp.mean_context == pytest.approx(512 + 130816 / 510)
+    # Variable prompts wait longer than fixed ones of the same mean (P-K: E[S²] grows).
+    var = _solve(2.0, prompt_len={"mean": 512, "std": 400})
+    assert var.si("queueing_delay") > det.si("queueing_delay")
+    uni = _solve(2.0, prompt_len={"distribution": "uniform", "low": 24, "high": 1000})
+    assert uni.mean_prompt_len == pytest.approx(512)
+
+
+def test_cost_per_million_tokens():
+    res = _solve(4.0, price_per_accelerator_hour="2 USD/hour")
+    # 2 USD/h ÷ 3600 s/h ÷ (4/s × 256 tokens) × 1e6 = 0.5425 USD per million tokens.
+    assert res.si("cost_per_million_tokens") == pytest.approx(2 / 3600 / 1024 * 1e6)
+
+
+def test_infeasible_replica_reports_no_latency():
+    res = CB.solve(Models.Llama2_70B, H100, arrival_rate=1.0, precision="fp16")
+    assert not res.feasible and res.ttft is None and res.itl is None
+    assert res.si("max_arrival_rate") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"arrival_rate": 0.0}, "arrival_rate"),
+        ({"arrival_rate": -1.0}, "arrival_rate"),
+        ({"output_len": 0}, "output_len"),
+        ({"output_len": [10, 0, 5]}, "output_len"),
+        ({"prompt_len": 0}, "prompt_len"),
+        ({"prompt_len": {"mean": 100, "std": -1}}, "prompt_len"),
+        ({"prompt_len": {"distribution": "zipf", "mean": 100}}, "prompt_len['distribution']"),
+        ({"precision": "fp7"}, "precision"),
+        ({"price_per_accelerator_hour": -2.0}, "price_per_accelerator_hour"),
+        ({"block_size": 0}, "block_size"),
+        ({"block_size": -16}, "block_size"),
+        ({"max_num_seqs": 0}, "max_num_seqs"),
+        ({"ttft_slo": 0.0}, "ttft_slo"),
+        ({"itl_slo": "-5 ms"}, "itl_slo"),
+        ({"tp_size": 0}, "tp_size"),
+    ],
+)
+def test_bad_inputs_raise_parameter_error(kwargs, name):
+    kwargs.setdefault("arrival_rate", 1.0)
+    with pytest.raises(ParameterError) as info:
+        CB.solve(M7, H100, **kwargs)
+    assert info.value.name == name
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    frac_lo=st.floats(0.02, 0.6),
+    step=st.floats(0.05, 0.35),
+    prompt=st.integers(16, 2048),
+    output=st.integers(2, 1024),
+)
+def test_monotone_in_arrival_rate(frac_lo, step, prompt, output):
+    cap = CB.solve(M7, H100, arrival_rate=1.0, prompt_len=prompt, output_len=output).si(
+        "max_arrival_rate"
+    )
+    a = CB.solve(M7, H100, arrival_rate=frac_lo * cap, prompt_len=prompt, output_len=output)
+    b = CB.solve(
+        M7, H100, arrival_rate=(frac_lo + step) * cap, prompt_len=prompt, output_len=output
+    )
+    assert a.feasible and b.feasible
+    assert b.si("ttft") >= a.si("ttft")
+    assert b.si("itl") >= a.si("itl")
+    assert b.concurrency >= a.concurrency
+    assert a.concurrency <= a.max_concurrency
