@@ -150,7 +150,7 @@ def bad_output(text: str) -> str | None:
     >>> bad_output("nan TB/s")
     'shows NaN'
     """
-    if text.strip() == "None":
+    if any(line.strip() == "None" for line in text.splitlines()):
         return "shows None"
     for pattern, why in _BAD_OUTPUT:
         if pattern.search(text):

@@ -36,6 +36,7 @@ def test_rendered_text_follows_quarto():
         ("<Quantity(3.35, 'terabyte / second')>", "pint"),
         ("np.float64(3.35)", "numpy"),
         ("None", "None"),
+        ("peak: 3.35 TB/s\nNone\n", "None"),
         ("Traceback (most recent call last):", "traceback"),
     ],
 )
