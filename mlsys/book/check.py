@@ -278,7 +278,7 @@ class _Index:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 value = getattr(obj, attr)
-        except AttributeError:
+        except AttributeError as exc:
             if parent.is_module and hasattr(obj, "__path__"):
                 sub, sub_issues = self.resolve_module(path)
                 if sub is not None:
@@ -286,6 +286,9 @@ class _Index:
                 if sub_issues and sub_issues[0].code == "import-failed":
                     return None, sub_issues
             names = _public_names(obj)
+            if attr in names:  # declared (in __all__ or a lazy map) but its module lacks it
+                msg = f"{path} is exported but fails to import: AttributeError: {exc}"
+                return None, [_Issue("error", "import-failed", msg)]
             kind = "module" if parent.is_module else "object"
             msg = f"{kind} {parent.path!r} has no attribute {attr!r}{_suggest(attr, names)}"
             return None, [_Issue("error", "unknown-name", msg)]

@@ -172,6 +172,41 @@ def test_generic_deprecated_maps_and_warnings(tmp_path, monkeypatch):
     sys.modules.pop("mlsys_fake_pkg_dep", None)
 
 
+def test_exported_name_whose_module_is_broken(tmp_path, monkeypatch):
+    # A name the package declares (lazy map, __all__) but cannot deliver is not a typo in
+    # the chapter: it is reported as an import failure, naming the cause.
+    pkg = tmp_path / "mlsys_fake_pkg_lazy"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import importlib\n"
+        "_LAZY = {'Ghost': 'mlsys_fake_pkg_lazy.missing', 'Half': 'mlsys_fake_pkg_lazy.half'}\n"
+        "__all__ = sorted(_LAZY)\n"
+        "def __getattr__(name):\n"
+        "    if name in _LAZY:\n"
+        "        return getattr(importlib.import_module(_LAZY[name]), name)\n"
+        "    raise AttributeError(name)\n"
+    )
+    (pkg / "half.py").write_text("Other = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    findings = _check(
+        """
+        ```{python}
+        from mlsys_fake_pkg_lazy import Ghost, Half, Gost
+        ```
+        """,
+        packages=("mlsys_fake_pkg_lazy",),
+    )
+    assert [(f.col, f.code) for f in findings] == [
+        (33, "import-failed"),  # 32 characters of "from ... import " precede it
+        (40, "import-failed"),
+        (46, "unknown-name"),
+    ]
+    assert "No module named 'mlsys_fake_pkg_lazy.missing'" in findings[0].message
+    assert "'Ghost'" in findings[2].message  # did you mean
+    for name in ["mlsys_fake_pkg_lazy.half", "mlsys_fake_pkg_lazy"]:
+        sys.modules.pop(name, None)
+
+
 def test_find_qmd_files_skips_outputs_and_hidden(tmp_path):
     # Quarto renders no file under a _ or . directory; _files are includes, kept.
     rels = ["a.qmd", "sub/b.qmd", "sub/_part.qmd", "_book/c.qmd", ".quarto/d.qmd", "_freeze/e.qmd"]
