@@ -268,3 +268,15 @@ def test_non_transformer_model_and_bad_hardware_rejected():
         SM.solve(Models.ResNet50, Hardware.H100)
     with pytest.raises(ParameterError):
         SM.solve(Models.Llama2_7B, "H100")
+
+
+def test_docstring_examples():
+    import doctest
+
+    import mlsys.core.formulas.serving as formulas_mod
+    import mlsys.core.solvers.batching as batching_mod
+    import mlsys.core.solvers.serving as serving_mod
+
+    for mod in (formulas_mod, serving_mod, batching_mod):
+        failures, tried = doctest.testmod(mod, verbose=False)
+        assert tried > 0 and failures == 0, mod.__name__

@@ -666,19 +666,20 @@ class ServingModel:
     Examples
     --------
     Llama-2-70B in fp16 on 4 A100 80GB with tensor parallelism, one request of 2048
-    prompt tokens and 128 output tokens:
+    prompt tokens and 128 output tokens: the prefill is compute-bound (286 TFLOP over
+    4 × 312 TFLOP/s × 0.75, plus 29 ms of all-reduces), a decode step memory-bound
+    (34.5 GB of weights per device at 2.039 TB/s × 0.85, plus 2 ms of all-reduces).
 
-    >>> from mlsys import Hardware, Models, ServingModel            # doctest: +SKIP
-    >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.A100_80GB,
-    ...                            prompt_len=2048, output_len=128, tp_size=4)
-    >>> res.ttft.to("ms"), res.itl.to("ms")                          # doctest: +SKIP
-    (335 ms, 21.7 ms)
+    >>> from mlsys import Hardware, Models, ServingModel
+    >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.A100_80GB, prompt_len=2048,
+    ...                            output_len=128, tp_size=4, precision="fp16")
+    >>> round(res.si("ttft") * 1e3), round(res.si("itl") * 1e3, 1), res.decode_bound
+    (334, 21.9, 'memory')
 
     The same model on one 80 GB device does not fit, and no latency is reported:
 
-    >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.H100,
-    ...                            precision="fp16")                 # doctest: +SKIP
-    >>> res.feasible, res.ttft                                       # doctest: +SKIP
+    >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.H100, precision="fp16")
+    >>> res.feasible, res.ttft
     (False, None)
     """
 
