@@ -179,10 +179,11 @@ def test_memory_never_rises_with_pp(model, mode, m, batch, zero, data):
     assert states_b <= states_a * (1 + 1e-12)
     # embedding dropout masks of the extra in-flight micro-batches (+ fragmentation share)
     s = model.seq_len if mode == "training" else 0
-    mask_growth = s * batch * model.hidden * (min(p2, m) - min(p1, m)) * 1.05
+    mb = a.microbatch_size  # sequences per micro-batch (global batch / (dp · m))
+    mask_growth = s * mb * model.hidden * (min(p2, m) - min(p1, m)) * 1.05
     assert b.si("total") <= a.si("total") * (1 + 1e-12) + mask_growth
     if mode == "training":
-        layers_a = a.si("activations") - s * batch * model.hidden * min(p1, m)
-        layers_b = b.si("activations") - s * batch * model.hidden * min(p2, m)
+        layers_a = a.si("activations") - s * mb * model.hidden * min(p1, m)
+        layers_b = b.si("activations") - s * mb * model.hidden * min(p2, m)
         if p1 > 1:  # p = 1 also holds the output layer (4sbh(1 + v/h)), which p > 1 drops
             assert layers_b <= layers_a * (1 + 1e-12)

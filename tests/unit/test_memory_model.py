@@ -44,9 +44,11 @@ def test_gpt3_korthikanti_layout_activations():
     # 175B, t = 8, p = 8, 3 interleaved chunks, SP + selective, b = 1, m = 64:
     # 96 layers × 34 sbh/t × (1 + 7/24) + sbhp/t = 13.262 + 0.025 GB
     # (see tests/validation/test_korthikanti_activations.py for the derivation).
+    # Korthikanti Table 3: global batch 64 = 64 micro-batches of 1 sequence
     res = solve(
         GPT3,
         H100,
+        batch_size=64,
         tp_size=8,
         pp_size=8,
         v_stages=3,
@@ -54,6 +56,7 @@ def test_gpt3_korthikanti_layout_activations():
         recompute="selective",
         microbatch_count=64,
     )
+    assert res.microbatch_size == 1
     sbh = 2048 * 12288
     expected = 96 * 34 * sbh / 8 * (1 + 7 / 24) + sbh * 8 / 8
     assert res.si("activations") == pytest.approx(expected, rel=1e-12)
@@ -77,7 +80,7 @@ def test_inline_activation_arithmetic_matches_formulas(tp, pp, m, v, sp, rec):
     res = solve(
         GPT3,
         H100,
-        batch_size=2,
+        batch_size=2 * m,  # global batch: m micro-batches of 2
         seq_len=1024,
         tp_size=tp,
         pp_size=pp,
@@ -204,7 +207,7 @@ def test_gqa_swiglu_and_moe_activation_shapes_match_formula(rec):
     )
     for model, width in ((llama, 14336), (moe, 3 * 512)):
         res = solve(
-            model, H100, batch_size=1, seq_len=1024, pp_size=2, microbatch_count=4, recompute=rec
+            model, H100, batch_size=4, seq_len=1024, pp_size=2, microbatch_count=4, recompute=rec
         )
         per_layer = activation_bytes_per_layer(
             1024,
@@ -230,3 +233,14 @@ def test_llama_selective_activation_derivation():
         8192, 1, 4096, 32, recompute="selective", ffn_hidden=14336, kv_heads=8, gated_mlp=True
     )
     assert got == pytest.approx(36 * 8192 * 4096)
+
+
+def test_batch_size_is_global():
+    # 64 sequences over 8 replicas in 4 micro-batches: micro-batches of 2 sequences, so
+    # the activations equal those of batch_size=2 on one replica with one micro-batch.
+    a = solve(GPT3, H100, batch_size=64, dp_size=8, microbatch_count=4, tp_size=8, recompute="full")
+    b = solve(GPT3, H100, batch_size=2, tp_size=8, recompute="full")
+    assert a.microbatch_size == 2
+    assert a.si("activations") == pytest.approx(b.si("activations"))
+    # uneven: 10 sequences over 4 replicas → the largest replica runs 3
+    assert solve(GPT3, H100, batch_size=10, dp_size=4, tp_size=8).microbatch_size == 3

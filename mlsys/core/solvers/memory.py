@@ -12,6 +12,9 @@ Accounting
   with ``K`` from :func:`~mlsys.core.formulas.optimizer_state_bytes_per_param`. Weights
   and gradients are in ``precision``; with ``precision="fp32"`` there is no separate
   master copy.
+* **Batch**: ``batch_size`` is the global batch in sequences (as in
+  :class:`~mlsys.core.solvers.distributed.DistributedModel`); a replica runs
+  micro-batches of ``ceil(batch_size / (dp_size · microbatch_count))`` sequences.
 * **Activations** (training): Korthikanti et al. (2022) Table 2 per layer for the
   tensor/sequence-parallel and recompute setting asked for, times the ``L/p`` layers of
   the first pipeline stage, times the ``min(p, m)`` micro-batches it holds under 1F1B,
@@ -146,7 +149,9 @@ class MemoryResult(Result):
         As solved.
     batch_size, seq_len, dp_size, tp_size, pp_size, ep_size, zero_stage,
     microbatch_count, v_stages, kv_cache_len : int
-        As solved.
+        As solved (``batch_size`` is the global batch).
+    microbatch_size : int
+        Sequences per micro-batch on one replica (training) or per replica (inference).
     sequence_parallel : bool
         As solved.
     """
@@ -173,6 +178,7 @@ class MemoryResult(Result):
         "recompute": None,
         "optimizer": None,
         "batch_size": None,
+        "microbatch_size": None,
         "seq_len": None,
         "dp_size": None,
         "tp_size": None,
@@ -277,8 +283,11 @@ class MemoryModel:
         hardware : Accelerator
             The device (a Node uses its accelerator).
         batch_size : int
-            Training: sequences per micro-batch on each data-parallel replica.
-            Inference: concurrent sequences.
+            The **global** batch in sequences, as in every mlsys solver. Training: each
+            data-parallel replica runs micro-batches of
+            ``ceil(batch_size / (dp_size × microbatch_count))`` sequences (the largest
+            any replica runs when the split is uneven). Inference: concurrent sequences,
+            ``ceil(batch_size / dp_size)`` per replica.
         seq_len : int, optional
             Tokens per sequence (default the model's ``seq_len``).
         precision : str
@@ -383,14 +392,16 @@ class MemoryModel:
         kv_cache = 0.0
         kv_len = 0
         if mode_key == "training":
+            b_local = -(-b // (dp * m))  # ceil: the largest micro-batch of any replica
             w_div = dp if z >= 3 else 1
             g_div = dp if z >= 2 else 1
             k_div = dp if z >= 1 else 1
             weights = psi * e / w_div
             grads = psi * e / g_div
             opt = psi * k_opt / k_div
-            acts = _training_activations(shape, s, b, tp, pp, m, v, sequence_parallel, rec, e)
+            acts = _training_activations(shape, s, b_local, tp, pp, m, v, sequence_parallel, rec, e)
         else:
+            b_local = -(-b // dp)
             weights = psi * e
             grads = opt = 0.0
             if shape[0] == "transformer":
@@ -398,13 +409,13 @@ class MemoryModel:
                     s if kv_cache_len is None else _checks.nonneg_int("kv_cache_len", kv_cache_len)
                 )
                 kv_per_device = max(kvh / tp, 1.0)
-                kv_cache = 2.0 * (L / pp) * kv_per_device * hd * kv_len * b * e_kv
+                kv_cache = 2.0 * (L / pp) * kv_per_device * hd * kv_len * b_local * e_kv
                 # one layer's transient working set over the prompt, plus fp32 logits of
                 # the last position
-                acts = e * b * s * (2.0 * h + (a + 2.0 * kvh) * hd / tp + mats_up * f / tp)
-                acts += 4.0 * b * V / tp
+                acts = e * b_local * s * (2.0 * h + (a + 2.0 * kvh) * hd / tp + mats_up * f / tp)
+                acts += 4.0 * b_local * V / tp
             else:
-                acts = shape[3] * b * (e / 2.0) / pp
+                acts = shape[3] * b_local * (e / 2.0) / pp
         allocated = weights + grads + opt + acts + kv_cache
         if framework_overhead is None:
             overhead = default_framework_overhead(acc, allocated)
@@ -454,6 +465,7 @@ class MemoryModel:
             recompute=rec,
             optimizer=opt_key if opt_key in OPTIMIZER_STATE_BYTES else str(optimizer),
             batch_size=b,
+            microbatch_size=b_local,
             seq_len=s,
             dp_size=dp,
             tp_size=tp,
