@@ -15,8 +15,8 @@ cache (vLLM; Kwon et al. 2023). The model, in steady state:
    steps continuously, so a step of ``n`` sequences takes ``t_step(n)`` and each
    sequence sees ``ITL = t_step(n) / (1 − ρ)``. Little's law (``L = λ·W``) with
    ``W = (E[O] − 1)·ITL`` gives the fixed point ``n = λ·(E[O] − 1)·t_step(n)/(1 − ρ)``,
-   solved by bisection (``t_step`` is convex and increasing in ``n``, so the root is
-   unique).
+   solved by regula falsi (``t_step`` is convex and increasing in ``n``, so the root
+   is unique).
 3. **KV capacity.** The memory left after weights and workspace holds
    ``capacity`` blocks of ``block_size`` tokens. A running sequence holds on average
    its prompt plus half its output (time-weighted) and half an empty block; the
@@ -279,24 +279,43 @@ class _Steady:
     def step(self, n: float) -> float:
         return _decode(self.plan, n, self.ctx)[0]
 
+    def _fixed_point(self, coeff: float) -> float:
+        """Root of ``g(n) = coeff·t_step(n) − n`` on ``[0, n_cap]`` (Illinois method).
+
+        ``g(0) > 0`` and ``g`` is convex (``t_step`` is a maximum of affine roofs plus
+        affine communication), so the root is unique when ``g(n_cap) <= 0``; regula falsi
+        with the Illinois modification converges in a few steps on such piecewise-linear
+        functions and never leaves the bracket.
+        """
+        a, b = 0.0, self.n_cap
+        ga = coeff * self.step(a) - a
+        gb = coeff * self.t_cap - b
+        if gb >= 0.0:
+            return b
+        side = 0
+        for _ in range(_BISECTION_STEPS):
+            c = (a * gb - b * ga) / (gb - ga)
+            gc = coeff * self.step(c) - c
+            if abs(gc) <= 1e-12 * (1.0 + c) or b - a <= 1e-12 * (1.0 + b):
+                return c
+            if gc > 0.0:
+                a, ga = c, gc
+                if side == 1:
+                    gb *= 0.5
+                side = 1
+            else:
+                b, gb = c, gc
+                if side == -1:
+                    ga *= 0.5
+                side = -1
+        return 0.5 * (a + b)
+
     def at(self, lam: float) -> tuple[float, float, float, float, float]:
         """(concurrency, step time, itl, queueing delay, ttft) at arrival rate ``lam``."""
         rho = lam * self.es
         slow = 1.0 - rho
         coeff = lam * (self.o_mean - 1.0) / slow
-        lo, hi = 0.0, self.n_cap
-        if coeff > 0.0:
-            for _ in range(_BISECTION_STEPS):
-                mid = 0.5 * (lo + hi)
-                if coeff * self.step(mid) > mid:
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo < 1e-9 * (1.0 + hi):
-                    break
-            n = hi
-        else:
-            n = 0.0
+        n = self._fixed_point(coeff) if coeff > 0.0 else 0.0
         t_step = self.step(n)
         itl = t_step / slow
         wq = lam * self.es2 / (2.0 * slow)

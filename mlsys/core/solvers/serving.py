@@ -315,6 +315,8 @@ def _is_int(value: Any) -> bool:
 
 
 def _count(value: Any, name: str, minimum: int = 1) -> int:
+    if type(value) is int and value >= minimum:
+        return value
     if _is_int(value) and value >= minimum:
         return value
     if isinstance(value, float) and value.is_integer() and value >= minimum:
@@ -324,7 +326,7 @@ def _count(value: Any, name: str, minimum: int = 1) -> int:
 
 def _tokens(value: Any, name: str, minimum: float = 1.0) -> float:
     """A token count: a number or a Quantity in tokens (or dimensionless)."""
-    if _is_int(value) or isinstance(value, float):
+    if type(value) is int or type(value) is float or _is_int(value) or isinstance(value, float):
         x = float(value)
     else:
         x = as_si(value, "token", name) if hasattr(value, "units") else value
