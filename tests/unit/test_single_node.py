@@ -228,3 +228,20 @@ def test_node_uses_its_accelerator():
     a = solve(LLAMA7, node, phase="decode")
     b = solve(LLAMA7, node.accelerator, phase="decode")
     assert a.si("latency") == b.si("latency")
+
+
+def test_footprint_includes_framework_allowance():
+    # same allowance as MemoryModel: 1 GB + 5 % of the allocated bytes on a GPU
+    res = solve(LLAMA7, H100, batch_size=4, phase="decode", kv_cache_len=2048)
+    allocated = sum(
+        res.si(k)
+        for k in (
+            "weights_bytes",
+            "kv_cache_bytes",
+            "activation_bytes",
+            "gradient_bytes",
+            "optimizer_bytes",
+        )
+    )
+    assert res.si("framework_overhead") == pytest.approx(1e9 + 0.05 * allocated)
+    assert res.si("memory_footprint") == pytest.approx(allocated + res.si("framework_overhead"))

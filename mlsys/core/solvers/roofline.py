@@ -47,6 +47,7 @@ from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks
 from mlsys.core.solvers.efficiency import resolve_efficiency
+from mlsys.core.solvers.memory import default_framework_overhead
 
 __all__ = ["SingleNodeModel", "SingleNodeResult"]
 
@@ -101,12 +102,16 @@ class SingleNodeResult(Result):
         ``model_flops / latency``.
     memory_footprint : Quantity [byte]
         Bytes the step needs resident: weights, KV cache, activations (and for training
-        gradients and optimizer state).
+        gradients and optimizer state), plus ``framework_overhead``.
     weights_bytes, kv_cache_bytes, activation_bytes : Quantity [byte]
         Parts of ``memory_footprint``; training adds ``gradient_bytes`` and
         ``optimizer_bytes``.
     gradient_bytes, optimizer_bytes : Quantity [byte]
         Zero for inference.
+    framework_overhead : Quantity [byte]
+        Runtime buffers and allocator fragmentation,
+        :func:`mlsys.core.solvers.memory.default_framework_overhead` (the same allowance
+        :class:`~mlsys.core.solvers.memory.MemoryModel` uses).
     memory_capacity : Quantity [byte]
         Device memory of the accelerator.
     feasible : bool
@@ -144,6 +149,7 @@ class SingleNodeResult(Result):
         "activation_bytes": "byte",
         "gradient_bytes": "byte",
         "optimizer_bytes": "byte",
+        "framework_overhead": "byte",
         "memory_capacity": "byte",
         "feasible": None,
         "infeasibility_reason": None,
@@ -213,6 +219,10 @@ def _shape(model: Any) -> tuple:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (model, shape)
     return shape
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:.3g} GB" if x >= 1e7 else f"{x / 1e6:.3g} MB"
 
 
 def _accelerator(hardware: Any) -> Any:
@@ -342,16 +352,17 @@ class SingleNodeModel:
             }
 
         weights, kv_bytes, act, grads, opt = mem
-        footprint = weights + kv_bytes + act + grads + opt
+        allocated = weights + kv_bytes + act + grads + opt
+        overhead = default_framework_overhead(acc, allocated)
+        footprint = allocated + overhead
         capacity = acc.memory_bytes
         feasible = footprint <= capacity
         reason = None
         if not feasible:
             reason = (
-                f"needs {footprint / 1e9:.3g} GB (weights {weights / 1e9:.3g}, KV cache "
-                f"{kv_bytes / 1e9:.3g}, activations {act / 1e9:.3g}, gradients + "
-                f"optimizer {(grads + opt) / 1e9:.3g}) but {acc.label} has "
-                f"{capacity / 1e9:.3g} GB"
+                f"needs {_gb(footprint)} (weights {_gb(weights)}, KV cache {_gb(kv_bytes)}, "
+                f"activations {_gb(act)}, gradients + optimizer {_gb(grads + opt)}, "
+                f"framework {_gb(overhead)}) but {acc.label} has {_gb(capacity)}"
             )
             if raise_errors:
                 raise InfeasibleError(reason)
@@ -378,6 +389,7 @@ class SingleNodeModel:
             activation_bytes=act,
             gradient_bytes=grads,
             optimizer_bytes=opt,
+            framework_overhead=overhead,
             memory_capacity=capacity,
             feasible=feasible,
             infeasibility_reason=reason,
