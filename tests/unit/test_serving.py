@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlsys import Fabrics, Hardware, Models, Nodes, ServingModel
 from mlsys.core.errors import InfeasibleError, MlsysError, ParameterError
@@ -280,3 +282,38 @@ def test_docstring_examples():
     for mod in (formulas_mod, serving_mod, batching_mod):
         failures, tried = doctest.testmod(mod, verbose=False)
         assert tried > 0 and failures == 0, mod.__name__
+
+
+def test_numpy_integers_accepted_and_booleans_rejected():
+    import numpy as np
+
+    res = SM.solve(Models.Llama2_7B, Hardware.H100, batch_size=np.int64(4), prompt_len=np.int32(64))
+    assert res.batch_size == 4 and res.feasible
+    with pytest.raises(ParameterError):
+        SM.solve(Models.Llama2_7B, Hardware.H100, output_len=True)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    batch=st.integers(1, 64),
+    prompt=st.integers(1, 4096),
+    output=st.integers(1, 2048),
+    extra=st.integers(1, 64),
+)
+def test_monotone_in_batch_and_lengths(batch, prompt, output, extra):
+    m, hw = Models.Llama2_7B, Hardware.H100
+    base = SM.solve(m, hw, batch_size=batch, prompt_len=prompt, output_len=output)
+    bigger = SM.solve(m, hw, batch_size=batch + extra, prompt_len=prompt, output_len=output)
+    longer = SM.solve(m, hw, batch_size=batch, prompt_len=prompt + extra, output_len=output)
+    # Latencies never fall with more work; decode throughput never falls with batch.
+    assert bigger.si("decode_flops_per_step") > base.si("decode_flops_per_step")
+    assert bigger.si("decode_bytes_per_step") > base.si("decode_bytes_per_step")
+    assert longer.si("prefill_flops") > base.si("prefill_flops")
+    assert bigger.max_batch_size == base.max_batch_size
+    if base.feasible and bigger.feasible:
+        assert bigger.si("itl") >= base.si("itl")
+        assert bigger.si("decode_tokens_per_second") >= base.si("decode_tokens_per_second")
+    if base.feasible and longer.feasible:
+        assert longer.si("ttft") >= base.si("ttft")
+    # Feasibility is exactly "the batch fits".
+    assert base.feasible == (batch <= base.max_batch_size)

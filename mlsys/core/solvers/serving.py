@@ -43,6 +43,7 @@ PagedAttention", SOSP 2023 (``gpu_memory_utilization`` default 0.9 in vLLM).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -311,14 +312,14 @@ def _norm(precision: str, name: str) -> str:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _count(value: Any, name: str, minimum: int = 1) -> int:
     if type(value) is int and value >= minimum:
         return value
     if _is_int(value) and value >= minimum:
-        return value
+        return int(value)
     if isinstance(value, float) and value.is_integer() and value >= minimum:
         return int(value)
     raise ParameterError(name, value, f"an integer >= {minimum}")
@@ -327,6 +328,8 @@ def _count(value: Any, name: str, minimum: int = 1) -> int:
 def _tokens(value: Any, name: str, minimum: float = 1.0) -> float:
     """A token count: a number or a Quantity in tokens (or dimensionless)."""
     if type(value) is int or type(value) is float or _is_int(value) or isinstance(value, float):
+        if isinstance(value, bool):
+            raise ParameterError(name, value, f"a number of tokens >= {minimum:g}")
         x = float(value)
     else:
         x = as_si(value, "token", name) if hasattr(value, "units") else value
