@@ -159,3 +159,10 @@ def test_moe_training_compute_uses_active_parameters():
     # 6 × matmul-active parameters, independent of the six routed experts left idle
     assert per_token == pytest.approx(6 * b["matmul_active"], rel=1e-12)
     assert per_token < 6 * b["total"] / 3
+
+
+@pytest.mark.parametrize("vocab", [50257, 51200])
+def test_gpt3_174_6b_with_either_vocabulary(vocab):
+    # Brown et al. use the 50257-token GPT-2 BPE; Megatron pads it to 51200. Both give
+    # 174.6B to four significant figures (Eq. 2: 174.60B and 174.62B).
+    assert megatron_param_count(96, 12288, vocab, 2048) / 1e9 == pytest.approx(174.6, abs=0.05)
