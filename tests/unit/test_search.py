@@ -1,0 +1,115 @@
+"""ParallelismSearch: enumeration, ranking, rejection reasons, agreement with solve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlsys.core.catalog import Fabrics, Models, Nodes
+from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.solvers.distributed import DistributedModel
+from mlsys.core.solvers.search import ParallelismSearch, SearchResult
+from mlsys.core.types import Fleet
+
+FLEET = Fleet(node=Nodes.DGX_A100, count=8, fabric=Fabrics.IB_HDR)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return ParallelismSearch().solve(Models.GPT3_175B, FLEET, batch_size=64)
+
+
+def test_result_shape(result):
+    assert isinstance(result, SearchResult)
+    assert result.candidates == len(result.table["tp"]) > 1000
+    assert 0 < result.feasible_count < result.candidates
+    t = result.table
+    feas = t["feasible"]
+    # feasible rows first, ranked by throughput
+    assert feas[: result.feasible_count].all() and not feas[result.feasible_count :].any()
+    tok = t["tokens_per_second"][: result.feasible_count]
+    assert np.all(np.diff(tok) <= 0)
+
+
+def test_every_layout_multiplies_to_the_fleet(result):
+    t = result.table
+    assert np.all(t["dp"] * t["tp"] * t["pp"] * t["ep"] == 64)
+
+
+def test_best_is_resolved_with_distributed_model(result):
+    best = result.best
+    assert best.feasible
+    assert best.si("tokens_per_second") == pytest.approx(result.table["tokens_per_second"][0])
+    assert result.top(1)[0]["tp"] == result.best_layout["tp_size"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_search_and_solve_agree_on_sampled_layouts(result, seed):
+    rng = np.random.default_rng(seed)
+    records = result.to_records()
+    valid = [r for r in records if r["reason"] in ("", "does not fit in memory")]
+    for i in rng.choice(len(valid), size=15, replace=False):
+        r = valid[i]
+        res = DistributedModel().solve(
+            Models.GPT3_175B, FLEET, batch_size=64, tp_size=r["tp"], pp_size=r["pp"],
+            ep_size=r["ep"], microbatch_count=r["microbatch_count"], v_stages=r["v_stages"],
+            zero_stage=r["zero_stage"], recompute=r["recompute"],
+            sequence_parallel=r["sequence_parallel"],
+        )  # fmt: skip
+        assert res.si("step_time") == pytest.approx(r["step_time"], rel=1e-12)
+        assert res.mfu == pytest.approx(r["mfu"], rel=1e-12)
+        assert res.memory_per_accelerator.si("total") == pytest.approx(
+            r["memory_per_accelerator"], rel=1e-12
+        )
+        assert res.feasible == r["feasible"]
+
+
+def test_rejections_carry_reasons(result):
+    reasons = {r["reason"] for r in result.rejected()}
+    assert "does not fit in memory" in reasons
+    # 96 heads: of the fleet's divisors up to 96, only tp = 64 fails to divide them
+    bad = {r["tp"] for r in result.rejected() if r["reason"] == "heads not divisible by tp"}
+    assert bad == {64}
+    gpt = ParallelismSearch().solve(
+        Models.GPT3_175B, Fleet(node=Nodes.DGX_A100, count=20, fabric=Fabrics.IB_HDR),
+        batch_size=160, zero_stages=(1,), recompute=("full",), v_stages=(1,),
+    )  # fmt: skip
+    reasons = {r["reason"] for r in gpt.rejected()}
+    assert "heads not divisible by tp" in reasons  # tp = 5, 10, 20, 40, 80 ...
+    assert "global batch not divisible by the dp·ep data-parallel ranks" in reasons
+    for r in gpt.rejected():
+        if r["reason"] == "heads not divisible by tp":
+            assert 96 % r["tp"] != 0
+
+
+def test_exports(result):
+    recs = result.top(3)
+    assert len(recs) == 3 and set(recs[0]) >= {"tokens_per_second", "mfu", "reason"}
+    d = result.to_dict(quantities=False)
+    assert d["candidates"] == result.candidates
+    md = result._repr_markdown_()
+    assert md.count("\n|") >= 12 and "tokens/s" in md
+
+
+def test_no_feasible_layout():
+    tiny = Fleet(node=Nodes.DGX_A100, count=1, fabric=Fabrics.IB_HDR)
+    res = ParallelismSearch().solve(Models.Llama3_405B, tiny, batch_size=8)
+    assert res.best is None and res.feasible_count == 0
+    with pytest.raises(InfeasibleError):
+        ParallelismSearch().solve(Models.Llama3_405B, tiny, batch_size=8, raise_errors=True)
+
+
+def test_bad_inputs():
+    with pytest.raises(ParameterError, match="recompute"):
+        ParallelismSearch().solve(Models.GPT3_175B, FLEET, batch_size=64, recompute=("most",))
+    with pytest.raises(ParameterError, match="batch_size"):
+        ParallelismSearch().solve(Models.GPT3_175B, FLEET, batch_size=0)
+
+
+def test_moe_search_tries_expert_parallelism():
+    fleet = Fleet(node=Nodes.DGX_H100, count=4, fabric=Fabrics.IB_NDR)
+    res = ParallelismSearch().solve(
+        Models.Mixtral_8x7B, fleet, batch_size=64, seq_len=4096, v_stages=(1,)
+    )
+    assert set(res.table["ep"]) == {1, 2, 4, 8}
+    assert res.feasible_count > 0
