@@ -12,6 +12,7 @@ states it.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,12 @@ __all__ = [
 ]
 
 ArrayLike = Any
+
+
+def _scalars(*xs: Any) -> bool:
+    """True when every argument is a plain Python number (the fast, math-only path)."""
+    return all(type(x) is float or type(x) is int for x in xs)
+
 
 HOURS_PER_YEAR = 8766.0
 """Hours in a year of 365.25 days: the ``year`` of the unit registry, so that an annual
@@ -61,12 +68,17 @@ def capital_recovery_factor(rate: ArrayLike, years: ArrayLike) -> ArrayLike:
     --------
     8 % over 5 years: 0.08 · 1.4693 / 0.4693 = 0.25046 per year (vs 0.2 straight-line).
     """
+    # (1 + r)^n − 1 through expm1/log1p: exact for tiny rates, where the naive form
+    # cancels to zero.
+    if _scalars(rate, years):
+        gap = math.expm1(years * math.log1p(rate))
+        return 1.0 / years if gap == 0.0 else rate * (1.0 + gap) / gap
     r = np.asarray(rate, dtype=float)
     n = np.asarray(years, dtype=float)
+    gap = np.expm1(n * np.log1p(r))
     with np.errstate(divide="ignore", invalid="ignore"):
-        growth = np.power(1.0 + r, n)
-        annuity = r * growth / (growth - 1.0)
-    out = np.where(r == 0.0, 1.0 / n, annuity)
+        annuity = r * (1.0 + gap) / gap
+    out = np.where(gap == 0.0, 1.0 / n, annuity)
     return float(out) if out.ndim == 0 else out
 
 
@@ -231,6 +243,17 @@ def breakeven_utilization(
     F = $400,000, E₀ = $20,000, E₁ = $60,000, 32 accelerators rented at $4/h:
     420,000 / (4 · 32 · 8,766 − 40,000) = 420,000 / 1,082,048 = 0.3882.
     """
+    if _scalars(
+        fixed_annual_usd,
+        idle_energy_annual_usd,
+        busy_energy_annual_usd,
+        cloud_usd_per_accelerator_hour,
+        accelerators,
+    ):
+        m = cloud_usd_per_accelerator_hour * accelerators * HOURS_PER_YEAR - (
+            busy_energy_annual_usd - idle_energy_annual_usd
+        )
+        return (fixed_annual_usd + idle_energy_annual_usd) / m if m > 0 else math.inf
     margin = np.subtract(
         np.multiply(np.multiply(cloud_usd_per_accelerator_hour, accelerators), HOURS_PER_YEAR),
         np.subtract(busy_energy_annual_usd, idle_energy_annual_usd),

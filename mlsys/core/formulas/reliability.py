@@ -15,6 +15,7 @@ failures per second) and broadcast.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,11 @@ __all__ = [
 ]
 
 ArrayLike = Any
+
+
+def _scalars(*xs: Any) -> bool:
+    """True when every argument is a plain Python number (the fast, math-only path)."""
+    return all(type(x) is float or type(x) is int for x in xs)
 
 
 def fleet_failure_rate(rate_per_device_s: ArrayLike, devices: ArrayLike) -> ArrayLike:
@@ -127,6 +133,8 @@ def failure_probability(duration_s: ArrayLike, mtbf_s: ArrayLike) -> ArrayLike:
     --------
     A 24-hour run with a 3.093-hour MTBF: 1 − exp(−24/3.093) = 0.99957.
     """
+    if _scalars(duration_s, mtbf_s):
+        return -math.expm1(-duration_s / mtbf_s)
     return -np.expm1(-np.divide(duration_s, mtbf_s))
 
 
@@ -156,6 +164,8 @@ def young_checkpoint_interval_s(checkpoint_time_s: ArrayLike, mtbf_s: ArrayLike)
     --------
     δ = 60 s, M = 24 h = 86,400 s: τ = √(2 · 60 · 86,400) = 3,219.9 s (53.7 min).
     """
+    if _scalars(checkpoint_time_s, mtbf_s):
+        return math.sqrt(2.0 * checkpoint_time_s * mtbf_s)
     return np.sqrt(np.multiply(2.0, np.multiply(checkpoint_time_s, mtbf_s)))
 
 
@@ -186,6 +196,12 @@ def daly_checkpoint_interval_s(checkpoint_time_s: ArrayLike, mtbf_s: ArrayLike) 
     δ = 60 s, M = 86,400 s: x = δ/(2M) = 3.472e-4, so
     τ = 3,219.94 · (1 + 0.0062113 + 0.0000386) − 60 = 3,180.06 s.
     """
+    if _scalars(checkpoint_time_s, mtbf_s):
+        d, mm = float(checkpoint_time_s), float(mtbf_s)
+        if d >= 2.0 * mm:
+            return mm
+        x = d / (2.0 * mm)
+        return math.sqrt(2.0 * d * mm) * (1.0 + math.sqrt(x) / 3.0 + x / 9.0) - d
     delta = np.asarray(checkpoint_time_s, dtype=float)
     m = np.asarray(mtbf_s, dtype=float)
     x = delta / (2.0 * m)
@@ -373,6 +389,16 @@ def daly_expected_wall_time_s(
     T_s = 10 days = 864,000 s, τ = 3,600 s, δ = 60 s, M = 86,400 s, R = 600 s:
     86,400 · e^{600/86,400} · (e^{3,660/86,400} − 1) · 240 = 903,523 s (10.46 days).
     """
+    if _scalars(solve_time_s, interval_s, checkpoint_time_s, mtbf_s, restart_time_s):
+        try:
+            return (
+                mtbf_s
+                * math.exp(restart_time_s / mtbf_s)
+                * math.expm1((interval_s + checkpoint_time_s) / mtbf_s)
+                * (solve_time_s / interval_s)
+            )
+        except OverflowError:
+            return math.inf
     m = np.asarray(mtbf_s, dtype=float)
     out = (
         m

@@ -63,6 +63,8 @@ def utilization_power_W(utilization: ArrayLike, tdp_W: ArrayLike, idle_W: ArrayL
     --------
     An H100 (700 W TDP) idling at 100 W, 60 % utilised: 100 + 0.6 · 600 = 460 W.
     """
+    if all(type(x) is float or type(x) is int for x in (utilization, tdp_W, idle_W)):
+        return idle_W + utilization * (tdp_W - idle_W)  # scalar fast path
     return np.add(idle_W, np.multiply(utilization, np.subtract(tdp_W, idle_W)))
 
 

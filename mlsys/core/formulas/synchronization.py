@@ -31,7 +31,13 @@ ArrayLike = Any
 
 _EULER_GAMMA = 0.5772156649015329
 _H_TABLE = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, 65))))
+_H_LIST = _H_TABLE.tolist()
 _LGAMMA = np.frompyfunc(math.lgamma, 1, 1)
+
+
+def _scalars(*xs: Any) -> bool:
+    """True when every argument is a plain Python number (the fast, math-only path)."""
+    return all(type(x) is float or type(x) is int for x in xs)
 
 
 def harmonic_number(n: ArrayLike) -> ArrayLike:
@@ -58,6 +64,10 @@ def harmonic_number(n: ArrayLike) -> ArrayLike:
     --------
     ``H_8 = 761/280 = 2.717857``; ``H_1000 = 7.485471``.
     """
+    if _scalars(n):
+        if n <= 64:
+            return _H_LIST[int(n)]
+        return math.log(n) + _EULER_GAMMA + 1 / (2 * n) - 1 / (12 * n**2) + 1 / (120 * n**4)
     arr = np.asarray(n, dtype=float)
     small = np.clip(arr, 0, 64).astype(int)
     big = np.maximum(arr, 1.0)
@@ -101,6 +111,9 @@ def two_point_expected_max_s(
     --------
     t = 1 s, s = 2, q = 1 %, n = 100: 1 + 1 · (1 − 0.99^100) = 1.634 s.
     """
+    if _scalars(step_time_s, slowdown, slow_probability, workers):
+        p = -math.expm1(workers * math.log1p(-slow_probability))
+        return step_time_s * (1.0 + (slowdown - 1.0) * p)
     p_any = -np.expm1(np.multiply(workers, np.log1p(-np.asarray(slow_probability, float))))
     out = np.multiply(step_time_s, 1.0 + np.multiply(np.subtract(slowdown, 1.0), p_any))
     return float(out) if np.ndim(out) == 0 else out
@@ -146,6 +159,15 @@ def two_point_backup_step_s(
     t = 1 s, s = 2, q = 1 %, n = 100, b = 2: P[Bin(102, 0.01) > 2] = 0.0831, so
     1.083 s (against 1.634 s without backups).
     """
+    if _scalars(step_time_s, slowdown, slow_probability, workers, backup_workers):
+        total_n = int(workers) + int(backup_workers)
+        q = float(slow_probability)
+        p_le = math.fsum(
+            math.comb(total_n, k) * q**k * (1.0 - q) ** (total_n - k)
+            for k in range(int(backup_workers) + 1)
+        )
+        p_slow = min(1.0, max(0.0, 1.0 - p_le))
+        return step_time_s * (1.0 + (slowdown - 1.0) * p_slow)
     q = np.asarray(slow_probability, dtype=float)
     total = np.add(workers, backup_workers)
     b = np.asarray(backup_workers)

@@ -352,19 +352,22 @@ class EconomicsModel:
         annual_capex = capex * float(capital_recovery_factor(rate, life))
 
         # -- energy -------------------------------------------------------------------
-        sustain = SustainabilityModel()
-        common = dict(
+        year = SustainabilityModel().solve(
+            fleet,
+            _YEAR_S,
             accelerator=acc,
             accelerators=n,
+            utilization=1.0,
             power_per_accelerator=power_per_accelerator,
             datacenter=datacenter,
             pue=pue,
         )
-        busy = sustain.solve(fleet, _YEAR_S, utilization=1.0, **common).si("energy")
-        if power_per_accelerator is None and acc is not None:
-            idle = sustain.solve(fleet, _YEAR_S, utilization=0.0, **common).si("energy")
-        else:
+        busy = year.si("energy")
+        idle_w = year.si("idle_accelerator_power")
+        if idle_w is None:
             idle = busy  # a measured power has no idle figure: charge it all year
+        else:
+            idle = busy - n * (year.si("accelerator_power") - idle_w) * year.pue * _YEAR_S
         if electricity_price is not None:
             price_kwh = as_si(electricity_price, "USD/kWh", "electricity_price")
         else:

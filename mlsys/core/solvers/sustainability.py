@@ -61,6 +61,8 @@ class SustainabilityResult(Result):
         Accelerator-time the job uses.
     accelerator_power : float [W]
         Average power of one accelerator (measured, or idle + u·(TDP − idle)).
+    idle_accelerator_power : float [W] or None
+        Idle power of one accelerator in the power model (None with a measured power).
     host_power : float [W]
         Host power charged to each accelerator (its node's host power / accelerators
         per node, or as given).
@@ -97,6 +99,7 @@ class SustainabilityResult(Result):
         "duration": "s",
         "accelerator_hours": "hour",
         "accelerator_power": "W",
+        "idle_accelerator_power": "W",
         "host_power": "W",
         "network_power": "W",
         "power_per_accelerator": "W",
@@ -266,6 +269,7 @@ class SustainabilityModel:
         u = utilization
         if isinstance(u, bool) or not isinstance(u, (int, float)) or not 0.0 <= u <= 1.0:
             raise ParameterError("utilization", utilization, "a fraction in [0, 1]")
+        idle = None
         if power_per_accelerator is not None:
             p_acc = as_si(power_per_accelerator, "W", "power_per_accelerator")
             p_host = 0.0 if host_power is None else as_si(host_power, "W", "host_power")
@@ -340,6 +344,7 @@ class SustainabilityModel:
             duration=t,
             accelerator_hours=device_s / _HOUR,
             accelerator_power=p_acc,
+            idle_accelerator_power=idle,
             host_power=p_host,
             network_power=p_net,
             power_per_accelerator=p_total,
