@@ -32,3 +32,14 @@ def test_missing_optional_module_is_skipped_but_broken_one_raises(monkeypatch):
     with pytest.raises(ModuleNotFoundError, match="scipyx"):
         formulas._reexport_optional()
     formulas.__all__[:] = saved_all
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n for m in (roofline, transformer, memory) for n in m.__all__ if callable(getattr(m, n))],
+)
+def test_every_formula_is_documented_cited_and_has_a_worked_example(name):
+    doc = getattr(formulas, name).__doc__ or ""
+    for section in ("Parameters", "Returns", "References", "Examples"):
+        assert section in doc, f"{name} lacks a {section} section"
+    assert ">>> " in doc.split("Examples")[1], f"{name} has no runnable example"
