@@ -317,3 +317,35 @@ def test_monotone_in_batch_and_lengths(batch, prompt, output, extra):
         assert longer.si("ttft") >= base.si("ttft")
     # Feasibility is exactly "the batch fits".
     assert base.feasible == (batch <= base.max_batch_size)
+
+
+@pytest.mark.parametrize("model_key", ["Llama2_7B", "Llama2_13B", "Mixtral_8x7B"])
+@pytest.mark.parametrize(("batch", "ctx"), [(1, 1024), (16, 2048), (64, 512)])
+def test_single_device_agrees_with_single_node_model(model_key, batch, ctx):
+    """On one device ServingModel's phase roofline and SingleNodeModel's per-operator
+    roofline describe the same bytes and FLOPs. Summing per-operator maxima can only add
+    time (norms and softmax stay memory-bound inside a compute-bound prefill), so
+    ServingModel is never slower and within 6 %."""
+    from mlsys import SingleNodeModel
+
+    m, hw = Models[model_key], Hardware.H100
+    precision = "fp8" if m.is_moe else "bf16"  # Mixtral needs fp8 to fit in 80 GB
+    serve = SM.solve(
+        m,
+        hw,
+        batch_size=batch,
+        prompt_len=ctx,
+        output_len=2,
+        precision=precision,
+        kv_precision=precision,
+    )
+    dec = SingleNodeModel().solve(
+        m, hw, batch_size=batch, phase="decode", kv_cache_len=ctx + 1, precision=precision
+    )
+    pre = SingleNodeModel().solve(
+        m, hw, batch_size=1, seq_len=ctx, phase="prefill", precision=precision
+    )
+    assert serve.feasible
+    assert serve.si("itl") == pytest.approx(dec.si("latency"), rel=0.06)
+    assert serve.si("ttft") == pytest.approx(pre.si("latency"), rel=0.06)
+    assert serve.si("ttft") <= pre.si("latency") * 1.001
