@@ -58,8 +58,10 @@ class InlineValue:
 
     Attributes
     ----------
+    file : str
+        The .qmd that holds the expression (the chapter, or a file it includes).
     line, col : int
-        1-based position of the expression in the .qmd.
+        1-based position of the expression in that file.
     expression : str
         The expression.
     text : str
@@ -69,6 +71,7 @@ class InlineValue:
         The MIME type the text came from.
     """
 
+    file: str
     line: int
     col: int
     expression: str
@@ -280,7 +283,7 @@ class _Run:
             return
         text, mime = rendered_text(result.get("data", {}))
         self.result.inline_values.append(
-            InlineValue(expr.line, expr.col, expr.expression, text, mime)
+            InlineValue(self.where, expr.line, expr.col, expr.expression, text, mime)
         )
         why = bad_output(text)
         if why:

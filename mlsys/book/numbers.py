@@ -141,14 +141,18 @@ def collect_numbers(
     files = find_qmd_files(paths)
     manifest: dict[str, Any] = {"mlsys_numbers": MANIFEST_VERSION, "files": {}}
     findings: list[Finding] = []
+    by_file: dict[str, list[dict[str, Any]]] = {}
     for result in execute_documents(files, jobs=jobs, timeout=timeout):
         findings.extend(result.findings)
-        values = [
-            {"line": v.line, "col": v.col, "expression": v.expression, "text": v.text}
-            for v in sorted(result.inline_values, key=lambda v: (v.line, v.col))
-        ]
-        if values:
-            manifest["files"][_relative(result.path, base)] = values
+        for v in result.inline_values:
+            # A value written in an included file is recorded there, once per distinct
+            # text (two chapters may include the same file).
+            entry = {"line": v.line, "col": v.col, "expression": v.expression, "text": v.text}
+            values = by_file.setdefault(_relative(Path(v.file), base), [])
+            if entry not in values:
+                values.append(entry)
+    for name, values in sorted(by_file.items()):
+        manifest["files"][name] = sorted(values, key=lambda e: (e["line"], e["col"], e["text"]))
     return manifest, sorted(findings)
 
 

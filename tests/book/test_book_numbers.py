@@ -64,7 +64,7 @@ def test_numbers_round_trip_and_diff_names_file_line(tmp_path, capsys):
     # Quarto evaluates an inline expression when it reaches it: after the cells above,
     # before the cells below (quarto-cli, src/resources/jupyter/notebook.py).
     # An include's cells run where the shortcode stands, in the chapter's kernel.
-    (book / "_defs.qmd").write_text("```{python}\nbase = 40\n```\n")
+    (book / "_defs.qmd").write_text("```{python}\nbase = 40\n```\n\nBase `{python} base`.\n")
     (book / "order.qmd").write_text(
         "```{python}\nstep = 1\n```\n\nFirst `{python} step`.\n\n"
         "```{python}\nstep = 2\n```\n\nThen `{python} step`.\n\n"
@@ -78,6 +78,8 @@ def test_numbers_round_trip_and_diff_names_file_line(tmp_path, capsys):
         (11, "2"),
         (15, "42"),
     ]
+    # A value written in an included file is recorded at its place in that file.
+    assert [(v["line"], v["text"]) for v in manifest["files"]["_defs.qmd"]] == [(5, "40")]
     values = manifest["files"]["clean.qmd"]
     assert [(v["line"], v["text"]) for v in values] == [
         (18, "3,350 GB/s"),  # 3.35 TB/s in GB/s
