@@ -408,6 +408,32 @@ class _Checker(ast.NodeVisitor):
         self.index = index
         self.report = report  # callable(lineno, byte_col, issue)
         self.env: dict[str, _Ref] = {}
+        self.guarded = 0  # inside `try:` whose handlers catch import/attribute errors
+
+    def _report(self, lineno: int, col: int, issue: _Issue) -> None:
+        if self.guarded and issue.severity == "error":
+            # A fallback handles it at run time (try: new spelling / except: old one).
+            issue = _Issue("warning", issue.code, issue.message + " (guarded by try/except)")
+        self.report(lineno, col, issue)
+
+    def visit_Try(self, node: ast.Try) -> None:
+        guards = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception"}
+        caught: set[str] = set()
+        for handler in node.handlers:
+            if handler.type is None:
+                caught.add("Exception")
+            for n in ast.walk(handler.type) if handler.type is not None else ():
+                if isinstance(n, ast.Name):
+                    caught.add(n.id)
+        guarded = bool(caught & guards)
+        self.guarded += guarded
+        for stmt in node.body:
+            self.visit(stmt)
+        self.guarded -= guarded
+        for part in [*node.handlers, *node.orelse, *node.finalbody]:
+            self.visit(part)
+
+    visit_TryStar = visit_Try
 
     # -- imports -------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -418,7 +444,7 @@ class _Checker(ast.NodeVisitor):
                 continue
             ref, issues = self.index.resolve_module(alias.name)
             for issue in issues:
-                self.report(alias.lineno, alias.col_offset, issue)
+                self._report(alias.lineno, alias.col_offset, issue)
             if ref is None:
                 self.env.pop(bound, None)
             elif alias.asname:
@@ -436,7 +462,7 @@ class _Checker(ast.NodeVisitor):
             return
         mod, issues = self.index.resolve_module(node.module)
         for issue in issues:
-            self.report(node.lineno, node.col_offset + len("from "), issue)
+            self._report(node.lineno, node.col_offset + len("from "), issue)
         for alias in node.names:
             if alias.name == "*":
                 continue
@@ -446,7 +472,7 @@ class _Checker(ast.NodeVisitor):
                 continue
             ref, issues = self.index.attribute(mod, alias.name)
             for issue in issues:
-                self.report(alias.lineno, alias.col_offset, issue)
+                self._report(alias.lineno, alias.col_offset, issue)
             if ref is not None:
                 self.env[bound] = ref
 
@@ -470,7 +496,7 @@ class _Checker(ast.NodeVisitor):
             end_line = attr_node.end_lineno or attr_node.lineno
             end_col = (attr_node.end_col_offset or 0) - len(attr_node.attr.encode("utf-8"))
             for issue in issues:
-                self.report(end_line, max(end_col, 0), issue)
+                self._report(end_line, max(end_col, 0), issue)
 
     # -- bindings that shadow an imported name -------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:

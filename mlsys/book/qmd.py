@@ -206,8 +206,11 @@ class QmdDocument:
         return not (isinstance(execute, dict) and execute.get("eval") is False)
 
     def runs(self, cell: CodeCell) -> bool:
-        """Whether Quarto executes ``cell`` (a python cell whose ``eval`` is true)."""
-        if cell.language != "python":
+        """Whether Quarto executes ``cell`` (a python cell whose ``eval`` is true).
+
+        A document with ``engine: markdown`` executes nothing.
+        """
+        if cell.language != "python" or self.front_matter.get("engine") == "markdown":
             return False
         return cell.options.get("eval", self.eval_default) is not False
 

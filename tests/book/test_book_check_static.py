@@ -117,6 +117,36 @@ def test_rebinding_and_locals_shadow_imported_names():
     assert findings == []
 
 
+def test_import_guarded_by_try_except_is_a_warning():
+    findings = _check(
+        """
+        ```{python}
+        try:
+            from mlsys import NewSpelling
+        except ImportError:
+            from mlsys import Q_ as NewSpelling
+        ```
+        """
+    )
+    (f,) = findings
+    assert (f.line, f.severity, f.code) == (3, "warning", "unknown-name")
+    assert f.message.endswith("(guarded by try/except)")
+
+
+def test_engine_markdown_runs_nothing():
+    findings = _check(
+        """
+        ---
+        engine: markdown
+        ---
+        ```{python}
+        from mlsys import NotRunHere
+        ```
+        """
+    )
+    assert findings == []
+
+
 def test_names_unknown_to_the_check_are_left_alone():
     findings = _check(
         """
