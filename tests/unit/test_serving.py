@@ -157,9 +157,9 @@ def test_max_batch_size_is_the_boundary_of_feasibility():
     kw = dict(prompt_len=2048, output_len=2048)
     probe = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, **kw)
     n = probe.max_batch_size
-    # 72 GB usable − 13.5 GB of weights, 4096 tokens × 524,288 B = 2.147 GB per sequence:
-    # about 27 sequences.
-    assert 25 <= n <= 28
+    # The library's allowance leaves (80 − 1) / 1.05 = 75.2 GB for tensors; minus 13.5 GB
+    # of weights, at 4096 tokens × 524,288 B = 2.147 GB per sequence: 28 sequences.
+    assert n == 28
     assert SM.solve(Models.Llama2_7B, Hardware.A100_80GB, batch_size=n, **kw).feasible
     over = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, batch_size=n + 1, **kw)
     assert not over.feasible and "KV cache" in over.infeasibility_reason
@@ -197,15 +197,16 @@ def test_fp8_weights_default_to_fp16_kv_and_activations():
 
 def test_pipeline_parallelism_adds_hops_and_fill_to_ttft():
     m, hw = Models.Llama2_70B, Nodes.DGX_H100
-    kw = dict(batch_size=8, prompt_len=4096, output_len=64)
+    kw = dict(batch_size=12, prompt_len=4096, output_len=64)
     tp = SM.solve(m, hw, tp_size=2, **kw)
     pp = SM.solve(m, hw, tp_size=2, pp_size=2, **kw)
-    # tp 2: 69 GB of weights per device leave 3 GB of the 72 GB usable; the KV cache of
-    # 8 × 4160 tokens × 163,840 B per token per device is 5.5 GB. Two stages halve both.
+    # tp 2: 69 GB of weights per device leave 6 GB of the 75.2 GB for tensors; the KV
+    # cache of 12 × 4160 tokens × 163,840 B per token per device is 8.2 GB. Two stages
+    # halve both.
     assert not tp.feasible
     assert pp.feasible and pp.accelerators == 4
     fab = hw.intra_fabric
-    hop = fab.latency_s + 8 / 2 * 8192 * 2 / fab.bandwidth_Bps  # 4 sequences per micro-batch
+    hop = fab.latency_s + 12 / 2 * 8192 * 2 / fab.bandwidth_Bps  # 6 sequences per micro-batch
     assert pp.si("pp_communication_time") == pytest.approx(hop)
     # One prefill crosses both stages: TTFT is not shorter than at tp 4 on one stage.
     tp4 = SM.solve(m, hw, tp_size=4, **kw)
@@ -349,3 +350,22 @@ def test_single_device_agrees_with_single_node_model(model_key, batch, ctx):
     assert serve.si("itl") == pytest.approx(dec.si("latency"), rel=0.06)
     assert serve.si("ttft") == pytest.approx(pre.si("latency"), rel=0.06)
     assert serve.si("ttft") <= pre.si("latency") * 1.001
+
+
+def test_memory_budget_conventions():
+    kw = dict(prompt_len=2048, output_len=2048, batch_size=8)
+    lib = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, **kw)
+    allocated = (
+        lib.si("weight_bytes_per_accelerator")
+        + lib.si("kv_cache_bytes_per_accelerator")
+        + lib.si("activation_bytes_per_accelerator")
+    )
+    # Library allowance (as MemoryModel): 1 GB + 5 % of the allocated bytes.
+    assert lib.si("framework_overhead_per_accelerator") == pytest.approx(1e9 + 0.05 * allocated)
+    assert lib.si("memory_per_accelerator") == pytest.approx(1.05 * allocated + 1e9)
+    # vLLM's gpu_memory_utilization = 0.9: 72 GB for tensors, 8 GB left to the runtime;
+    # (72 − 13.48 − workspace) / 2.147 GB per 4096-token sequence = 27 sequences.
+    vllm = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, memory_utilization=0.9, **kw)
+    assert vllm.si("memory_available_per_accelerator") == pytest.approx(72e9)
+    assert vllm.si("framework_overhead_per_accelerator") == pytest.approx(8e9)
+    assert vllm.max_batch_size == 27

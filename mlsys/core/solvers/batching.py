@@ -351,7 +351,7 @@ class ContinuousBatchingModel:
     --------
     Llama-2-7B in bf16 on one H100 at 2 requests/s, 512-token prompts and answers of
     256 tokens on average (exponentially distributed): 2.6 sequences decode together,
-    5.1 ms per token; the replica saturates at 18.6 requests/s and meets a 200 ms TTFT
+    5.1 ms per token; the replica saturates at 18.7 requests/s and meets a 200 ms TTFT
     and 20 ms ITL target up to 16.9 requests/s.
 
     >>> from mlsys import ContinuousBatchingModel, Hardware, Models
@@ -362,7 +362,7 @@ class ContinuousBatchingModel:
     >>> round(res.concurrency, 1), round(res.si("itl") * 1e3, 1)
     (2.6, 5.1)
     >>> round(res.si("max_arrival_rate"), 1), round(res.si("max_arrival_rate_under_slo"), 1)
-    (18.6, 16.9)
+    (18.7, 16.9)
     """
 
     def solve(
@@ -382,7 +382,7 @@ class ContinuousBatchingModel:
         *,
         activation_precision: str | None = None,
         block_size: int = 16,
-        memory_utilization: float = DEFAULT_MEMORY_UTILIZATION,
+        memory_utilization: float | None = DEFAULT_MEMORY_UTILIZATION,
         max_num_seqs: int | None = None,
         ttft_slo: Any = None,
         itl_slo: Any = None,
@@ -414,8 +414,9 @@ class ContinuousBatchingModel:
             fit or the load is unstable.
         block_size : int
             Tokens per KV block (vLLM default 16).
-        memory_utilization : float
-            Fraction of device memory the engine may use (default 0.9).
+        memory_utilization : float, optional
+            As for :meth:`ServingModel.solve` (default: the library's framework
+            allowance; 0.9 reproduces vLLM's default budget).
         max_num_seqs : int, optional
             Scheduler cap on concurrent sequences (vLLM's ``max_num_seqs``); default:
             only the KV cache limits it.

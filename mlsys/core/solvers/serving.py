@@ -37,7 +37,7 @@ Pope et al. (2022), "Efficiently Scaling Transformer Inference", MLSys 2023.
 Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053.
 Williams, Waterman & Patterson (2009), "Roofline", CACM 52(4).
 Kwon et al. (2023), "Efficient Memory Management for Large Language Model Serving with
-PagedAttention", SOSP 2023 (``gpu_memory_utilization`` default 0.9 in vLLM).
+PagedAttention", SOSP 2023.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from mlsys.core.formulas.collectives import p2p_time, ring_allreduce_time
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.results import Result
 from mlsys.core.solvers.efficiency import resolve_efficiency
+from mlsys.core.solvers.memory import default_framework_overhead
 from mlsys.core.types import Accelerator, Fabric, Node, TransformerWorkload
 from mlsys.core.units import as_si
 
@@ -62,9 +63,12 @@ DEFAULT_SCALEUP_LATENCY_S = 2e-6
 """Per-step latency assumed for an accelerator's own scale-up links when no Fabric is
 given (the figure the catalog's NVLink 3/4 entries carry)."""
 
-DEFAULT_MEMORY_UTILIZATION = 0.9
-"""Fraction of device memory the engine may use (vLLM's ``gpu_memory_utilization``
-default); the rest is runtime context, allocator slack and kernels' workspaces."""
+DEFAULT_MEMORY_UTILIZATION = None
+"""Default memory budget: ``None`` reserves the library's framework allowance
+(:func:`mlsys.core.solvers.memory.default_framework_overhead`: a fixed runtime amount
+plus a fragmentation fraction of what is allocated), as MemoryModel and SingleNodeModel
+do. A fraction instead (vLLM's ``gpu_memory_utilization``, 0.9 by default there) gives
+the engine that share of device memory for weights, KV cache and activations."""
 
 _LATENCY_FIELDS = (
     "ttft",
@@ -132,9 +136,12 @@ class ServingResult(Result):
     activation_bytes_per_accelerator : Quantity [byte]
         Transient activation workspace of the largest prefill pass (estimate).
     memory_per_accelerator : Quantity [byte]
-        Sum of the three.
+        Weights, KV cache, activations and framework overhead.
+    framework_overhead_per_accelerator : Quantity [byte]
+        Runtime buffers and allocator fragmentation (the library's allowance), or the
+        share of memory ``memory_utilization`` leaves to them.
     memory_available_per_accelerator : Quantity [byte]
-        Device memory times ``memory_utilization``.
+        Bytes the weights, KV cache and activations may occupy.
     max_batch_size : int
         Largest batch whose KV cache fits next to the weights (0 if none).
     batch_size, accelerators : int
@@ -177,6 +184,7 @@ class ServingResult(Result):
         "kv_cache_bytes_per_accelerator": "byte",
         "activation_bytes_per_accelerator": "byte",
         "memory_per_accelerator": "byte",
+        "framework_overhead_per_accelerator": "byte",
         "memory_available_per_accelerator": "byte",
         "max_batch_size": None,
         "batch_size": None,
@@ -367,7 +375,10 @@ class _Plan:
     p2p1: float
     kv_per_token_dev: float  # KV bytes one token occupies on one device
     weights_dev: float
-    mem_avail: float
+    mem_avail: float  # bytes for weights + KV + activations
+    mem_total: float
+    overhead_fixed: float  # None-budget: runtime bytes; fraction budget: the reserve
+    overhead_frac: float  # None-budget: fragmentation per allocated byte; else 0
     precision: str
     activation_precision: str
     kv_precision: str
@@ -493,7 +504,7 @@ def _plan(
     pp: int,
     efficiency: Any,
     fabric: Any,
-    memory_utilization: float,
+    memory_utilization: float | None,
 ) -> _Plan:
     try:
         eff_key: Any = (
@@ -614,6 +625,13 @@ def _build_plan(
     kv_per_token_dev = 2.0 * (shape.layers / pp) * kv_heads_dev * shape.head_dim * kvb
     peak = acc.peak_flops_s(cp)
     bw = acc.memory_bandwidth_Bps
+    if memory_utilization is None:
+        fixed = default_framework_overhead(acc, 0.0)
+        frac = default_framework_overhead(acc, 1.0) - fixed
+        mem_avail = max(acc.memory_bytes - fixed, 0.0) / (1.0 + frac)
+    else:
+        fixed, frac = acc.memory_bytes * (1.0 - memory_utilization), 0.0
+        mem_avail = acc.memory_bytes * memory_utilization
     return _Plan(
         shape=shape,
         tp=tp,
@@ -632,7 +650,10 @@ def _build_plan(
         p2p1=p2p1,
         kv_per_token_dev=kv_per_token_dev,
         weights_dev=shape.total_params * wb / (tp * pp),
-        mem_avail=acc.memory_bytes * memory_utilization,
+        mem_avail=mem_avail,
+        mem_total=acc.memory_bytes,
+        overhead_fixed=fixed,
+        overhead_frac=frac,
         precision=w,
         activation_precision=a,
         kv_precision=kv,
@@ -641,15 +662,21 @@ def _build_plan(
     )
 
 
-def _check_plan_args(tp_size: Any, pp_size: Any, memory_utilization: Any) -> tuple[int, int, float]:
+def _check_plan_args(
+    tp_size: Any, pp_size: Any, memory_utilization: Any
+) -> tuple[int, int, float | None]:
     tp = _count(tp_size, "tp_size")
     pp = _count(pp_size, "pp_size")
+    if memory_utilization is None:
+        return tp, pp, None
     if (
         isinstance(memory_utilization, bool)
         or not isinstance(memory_utilization, (int, float))
         or not 0.0 < memory_utilization <= 1.0
     ):
-        raise ParameterError("memory_utilization", memory_utilization, "a fraction in (0, 1]")
+        raise ParameterError(
+            "memory_utilization", memory_utilization, "None or a fraction in (0, 1]"
+        )
     return tp, pp, float(memory_utilization)
 
 
@@ -705,7 +732,7 @@ class ServingModel:
         *,
         activation_precision: str | None = None,
         batched_prefill: bool = False,
-        memory_utilization: float = DEFAULT_MEMORY_UTILIZATION,
+        memory_utilization: float | None = DEFAULT_MEMORY_UTILIZATION,
     ) -> ServingResult:
         """Solve one serving configuration.
 
@@ -744,8 +771,10 @@ class ServingModel:
         batched_prefill : bool
             Prefill the whole batch in one pass and report it as TTFT (default: TTFT is
             one request's own prefill).
-        memory_utilization : float
-            Fraction of device memory usable (default 0.9, as vLLM).
+        memory_utilization : float, optional
+            Share of device memory for weights, KV cache and activations, as vLLM's
+            ``gpu_memory_utilization``; default ``None``: everything but the library's
+            framework allowance (1 GB plus 5 % of what is allocated on a GPU).
 
         Returns
         -------
@@ -793,7 +822,9 @@ def _solve_plan(
     kv_total = kv_seq * b
     free = plan.mem_avail - plan.weights_dev - workspace
     max_batch = int(free // kv_seq) if free > 0 else 0
-    memory = plan.weights_dev + kv_total + workspace
+    allocated = plan.weights_dev + kv_total + workspace
+    overhead = plan.overhead_fixed + plan.overhead_frac * allocated
+    memory = allocated + overhead
 
     reason = plan.problem
     if reason is None and plan.weights_dev + workspace > plan.mem_avail:
@@ -852,6 +883,7 @@ def _solve_plan(
         weight_bytes_per_accelerator=plan.weights_dev,
         kv_cache_bytes_per_accelerator=kv_total,
         activation_bytes_per_accelerator=workspace,
+        framework_overhead_per_accelerator=overhead,
         memory_per_accelerator=memory,
         memory_available_per_accelerator=plan.mem_avail,
         max_batch_size=max_batch,
