@@ -85,52 +85,57 @@ SCHEDULE_CODES = {"1f1b": 0, "interleaved": 0, "gpipe": 1}
 
 
 # -- helpers that work on floats and on numpy arrays ---------------------------------------
-def _is_arr(*xs: Any) -> bool:
-    for x in xs:  # noqa: SIM110 - a loop is faster than any() on this hot path
-        if type(x) is np.ndarray:
-            return True
-    return False
+class _ScalarOps:
+    """Branch-free-looking helpers for plain floats (the fast path of one solve)."""
+
+    @staticmethod
+    def where(cond: Any, x: Any, y: Any) -> Any:
+        return x if cond else y
+
+    max = staticmethod(max)
+    min = staticmethod(min)
+
+    @staticmethod
+    def ceil(x: float) -> float:
+        return float(math.ceil(x))
+
+    @staticmethod
+    def floor(x: float) -> float:
+        return float(math.floor(x))
+
+    @staticmethod
+    def log2ceil(x: float) -> float:
+        return float(math.ceil(math.log2(x))) if x > 1 else 0.0
 
 
-def _max(a: Any, b: Any) -> Any:
-    if _is_arr(a, b):
-        return np.maximum(a, b)
-    return a if a > b else b
+class _ArrayOps:
+    """The same helpers on numpy arrays (one call prices many layouts)."""
 
+    where = staticmethod(np.where)
+    max = staticmethod(np.maximum)
+    min = staticmethod(np.minimum)
+    ceil = staticmethod(np.ceil)
+    floor = staticmethod(np.floor)
 
-def _min(a: Any, b: Any) -> Any:
-    if _is_arr(a, b):
-        return np.minimum(a, b)
-    return a if a < b else b
-
-
-def _where(cond: Any, x: Any, y: Any) -> Any:
-    if _is_arr(cond, x, y):
-        return np.where(cond, x, y)
-    return x if cond else y
-
-
-def _ceil(x: Any) -> Any:
-    return np.ceil(x) if _is_arr(x) else float(math.ceil(x))
-
-
-def _floor(x: Any) -> Any:
-    return np.floor(x) if _is_arr(x) else float(math.floor(x))
-
-
-def _log2ceil(x: Any) -> Any:
-    if _is_arr(x):
+    @staticmethod
+    def log2ceil(x: Any) -> Any:
         return np.ceil(np.log2(np.maximum(x, 1.0)))
-    return float(math.ceil(math.log2(x))) if x > 1 else 0.0
+
+
+def _ops(*xs: Any) -> type:
+    for x in xs:  # a loop: faster than any() on this hot path
+        if type(x) is np.ndarray:
+            return _ArrayOps
+    return _ScalarOps
 
 
 # -- placement and collectives (alpha-beta) -----------------------------------------------
-def _placement(size: Any, stride: Any, g: float) -> tuple[Any, Any]:
+def _placement(size: Any, stride: Any, g: float, o: type = _ScalarOps) -> tuple[Any, Any]:
     # Same rule as mlsys.core.formulas.parallel.group_placement (a test checks they agree).
     inside = size * stride <= g
-    per_node = _where(inside, size, _where(stride >= g, 1.0, _floor(g / stride)))
-    per_node = _max(_min(per_node, size), 1.0)
-    nodes = _where(inside, 1.0, _ceil(size / per_node))
+    per_node = o.where(inside, size, o.where(stride >= g, 1.0, o.floor(g / stride)))
+    per_node = o.max(o.min(per_node, size), 1.0)
+    nodes = o.where(inside, 1.0, o.ceil(size / per_node))
     return per_node, nodes
 
 
@@ -146,7 +151,7 @@ def _half_collective(M: Any, k: Any, n: Any, P: Problem) -> Any:
     return intra + inter
 
 
-def _allreduce(M: Any, k: Any, n: Any, topo: int, P: Problem) -> Any:
+def _allreduce(M: Any, k: Any, n: Any, topo: int, P: Problem, o: type = _ScalarOps) -> Any:
     """All-reduce of M bytes over k ranks per node on n nodes, by topology code."""
     hier = (
         2.0 * ((k - 1.0) * P.intra_lat + (k - 1.0) / k * M / P.intra_bw)
@@ -158,12 +163,12 @@ def _allreduce(M: Any, k: Any, n: Any, topo: int, P: Problem) -> Any:
     N = k * n
     one_node = n <= 1.0
     if topo == 1:  # flat ring: the slowest link (the NIC once the ring leaves the node)
-        bw = _where(one_node, P.intra_bw, P.inter_bw)
-        lat = _where(one_node, P.intra_lat, P.inter_lat)
+        bw = o.where(one_node, P.intra_bw, P.inter_bw)
+        lat = o.where(one_node, P.intra_lat, P.inter_lat)
         return 2.0 * (N - 1.0) * lat + 2.0 * (N - 1.0) / N * M / bw
     # double binary tree across nodes (ring inside a single node)
-    tree = 2.0 * _log2ceil(N) * P.inter_lat + 2.0 * M / P.inter_bw
-    return _where(one_node, hier, _where(N > 1.0, tree, 0.0))
+    tree = 2.0 * o.log2ceil(N) * P.inter_lat + 2.0 * M / P.inter_bw
+    return o.where(one_node, hier, o.where(N > 1.0, tree, 0.0))
 
 
 # -- the problem: everything that does not depend on the layout ---------------------------
@@ -290,6 +295,7 @@ def evaluate(
     dict of str to float or ndarray
         Times in s, bytes, FLOP and fractions; see the keys.
     """
+    o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp)
     s, h, L, e = P.s, P.h, P.L, P.e_act
     full = rc == 2
     sel = rc == 1
@@ -311,25 +317,25 @@ def evaluate(
         attn_flops = attn_fwd * (3.0 + full + sel)
         score_bytes = (6.0 * e + 1.0) * P.a * s * T / tp
         attn_bytes = score_bytes * (3.0 + full + sel)
-    boundary = (10.0 * e * h + 2.0 * h) * T * _where(sp, 1.0 / tp, 1.0)
+    boundary = (10.0 * e * h + 2.0 * h) * T * o.where(sp, 1.0 / tp, 1.0)
     mlp_elem = (2.0 + P.gated) * e * P.ffn * T / tp
     elem_bytes = (boundary + mlp_elem) * fwd_passes
     t_lin = lin_flops / (P.peak * P.eta_c)
-    t_attn = _max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
+    t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
     t_layer_compute = t_lin + t_attn + t_elem
     # ---- tensor parallelism per layer ------------------------------------------------------
     M_tp = T * h * e
-    tp_k, tp_n = _placement(tp, 1.0, P.g)
+    tp_k, tp_n = _placement(tp, 1.0, P.g, o)
     n_ar = 4.0 + 2.0 * full
-    t_tp_layer = n_ar * _where(tp > 1.0, _allreduce(M_tp, tp_k, tp_n, 0, P), 0.0)
+    t_tp_layer = n_ar * o.where(tp > 1.0, _allreduce(M_tp, tp_k, tp_n, 0, P, o), 0.0)
     # ---- expert parallelism per layer (averaged over dense and MoE layers) ---------------
     M_ep = T * P.topk * h * e / tp
-    ep_k, ep_n = _placement(ep, tp, P.g)
+    ep_k, ep_n = _placement(ep, tp, P.g, o)
     a2a = _half_collective(M_ep, ep_k, ep_n, P)
-    t_ep_layer = moe_frac * (4.0 + 2.0 * full) * _where(ep > 1.0, a2a, 0.0)
+    t_ep_layer = moe_frac * (4.0 + 2.0 * full) * o.where(ep > 1.0, a2a, 0.0)
     # ---- the heaviest device, per micro-batch ----------------------------------------------
-    layers_dev = _ceil(L / (pp * v)) * v
+    layers_dev = o.ceil(L / (pp * v)) * v
     head_flops = 2.0 * P.n_head * T / tp * 3.0
     logits_bytes = 4.0 * 3.0 * 4.0 * P.V * T / tp  # fp32 logits: write, softmax r/w, grad
     t_head = head_flops / (P.peak * P.eta_c) + logits_bytes / (P.hbm_bw * P.eta_m)
@@ -340,15 +346,15 @@ def evaluate(
     cross = P.total > P.g  # with pp outermost, some stage boundary crosses nodes
     pp_bw = P.inter_bw if cross else P.intra_bw
     pp_lat = P.inter_lat if cross else P.intra_lat
-    t_mb_pp = _where(pp > 1.0, 2.0 * v * (pp_lat + M_pp / pp_bw), 0.0)
+    t_mb_pp = o.where(pp > 1.0, 2.0 * v * (pp_lat + M_pp / pp_bw), 0.0)
     t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_pp
     bubble_ratio = (pp - 1.0) / (v * m)
     t_bubble = bubble_ratio * m * t_mb
     # ---- data parallelism ---------------------------------------------------------------------
     psi_dense = P.params_dense / (tp * pp)
     psi_exp = P.params_expert / (tp * pp * ep)
-    dd_k, dd_n = _placement(dp * ep, tp, P.g)  # dense params: replicated over dp·ep
-    de_k, de_n = _placement(dp, tp * ep, P.g)  # expert params: replicated over dp
+    dd_k, dd_n = _placement(dp * ep, tp, P.g, o)  # dense params: replicated over dp·ep
+    de_k, de_n = _placement(dp, tp * ep, P.g, o)  # expert params: replicated over dp
     z3 = zero >= 3
     z2 = zero >= 2
     z1 = zero >= 1
@@ -357,12 +363,12 @@ def evaluate(
     rs_exp = _half_collective(psi_exp * P.g_bytes, de_k, de_n, P)
     ag_dense = _half_collective(psi_dense * P.w_bytes, dd_k, dd_n, P)
     ag_exp = _half_collective(psi_exp * P.w_bytes, de_k, de_n, P)
-    ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, topo, P) + _where(
-        psi_exp > 0.0, _allreduce(psi_exp * P.g_bytes, de_k, de_n, topo, P), 0.0
+    ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, topo, P, o) + o.where(
+        psi_exp > 0.0, _allreduce(psi_exp * P.g_bytes, de_k, de_n, topo, P, o), 0.0
     )
-    reps = _where(z2, m, 1.0)
-    t_grad = _where(z1, (rs_dense + rs_exp) * reps, ar)
-    t_param = _where(z1, (ag_dense + ag_exp) * _where(z3, 2.0 * m, 1.0), 0.0)
+    reps = o.where(z2, m, 1.0)
+    t_grad = o.where(z1, (rs_dense + rs_exp) * reps, ar)
+    t_param = o.where(z1, (ag_dense + ag_exp) * o.where(z3, 2.0 * m, 1.0), 0.0)
     dp_one = (dp * ep <= 1.0) * 1.0
     t_grad = t_grad * (1.0 - dp_one)
     t_param = t_param * (1.0 - dp_one)
@@ -371,24 +377,24 @@ def evaluate(
         bwd_one = t_mb_compute * (2.0 / fwd_passes) + (t_mb_tp + t_mb_ep) * 0.5
         fwd_one = t_mb_compute / fwd_passes
         compute_all = m * t_mb_compute
-        grad_window = _where(z3, compute_all, _where(z2, m * bwd_one, bwd_one))
-        param_window = _where(z3, compute_all, fwd_one)
-        exposed = _max(t_grad - grad_window, 0.0) + _max(t_param - param_window, 0.0)
+        grad_window = o.where(z3, compute_all, o.where(z2, m * bwd_one, bwd_one))
+        param_window = o.where(z3, compute_all, fwd_one)
+        exposed = o.max(t_grad - grad_window, 0.0) + o.max(t_param - param_window, 0.0)
         # the two share the compute of ZeRO-3: never hide more than the compute itself
-        exposed = _where(z3, _max(t_dp_total - compute_all, 0.0), exposed)
+        exposed = o.where(z3, o.max(t_dp_total - compute_all, 0.0), exposed)
     else:
         exposed = t_dp_total
-    overlap_fraction = _where(t_dp_total > 0.0, 1.0 - exposed / _max(t_dp_total, 1e-300), 0.0)
+    overlap_fraction = o.where(t_dp_total > 0.0, 1.0 - exposed / o.max(t_dp_total, 1e-300), 0.0)
     # ---- optimizer step ---------------------------------------------------------------------
-    owned = psi_dense / _where(z1, dp * ep, 1.0) + psi_exp / _where(z1, dp, 1.0)
+    owned = psi_dense / o.where(z1, dp * ep, 1.0) + psi_exp / o.where(z1, dp, 1.0)
     t_opt = owned * (ADAM_STEP_STATE_BYTES + P.g_bytes + P.w_bytes) / (P.hbm_bw * P.eta_m)
     # ---- step ---------------------------------------------------------------------------------
     compute_time = m * t_mb_compute + t_opt
     step = m * t_mb + t_bubble + exposed + t_opt
     tokens = P.batch * s
     model_flops = tokens * P.model_flops_per_token
-    hw_flops = model_flops + tokens * _where(
-        full, P.full_flops_per_token, _where(sel, P.selective_flops_per_token, 0.0)
+    hw_flops = model_flops + tokens * o.where(
+        full, P.full_flops_per_token, o.where(sel, P.selective_flops_per_token, 0.0)
     )
     peak_total = P.total * P.peak
     mfu = model_flops / (step * peak_total)
@@ -396,7 +402,7 @@ def evaluate(
     # ---- memory per device ----------------------------------------------------------------
     # dense parameters are sharded over dp·ep ranks, expert parameters over dp
     def _sharded(on: Any) -> Any:
-        return psi_dense / _where(on, dp * ep, 1.0) + psi_exp / _where(on, dp, 1.0)
+        return psi_dense / o.where(on, dp * ep, 1.0) + psi_exp / o.where(on, dp, 1.0)
 
     weights = _sharded(z3) * P.w_bytes
     grads = _sharded(z2) * P.g_bytes
@@ -404,13 +410,13 @@ def evaluate(
     # Korthikanti et al. (2022) Table 2, per layer, per micro-batch (same expressions as
     # mlsys.core.formulas.memory.activation_bytes_per_layer; a test checks they agree)
     sbh = T * h
-    per_sbh = (4.0 * e + 2.0) * _where(sp, 1.0 / tp, 1.0) + 12.0 * e / tp
+    per_sbh = (4.0 * e + 2.0) * o.where(sp, 1.0 / tp, 1.0) + 12.0 * e / tp
     scores = 0.0 if P.flash else (2.0 * e + 1.0) * P.a * s / (h * tp)
-    act_layer = _where(full, e * sbh, sbh * (per_sbh + _where(sel, 0.0, scores)))
-    inflight = _where(schedule == 1, m, _min(pp, m))
-    interleave = _where(v > 1.0, 1.0 + (pp - 1.0) / (pp * v), 1.0)
+    act_layer = o.where(full, e * sbh, sbh * (per_sbh + o.where(sel, 0.0, scores)))
+    inflight = o.where(schedule == 1, m, o.min(pp, m))
+    interleave = o.where(v > 1.0, 1.0 + (pp - 1.0) / (pp * v), 1.0)
     sbh_t = sbh / tp
-    extra = sbh_t * pp + _where(pp == 1.0, 4.0 * sbh_t * (1.0 + P.V / h), 0.0)
+    extra = sbh_t * pp + o.where(pp == 1.0, 4.0 * sbh_t * (1.0 + P.V / h), 0.0)
     activations = act_layer * layers_dev * inflight * interleave + extra
     memory = weights + grads + optim + activations
     return {
