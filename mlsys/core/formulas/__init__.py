@@ -23,9 +23,11 @@ _OPTIONAL_MODULES = (
     "collectives",
     "sharding",
     "pipeline",
+    "parallel",
     "reliability",
     "sustainability",
     "economics",
+    "synchronization",
     "serving",
 )
 
