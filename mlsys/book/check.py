@@ -10,6 +10,9 @@ static (fast, the default)
     suggestions; a deprecated one is a warning naming the new spelling. A module marks
     its deprecated names with a ``_DEPRECATED: dict[str, str]`` map (old -> new), or by
     raising a ``DeprecationWarning`` when the attribute is read; both are recognised.
+    ``{{< include >}}`` files are spliced in where they stand, as Quarto does; an
+    import inside ``try: ... except ImportError:`` is only a warning (it has a fallback);
+    ``#| eval: false`` cells are shown, not run, and are not checked.
 executed (``--execute``)
     Each chapter runs in a Jupyter kernel exactly as Quarto runs it (see
     :mod:`mlsys.book.kernel`); a raising cell, a failing inline expression, and output
