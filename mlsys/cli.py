@@ -17,6 +17,7 @@ from mlsys.core.errors import MlsysError
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("mlsys.commands.demo", "a short tour: a roofline and a training-memory table"),
     "solve": ("mlsys.commands.solve", "run one solver and print its result"),
     "search": ("mlsys.commands.search", "search parallel layouts for a model on a fleet"),
     "catalog": ("mlsys.commands.catalog", "list or show catalog entries with provenance"),
