@@ -43,3 +43,18 @@ def test_every_formula_is_documented_cited_and_has_a_worked_example(name):
     for section in ("Parameters", "Returns", "References", "Examples"):
         assert section in doc, f"{name} lacks a {section} section"
     assert ">>> " in doc.split("Examples")[1], f"{name} has no runnable example"
+
+
+def test_no_two_formula_modules_export_the_same_name():
+    # the package flattens every module's __all__: a duplicate would silently shadow one
+    import importlib
+
+    seen: dict[str, str] = {}
+    for short in ("roofline", "transformer", "memory", *formulas._OPTIONAL_MODULES):
+        try:
+            module = importlib.import_module(f"mlsys.core.formulas.{short}")
+        except ModuleNotFoundError:
+            continue
+        for name in getattr(module, "__all__", ()):
+            assert name not in seen, f"{name} exported by both {seen[name]} and {short}"
+            seen[name] = short
