@@ -29,6 +29,7 @@ solver to use your own.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from mlsys.core.errors import ParameterError
@@ -110,6 +111,14 @@ def default_efficiency(accelerator: Any, precision: str = "bf16", kind: str = "c
     return base
 
 
+@lru_cache(maxsize=256)
+def _default_pair(kind: str, precision: str) -> tuple[float, float]:
+    return (
+        default_efficiency(kind, precision, "compute"),
+        default_efficiency(kind, precision, "memory"),
+    )
+
+
 def resolve_efficiency(efficiency: Any, accelerator: Any, precision: str) -> tuple[float, float]:
     """Turn a solver's ``efficiency`` argument into (compute, memory) fractions.
 
@@ -139,10 +148,12 @@ def resolve_efficiency(efficiency: Any, accelerator: Any, precision: str) -> tup
     >>> resolve_efficiency(0.5, "gpu", "bf16")
     (0.5, 0.85)
     """
+    if efficiency is None and isinstance(precision, str):
+        # the hot path of every solver: memoised per (device kind, precision)
+        kind = accelerator if isinstance(accelerator, str) else getattr(accelerator, "kind", "gpu")
+        return _default_pair(kind, precision)
     comp = mem = None
-    if efficiency is None:
-        pass
-    elif isinstance(efficiency, dict):
+    if isinstance(efficiency, dict):
         unknown = set(efficiency) - set(_KINDS)
         if unknown:
             raise ParameterError(
@@ -153,7 +164,7 @@ def resolve_efficiency(efficiency: Any, accelerator: Any, precision: str) -> tup
         if len(efficiency) != 2:
             raise ParameterError("efficiency", efficiency, "a (compute, memory) pair")
         comp, mem = efficiency
-    else:
+    elif efficiency is not None:
         comp = efficiency
     if comp is None:
         comp = default_efficiency(accelerator, precision, "compute")

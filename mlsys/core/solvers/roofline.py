@@ -52,6 +52,7 @@ from mlsys.core.solvers.memory import default_framework_overhead
 __all__ = ["SingleNodeModel", "SingleNodeResult"]
 
 _PHASES = ("prefill", "decode", "training", "inference")
+_CANONICAL = {name: name for name in BYTES_PER_ELEMENT}  # skip normalising canonical names
 _ADAM_BYTES_PER_PARAM_STEP = 30.0  # 2+2 weights r/w, 2 grad r, 3 × (4+4) fp32 states r/w
 _ADAM_FLOPS_PER_PARAM = 12.0  # a dozen elementwise operations per parameter update
 
@@ -298,7 +299,9 @@ class SingleNodeModel:
         acc = _accelerator(hardware)
         b = _checks.positive_int("batch_size", batch_size)
         phase_key = _checks.choice("phase", phase, _PHASES)
-        prec = normalize_precision(precision)
+        prec = _CANONICAL.get(precision) if isinstance(precision, str) else None
+        if prec is None:
+            prec = normalize_precision(precision)
         e = BYTES_PER_ELEMENT[prec]
         peak = acc.peak_flops_s(prec)
         bw = acc.memory_bandwidth_Bps
