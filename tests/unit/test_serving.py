@@ -369,3 +369,22 @@ def test_memory_budget_conventions():
     assert vllm.si("memory_available_per_accelerator") == pytest.approx(72e9)
     assert vllm.si("framework_overhead_per_accelerator") == pytest.approx(8e9)
     assert vllm.max_batch_size == 27
+
+
+def test_replicated_kv_heads_are_read_by_every_device():
+    # Llama-2-70B at tp 16 on 8 KV heads: each device keeps one KV head (a replica), so a
+    # decode step reads 2·80·128·2 B per cached token per device, as at tp 8, while its
+    # weight share halves.
+    m = Models.Llama2_70B
+    kw = dict(batch_size=1, prompt_len=4000, output_len=2, precision="fp16")
+    t8 = SM.solve(m, Hardware.H100, tp_size=8, **kw)
+    t16 = SM.solve(m, Hardware.H100, tp_size=16, **kw)
+    kv_dev = 4001 * 2 * 80 * 128 * 2
+    w8 = t8.si("decode_bytes_per_step") / 8 - kv_dev
+    w16 = t16.si("decode_bytes_per_step") / 16 - kv_dev
+    assert w16 == pytest.approx(w8 / 2, rel=1e-6)
+
+
+def test_unhashable_precision_is_a_parameter_error():
+    with pytest.raises(ParameterError):
+        SM.solve(Models.Llama2_7B, Hardware.H100, precision=["bf16"])

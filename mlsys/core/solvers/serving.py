@@ -315,8 +315,14 @@ def _p2p_coeffs(bandwidth_Bps: float, latency_s: float) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=256)
-def _norm(precision: str, name: str) -> str:
+def _norm_str(precision: str, name: str) -> str:
     return normalize_precision(precision, name)
+
+
+def _norm(precision: Any, name: str) -> str:
+    if isinstance(precision, str):
+        return _norm_str(precision, name)
+    return normalize_precision(precision, name)  # raises the ParameterError
 
 
 def _is_int(value: Any) -> bool:
@@ -415,11 +421,13 @@ def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
         prompt * (2.0 * s.layers_matmul_active + 2.0 * s.layers * prompt * s.d_attn)
         + 2.0 * s.head_params
     )
-    kv_write = tokens * 2.0 * s.layers * s.kv_heads * s.head_dim * plan.kv_bytes
     act = tokens * s.layers * s.act_elems_per_layer * plan.a_bytes
-    bytes_ = _weights_read(plan, tokens) + kv_write + act
     d = plan.tp * plan.pp
-    t_stage, tc, tm = _roof(plan, flops / d, bytes_ / d)
+    # KV per device already holds the TP split over KV heads (or their replicas when
+    # tp_size exceeds them) and the PP split over layers.
+    bytes_dev = (_weights_read(plan, tokens) + act) / d + tokens * plan.kv_per_token_dev
+    bytes_ = bytes_dev * d
+    t_stage, tc, tm = _roof(plan, flops / d, bytes_dev)
     m = tokens * s.hidden * plan.a_bytes
     tp_comm = 2.0 * s.layers * (plan.ar0 + plan.ar1 * m) if plan.tp > 1 else 0.0
     pp_comm = (plan.pp - 1) * (plan.p2p0 + plan.p2p1 * m) if plan.pp > 1 else 0.0
@@ -438,11 +446,11 @@ def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
     flops_mb = mb * (
         2.0 * (s.layers_matmul_active + s.head_params) + 4.0 * s.layers * context * s.d_attn
     )
-    kv_read = mb * context * 2.0 * s.layers * s.kv_heads * s.head_dim * plan.kv_bytes
     act = mb * s.layers * s.act_elems_per_layer * plan.a_bytes
-    bytes_mb = _weights_read(plan, mb) + kv_read + act
     d = plan.tp * p
-    t_stage, tc, tm = _roof(plan, flops_mb / d, bytes_mb / d)
+    bytes_dev = (_weights_read(plan, mb) + act) / d + mb * context * plan.kv_per_token_dev
+    bytes_mb = bytes_dev * d
+    t_stage, tc, tm = _roof(plan, flops_mb / d, bytes_dev)
     m = mb * s.hidden * plan.a_bytes
     tp_stage = 2.0 * (s.layers / p) * (plan.ar0 + plan.ar1 * m) if plan.tp > 1 else 0.0
     pp_comm = (p - 1) * (plan.p2p0 + plan.p2p1 * m) if p > 1 else 0.0
