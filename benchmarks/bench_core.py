@@ -10,6 +10,7 @@ Run: ``python benchmarks/bench_core.py``
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -115,6 +116,11 @@ def main() -> int:
         unit, scale = ("ms", 1e3) if target >= 1e-3 else ("µs", 1e6)
         print(f"{name:52s} {seconds * scale:9.1f} {unit} {target * scale:7.0f} {unit} {ratio:7.2f}")
     print(f"worst ratio {worst:.2f} ({'meets' if worst <= 1 else 'misses'} targets)")
+    if hasattr(os, "getloadavg"):
+        load = os.getloadavg()[0]
+        cpus = os.cpu_count() or 1
+        note = " — machine busy, timings inflated" if load > cpus else ""
+        print(f"load average {load:.1f} on {cpus} CPUs{note}")
     return 0
 
 
