@@ -245,3 +245,18 @@ def test_footprint_includes_framework_allowance():
     )
     assert res.si("framework_overhead") == pytest.approx(1e9 + 0.05 * allocated)
     assert res.si("memory_footprint") == pytest.approx(allocated + res.si("framework_overhead"))
+
+
+def test_numpy_integers_are_accepted():
+    import numpy as np
+
+    a = solve(
+        LLAMA7,
+        H100,
+        batch_size=np.int64(4),
+        seq_len=np.int32(512),
+        phase="decode",
+        kv_cache_len=np.int64(100),
+    )
+    b = solve(LLAMA7, H100, batch_size=4, seq_len=512, phase="decode", kv_cache_len=100)
+    assert a.si("latency") == b.si("latency")

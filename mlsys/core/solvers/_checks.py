@@ -25,13 +25,10 @@ def positive_int(name: str, value: Any) -> int:
         return value
     if isinstance(value, float) and math.isfinite(value) and value > 0 and value == int(value):
         return int(value)
-    try:
-        import numpy as np
+    import numpy as np  # a dependency of mlsys; imported here only on this slow path
 
-        if isinstance(value, np.integer) and value > 0:
-            return int(value)
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(value, np.integer) and value > 0:
+        return int(value)
     raise ParameterError(name, value, "a positive integer")
 
 
@@ -42,6 +39,10 @@ def nonneg_int(name: str, value: Any) -> int:
     if isinstance(value, int) and value >= 0:
         return value
     if isinstance(value, float) and math.isfinite(value) and value >= 0 and value == int(value):
+        return int(value)
+    import numpy as np
+
+    if isinstance(value, np.integer) and value >= 0:
         return int(value)
     raise ParameterError(name, value, "a non-negative integer")
 
