@@ -221,7 +221,7 @@ def test_exported_name_whose_module_is_broken(tmp_path, monkeypatch):
     findings = _check(
         """
         ```{python}
-        from mlsys_fake_pkg_lazy import Ghost, Half, Gost
+        from mlsys_fake_pkg_lazy import Ghost, Half, GhostX
         ```
         """,
         packages=("mlsys_fake_pkg_lazy",),
