@@ -136,3 +136,25 @@ def test_published_saturation_throughput(row):
     assert predicted >= 0.95 * rps, (row["id"], predicted, rps)
     if not row.get("bound_only", False):
         assert predicted / rps - 1.0 <= row["tolerance"], (row["id"], predicted, rps)
+
+
+THROUGHPUT = load("serving_published.toml")["throughput"]
+
+
+@pytest.mark.parametrize("row", THROUGHPUT, ids=[r["id"] for r in THROUGHPUT])
+def test_published_static_batch_throughput(row):
+    res = ServingModel().solve(
+        Models[row["model"]],
+        Hardware[row["hardware"]],
+        batch_size=row["batch_size"],
+        prompt_len=row["prompt_len"],
+        output_len=row["output_len"],
+        precision=row["precision"],
+        kv_precision=row.get("kv_precision"),
+        tp_size=row["tp_size"],
+    )
+    assert res.feasible, (row["id"], res.infeasibility_reason)
+    predicted, published = res.si("tokens_per_second"), row["published"]
+    assert predicted >= 0.95 * published, (row["id"], predicted, published)
+    if not row.get("bound_only", False):
+        assert predicted / published - 1.0 <= row["tolerance"], (row["id"], predicted, published)
