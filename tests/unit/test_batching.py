@@ -231,3 +231,20 @@ def test_monotone_in_arrival_rate(frac_lo, step, prompt, output):
     assert b.si("itl") >= a.si("itl")
     assert b.concurrency >= a.concurrency
     assert a.concurrency <= a.max_concurrency
+
+
+def test_pipeline_parallel_replica_steady_state():
+    # Llama-2-70B over 2 stages of 2-way tensor parallelism on a DGX H100.
+    from mlsys import Nodes
+
+    res = CB.solve(
+        Models.Llama2_70B,
+        Nodes.DGX_H100,
+        arrival_rate=1.0,
+        prompt_len=512,
+        output_len=256,
+        tp_size=2,
+        pp_size=2,
+    )
+    assert res.feasible and res.accelerators == 4
+    assert res.concurrency == pytest.approx(1.0 * 255 * res.si("itl"), rel=1e-6)

@@ -441,7 +441,8 @@ def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
     of ``batch`` sequences holding ``context`` tokens each, whole replica."""
     s = plan.shape
     p = plan.pp
-    micro = min(float(p), batch) if p > 1 else 1.0
+    # Micro-batches of at least one sequence (fewer when the batch is small or empty).
+    micro = min(float(p), max(batch, 1.0)) if p > 1 else 1.0
     mb = batch / micro  # sequences per micro-batch
     flops_mb = mb * (
         2.0 * (s.layers_matmul_active + s.head_params) + 4.0 * s.layers * context * s.d_attn
