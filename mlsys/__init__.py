@@ -56,6 +56,7 @@ _LAZY: dict[str, str] = {
     "ServingModel": "mlsys.core.solvers.serving",
     "ServingResult": "mlsys.core.solvers.serving",
     "ContinuousBatchingModel": "mlsys.core.solvers.batching",
+    "ContinuousBatchingResult": "mlsys.core.solvers.batching",
     "ReliabilityModel": "mlsys.core.solvers.reliability",
     "ReliabilityResult": "mlsys.core.solvers.reliability",
     "SustainabilityModel": "mlsys.core.solvers.sustainability",
