@@ -142,6 +142,15 @@ def test_solver_checkpoint_from_model():
     assert young.si("checkpoint_interval") == pytest.approx(math.sqrt(2 * 1.4 * m))
 
 
+def test_solver_accepts_a_fleet():
+    from mlsys import Fabrics, Fleet, Nodes
+
+    fleet = Fleet(node=Nodes.DGX_H100, count=2, fabric=Fabrics.IB_NDR)
+    res = ReliabilityModel().solve(fleet, 3600.0, checkpoint_time=10.0)
+    assert res.accelerators == 16
+    assert res.si("fleet_mtbf") == pytest.approx(1 / (16 * LLAMA_RATE_PER_GPU_S))
+
+
 def test_solver_given_mtbf_overrides_rates():
     res = ReliabilityModel().solve(
         16384, Q_(10, "day"), fleet_mtbf=Q_(24, "hour"), checkpoint_time=60.0, restart_time=600.0

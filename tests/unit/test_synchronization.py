@@ -126,6 +126,17 @@ def test_solver_no_stragglers_is_ideal():
     assert res.si("throughput") == pytest.approx(64 * 4 / 0.25)
 
 
+def test_solver_takes_compute_time_from_a_result():
+    from mlsys.core.results import Result
+
+    class Step(Result):
+        _units = {"step_time": "s", "compute_time": "s"}
+
+    res = SynchronizationModel().solve(8, Step(step_time=1.5, compute_time=1.2), sync_time=0.3)
+    assert res.si("compute_time") == 1.2
+    assert res.si("step_time") == pytest.approx(1.5)
+
+
 BAD = [
     ({"workers": 0}, ParameterError, "workers=0"),
     ({"workers": 2.5}, ParameterError, "workers=2.5"),

@@ -159,9 +159,10 @@ class SynchronizationModel:
         ----------
         workers : int
             Workers ``n`` whose gradients form each step (data-parallel replicas).
-        step_time : Quantity [time] or float [s]
+        step_time : Quantity [time], float [s] or Result
             Compute time of a straggler-free worker's step (``t``, or ``t₀`` for the
-            exponential model).
+            exponential model). A result (e.g. a DistributedResult) gives its
+            ``compute_time`` (else its ``step_time``).
         batch_size : float
             Samples per worker per step.
         straggler : {"two-point", "exponential", "none"}
@@ -195,6 +196,9 @@ class SynchronizationModel:
         n = _whole("workers", workers, 1)
         b = _whole("backup_workers", backup_workers, 0)
         h = _whole("local_steps", local_steps, 1)
+        if isinstance(step_time, Result):  # e.g. a DistributedResult: its compute part
+            key = "compute_time" if "compute_time" in step_time else "step_time"
+            step_time = float(step_time.si(key))
         t = as_si(step_time, "s", "step_time", allow_zero=False)
         sync = as_si(sync_time, "s", "sync_time")
         bs = as_si(batch_size, "dimensionless", "batch_size", allow_zero=False)
