@@ -39,6 +39,7 @@ __all__ = [
     "run_cluster",
     "last_child_pids",
     "fail_on_rank",
+    "run_workloads",
 ]
 
 _LAST_PIDS: list[int] = []
@@ -292,17 +293,55 @@ def run_cluster(
     return [out[r] for r in range(world_size)]
 
 
-def fail_on_rank(ctx: RankContext, failing_rank: int = 0) -> int:
-    """A workload that raises on one rank while the others block in a collective.
+def _run_sequence(
+    ctx: RankContext, calls: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]
+) -> list[Any]:
+    return [fn(ctx, *args) for fn, args in calls]
 
-    Used to check that :func:`run_cluster` stops every process when one rank dies.
+
+def run_workloads(
+    calls: Sequence[tuple[Callable[..., Any], Sequence[Any]]],
+    world_size: int,
+    *,
+    timeout_s: float = 300.0,
+) -> list[list[Any]]:
+    """Run several workloads one after the other in a single virtual cluster.
+
+    Starting ranks costs seconds (each process imports torch); this pays it once.
+
+    Parameters
+    ----------
+    calls : sequence of (callable, args)
+        Module-level functions ``fn(ctx, *args)`` and their arguments.
+    world_size : int
+        Number of ranks.
+    timeout_s : float
+        Wall-clock limit of the whole run, in seconds.
+
+    Returns
+    -------
+    list of list
+        ``result[i][rank]``: what call ``i`` returned on each rank.
+    """
+    packed = [(fn, tuple(args)) for fn, args in calls]
+    per_rank = run_cluster(_run_sequence, world_size, (packed,), timeout_s=timeout_s)
+    return [[per_rank[r][i] for r in range(world_size)] for i in range(len(packed))]
+
+
+def fail_on_rank(ctx: RankContext, failing_rank: int = 0, how: str = "raise") -> int:
+    """A workload in which one rank misbehaves while the others block in a collective.
+
+    Used to check that :func:`run_cluster` stops every process when one rank dies or
+    hangs.
 
     Parameters
     ----------
     ctx : RankContext
         The rank's context.
     failing_rank : int
-        The rank that raises.
+        The rank that misbehaves.
+    how : {"raise", "hang"}
+        Raise an exception, or sleep far beyond any timeout.
 
     Returns
     -------
@@ -313,6 +352,8 @@ def fail_on_rank(ctx: RankContext, failing_rank: int = 0) -> int:
     import torch.distributed as dist
 
     if ctx.rank == failing_rank:
+        if how == "hang":
+            time.sleep(10 * ctx.timeout_s)
         raise RuntimeError(f"rank {ctx.rank} fails on purpose")
     t = torch.ones(4)
     dist.all_reduce(t)  # blocks: the failing rank never joins

@@ -26,6 +26,7 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.collectives import collective_time
 from mlsys.core.formulas.sharding import (
     SHARDING_POLICIES,
+    _policy,
     matmul_collectives,
     megatron_mlp_bytes_per_rank,
 )
@@ -440,7 +441,10 @@ def run_matmul(
     list of dict
         One report per rank.
     """
-    args = (tuple(policies), m, k, n, inner_ranks, output, 0, dtensor)
+    policies = tuple(_policy(p) for p in policies)
+    for policy in policies:  # fail in the parent, before any process starts
+        _check_dims(policy, m, k, n, ranks, inner_ranks)
+    args = (policies, m, k, n, inner_ranks, output, 0, dtensor)
     return run_cluster(matmul_workload, ranks, args, timeout_s=timeout_s)
 
 
@@ -471,5 +475,8 @@ def run_ffn(
     list of dict
         One report per rank.
     """
+    f = 4 * hidden if ffn_hidden is None else ffn_hidden
+    if f % ranks:
+        raise ParameterError("ffn_hidden", f, f"a multiple of the {ranks} ranks")
     args = (batch_size, seq_len, hidden, ffn_hidden)
     return run_cluster(ffn_workload, ranks, args, timeout_s=timeout_s)
