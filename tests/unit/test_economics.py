@@ -218,3 +218,15 @@ def test_longer_life_never_raises_annual_capex(life, extra, rate):
     short = model.solve(FLEET, lifetime=life, cost_of_capital=rate)
     long = model.solve(FLEET, lifetime=life + extra, cost_of_capital=rate)
     assert long.si("annual_capex") <= short.si("annual_capex") * (1 + 1e-12)
+
+
+def test_numpy_scalars_accepted():
+    res = EconomicsModel().solve(
+        FLEET,
+        accelerators=np.int64(32),
+        utilization=np.float32(0.5),
+        step_time=1.0,
+        steps=np.int64(3600),
+    )
+    assert res.accelerators == 32 and res.utilization == 0.5
+    assert res.si("training_duration") == 3600.0

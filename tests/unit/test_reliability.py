@@ -193,7 +193,7 @@ def test_solver_checkpoint_slower_than_mtbf_is_infeasible():
 
 BAD = [
     ({"fleet": 0}, ParameterError, "fleet=0"),
-    ({"fleet": 2.5}, ParameterError, "whole number"),
+    ({"fleet": 2.5}, ParameterError, "fleet=2.5 .* a positive integer"),
     ({"job_duration": -1.0}, ParameterError, "job_duration=-1.0"),
     ({"job_duration": 0.0}, ParameterError, "a positive number"),
     ({"job_duration": Q_(1, "GB")}, UnitError, "job_duration"),

@@ -170,3 +170,15 @@ def test_more_workers_never_shorten_sync_step(n, q, s, b):
     assert more.si("step_time") >= one.si("step_time") - 1e-12
     if b == 0:  # never waiting beats waiting for the slowest
         assert one.si("async_throughput") >= one.si("sync_throughput") - 1e-9
+
+
+def test_numpy_scalars_accepted():
+    res = SynchronizationModel().solve(
+        np.int64(100),
+        1.0,
+        backup_workers=np.int32(2),
+        slow_fraction=np.float32(0.01),
+        slowdown=np.float64(2.0),
+    )
+    assert res.workers == 100 and res.backup_workers == 2
+    assert res.si("step_time") == pytest.approx(1 + _binom_tail(102, float(np.float32(0.01)), 2))

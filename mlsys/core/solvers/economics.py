@@ -9,6 +9,7 @@ served — next to the same work rented at a cloud provider's hourly rate.
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any, ClassVar
 
 from mlsys.core.errors import ParameterError
@@ -18,6 +19,7 @@ from mlsys.core.formulas.economics import (
     capital_recovery_factor,
 )
 from mlsys.core.results import Result
+from mlsys.core.solvers._checks import positive_int
 from mlsys.core.solvers.sustainability import SustainabilityModel
 from mlsys.core.units import as_si
 
@@ -140,7 +142,7 @@ class EconomicsResult(Result):
 
 
 def _number(name: str, value: Any, allowed: str, low: float, high: float | None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, Real):
         raise ParameterError(name, value, allowed)
     x = float(value)
     if not x >= low or (high is not None and x > high):
@@ -163,8 +165,7 @@ def _duration(training_duration: Any, step_time: Any, steps: Any) -> float | Non
         t = float(step_time.si("step_time"))
     else:
         t = as_si(step_time, "s", "step_time", allow_zero=False)
-    n = _number("steps", steps, "a positive number of steps", 1.0, None)
-    return t * n
+    return t * positive_int("steps", steps)
 
 
 class EconomicsModel:
@@ -285,9 +286,7 @@ class EconomicsModel:
         if acc is None and fleet is not None:
             acc = getattr(fleet, "accelerator", None)
         if accelerators is not None:
-            n = int(_number("accelerators", accelerators, "a positive whole number", 1, None))
-            if n != accelerators:
-                raise ParameterError("accelerators", accelerators, "a positive whole number")
+            n = positive_int("accelerators", accelerators)
         elif fleet is not None:
             total = getattr(fleet, "total_accelerators", None)
             if total is None:

@@ -23,6 +23,7 @@ from mlsys.core.formulas.reliability import (
     young_checkpoint_interval_s,
 )
 from mlsys.core.results import Result
+from mlsys.core.solvers._checks import positive_int
 from mlsys.core.units import as_si
 
 __all__ = [
@@ -157,11 +158,7 @@ def _count(fleet: Any) -> int:
     total = getattr(fleet, "total_accelerators", None)
     if total is not None:
         return int(total)
-    if isinstance(fleet, bool) or not isinstance(fleet, (int, float)) or fleet < 1:
-        raise ParameterError("fleet", fleet, "a Fleet or a positive number of accelerators")
-    if fleet != int(fleet):
-        raise ParameterError("fleet", fleet, "a whole number of accelerators")
-    return int(fleet)
+    return positive_int("fleet", fleet)
 
 
 def _rates(failure_rates: Mapping[str, Any] | None) -> dict[str, float]:

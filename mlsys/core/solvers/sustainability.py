@@ -8,6 +8,7 @@ intensity; it adds the host's and network's share of power, on-site and off-site
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any, ClassVar
 
 from mlsys.core.errors import ParameterError
@@ -17,6 +18,7 @@ from mlsys.core.formulas.sustainability import (
     utilization_power_W,
 )
 from mlsys.core.results import Result
+from mlsys.core.solvers._checks import positive_int
 from mlsys.core.units import as_si
 
 __all__ = [
@@ -131,11 +133,7 @@ def _accelerator(fleet: Any, accelerator: Any) -> Any:
 
 def _count(fleet: Any, accelerators: Any) -> int | None:
     if accelerators is not None:
-        if isinstance(accelerators, bool) or not isinstance(accelerators, (int, float)):
-            raise ParameterError("accelerators", accelerators, "a positive whole number")
-        if accelerators < 1 or accelerators != int(accelerators):
-            raise ParameterError("accelerators", accelerators, "a positive whole number")
-        return int(accelerators)
+        return positive_int("accelerators", accelerators)
     if fleet is None:
         return None
     total = getattr(fleet, "total_accelerators", None)
@@ -267,8 +265,9 @@ class SustainabilityModel:
             )
 
         u = utilization
-        if isinstance(u, bool) or not isinstance(u, (int, float)) or not 0.0 <= u <= 1.0:
+        if isinstance(u, bool) or not isinstance(u, Real) or not 0.0 <= u <= 1.0:
             raise ParameterError("utilization", utilization, "a fraction in [0, 1]")
+        u = float(u)
         idle = None
         if power_per_accelerator is not None:
             p_acc = as_si(power_per_accelerator, "W", "power_per_accelerator")

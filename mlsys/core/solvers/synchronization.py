@@ -8,6 +8,7 @@ SGD (optionally with backup workers), asynchronous SGD and local SGD side by sid
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any, ClassVar
 
 from mlsys.core.errors import ParameterError
@@ -18,6 +19,7 @@ from mlsys.core.formulas.synchronization import (
     two_point_expected_max_s,
 )
 from mlsys.core.results import Result
+from mlsys.core.solvers._checks import nonneg_int, positive_int
 from mlsys.core.units import as_si
 
 __all__ = ["SynchronizationModel", "SynchronizationResult"]
@@ -96,19 +98,8 @@ class SynchronizationResult(Result):
     }
 
 
-def _whole(name: str, value: Any, minimum: int) -> int:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or value != int(value)
-        or value < minimum
-    ):
-        raise ParameterError(name, value, f"a whole number >= {minimum}")
-    return int(value)
-
-
 def _fraction(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value <= 1:
         raise ParameterError(name, value, "a probability in [0, 1]")
     return float(value)
 
@@ -193,9 +184,9 @@ class SynchronizationModel:
             On non-positive workers or step time, a probability outside [0, 1], a
             slowdown below 1, or an unknown ``straggler`` or ``mode``.
         """
-        n = _whole("workers", workers, 1)
-        b = _whole("backup_workers", backup_workers, 0)
-        h = _whole("local_steps", local_steps, 1)
+        n = positive_int("workers", workers)
+        b = nonneg_int("backup_workers", backup_workers)
+        h = positive_int("local_steps", local_steps)
         if isinstance(step_time, Result):  # e.g. a DistributedResult: its compute part
             key = "compute_time" if "compute_time" in step_time else "step_time"
             step_time = float(step_time.si(key))
@@ -212,8 +203,9 @@ class SynchronizationModel:
         if kind == "two-point":
             q = _fraction("slow_fraction", slow_fraction)
             s = slowdown
-            if isinstance(s, bool) or not isinstance(s, (int, float)) or not s >= 1.0:
+            if isinstance(s, bool) or not isinstance(s, Real) or not s >= 1.0:
                 raise ParameterError("slowdown", slowdown, "a factor >= 1")
+            s = float(s)
             mean = t * (1.0 + q * (s - 1.0))
             if b:
                 worst = float(two_point_backup_step_s(t, s, q, n, b))
