@@ -540,10 +540,11 @@ def cost_per_hour_figure(
 
     Parameters
     ----------
-    accelerator : Accelerator or str
-        The device.
+    accelerator : Accelerator, str or Fleet
+        The device (priced alone, ``accelerators`` of them), or a whole fleet (its
+        nodes, host power and network priced).
     accelerators : int
-        Fleet size.
+        Fleet size when ``accelerator`` is a device.
     utilizations : sequence of float, optional
         Busy fractions on the x axis (default 0.1 to 1).
     cloud_price : Quantity [USD/h] or float, optional
@@ -562,15 +563,19 @@ def cost_per_hour_figure(
 
     u = np.linspace(0.1, 1.0, 10) if utilizations is None else np.asarray(utilizations)
     solver = EconomicsModel()
-    acc = _registry_entry("Hardware", accelerator)
+    if hasattr(accelerator, "node"):  # a Fleet: nodes, host power and network priced
+        where = {"fleet": accelerator}
+        label = f"owned {accelerator.count} × {accelerator.node.label}"
+    else:
+        acc = _registry_entry("Hardware", accelerator)
+        where = {"accelerator": acc, "accelerators": accelerators}
+        label = f"owned {acc.label}"
     cost = [
-        solver.solve(
-            accelerator=acc, accelerators=accelerators, utilization=float(x), **options
-        ).si("tco_per_accelerator_hour")  # stored in USD/hour
-        for x in u
+        solver.solve(**where, utilization=float(x), **options).si("tco_per_accelerator_hour")
+        for x in u  # stored in USD/hour
     ]
     fig, ax = _figure()
-    ax.plot(u, cost, marker="o", label=f"owned {acc.label}")
+    ax.plot(u, cost, marker="o", label=label)
     if cloud_price is not None:
         from mlsys.core.units import as_si
 
