@@ -393,8 +393,10 @@ def evaluate(
     step = m * t_mb + t_bubble + exposed + t_opt
     tokens = P.batch * s
     model_flops = tokens * P.model_flops_per_token
+    # selective recomputation is already what a fused attention kernel does: no extra
+    sel_extra = 0.0 if P.flash else P.selective_flops_per_token
     hw_flops = model_flops + tokens * o.where(
-        full, P.full_flops_per_token, o.where(sel, P.selective_flops_per_token, 0.0)
+        full, P.full_flops_per_token, o.where(sel, sel_extra, 0.0)
     )
     peak_total = P.total * P.peak
     mfu = model_flops / (step * peak_total)
