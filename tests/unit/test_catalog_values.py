@@ -377,3 +377,14 @@ def test_grid_ordering_and_prices():
     assert Grids.US_BPA_OREGON.price_usd_per_kwh == pytest.approx(0.0752)
     assert Grids.US_MISO_IOWA.price_usd_per_kwh == pytest.approx(0.0691)
     assert Grids.US_AVG.water_L_per_kwh == pytest.approx(3.14)  # Li et al. 2023
+
+
+def test_li_et_al_gpt3_water_totals():
+    # Li et al. 2023 (abstract and Sec. 3): training GPT-3 in Microsoft's U.S. data
+    # centres evaporates 700,000 L on site and 5.4 million L in total, from Patterson's
+    # 1,287 MWh with on-site WUE 0.55 L/kWh, PUE 1.17 and off-site EWIF 3.14 L/kWh.
+    energy_kwh = 1287e3
+    wue = Datacenters.MICROSOFT_GPT3.wue_L_per_kwh
+    ewif = Grids.US_AVG.water_L_per_kwh
+    assert energy_kwh * wue == pytest.approx(700e3, rel=0.02)
+    assert energy_kwh * (wue + 1.17 * ewif) == pytest.approx(5.4e6, rel=0.02)
