@@ -66,6 +66,7 @@ _LAZY: dict[str, str] = {
     "ParallelismSearch": "mlsys.core.solvers.search",
     "SearchResult": "mlsys.core.solvers.search",
     "SynchronizationModel": "mlsys.core.solvers.synchronization",
+    "SynchronizationResult": "mlsys.core.solvers.synchronization",
     "scaling_curve": "mlsys.core.solvers.scaling",
 }
 

@@ -160,6 +160,25 @@ def _si_factor(unit: str) -> tuple[float, Any]:
     return float(base.magnitude), q.dimensionality
 
 
+@lru_cache(maxsize=1024)
+def _factor(units: Any, unit: str) -> float | None:
+    """Multiplicative factor from ``units`` to ``unit`` (None for offset units like degC)."""
+    registry = get_registry()
+    one = registry.Quantity(1.0, units)
+    if not one._is_multiplicative:
+        return None
+    return float(one.m_as(_unit(unit)))
+
+
+def _convert(value: pint.Quantity, unit: str) -> Any:
+    # pint's m_as costs tens of microseconds; a cached factor per unit pair costs one.
+    if value._REGISTRY is get_registry():
+        factor = _factor(value._units, unit)
+        if factor is not None:
+            return value._magnitude * factor
+    return value.m_as(_unit(unit))
+
+
 def si_unit(unit: str) -> str:
     """The base unit that ``as_si`` returns magnitudes in, for a unit string.
 
@@ -227,7 +246,7 @@ def as_si(
             raise UnitError(name, value, unit, detail=str(exc)) from None
     if isinstance(value, pint.Quantity):
         try:
-            magnitude = value.m_as(_unit(unit))
+            magnitude = _convert(value, unit)
         except pint.DimensionalityError:
             raise UnitError(name, value, unit) from None
         except Exception:
