@@ -1,0 +1,115 @@
+"""One row of the accuracy suite: a published number, mlsys's prediction, and the verdict."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib as _toml
+else:  # pragma: no cover
+    import tomli as _toml
+
+__all__ = ["BASES", "BOUNDS", "Case", "load_data"]
+
+BASES = ("fit", "prediction")
+"""``fit``: the published value informed a library default (the comparison is in-sample).
+``prediction``: no default was chosen by looking at it (out-of-sample)."""
+
+BOUNDS = (None, "at_most", "at_least")
+"""How a case is judged. ``None``: ``|relative error| <= tolerance``. ``"at_most"``: mlsys
+is a lower bound of the measurement (an optimistic roofline of a slower real system), so
+only ``predicted <= published × (1 + tolerance)`` is asserted. ``"at_least"``: mlsys is an
+upper bound, ``predicted >= published × (1 − tolerance)``."""
+
+_DATA = Path(__file__).with_name("data")
+
+
+@cache
+def load_data(name: str) -> dict[str, Any]:
+    """Parse ``mlsys/validation/data/<name>.toml`` (shipped in the wheel)."""
+    with (_DATA / f"{name}.toml").open("rb") as fh:
+        return _toml.load(fh)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A published measurement and mlsys's prediction of it with library defaults.
+
+    Attributes
+    ----------
+    group : str
+        Topic the case belongs to (e.g. ``"Training throughput"``).
+    name : str
+        Short identifier, unique within the group.
+    quantity : str
+        What is compared, in words (e.g. ``"iteration time"``).
+    unit : str
+        Unit of ``published`` and ``predicted`` (plain text, e.g. ``"s"``, ``"GB"``).
+    published : float
+        The value printed in the source, in ``unit``.
+    predicted : float
+        mlsys's value through the public API with library defaults, in ``unit``.
+    tolerance : float
+        Largest accepted relative error (see :data:`BOUNDS` for one-sided cases).
+    basis : {"fit", "prediction"}
+        Whether the published value informed a library default.
+    method : {"accounting", "performance model"}
+        ``accounting``: an exact formula of the paper (parameter count, memory, energy
+        bookkeeping) re-derived by mlsys; ``performance model``: a time or throughput
+        estimated from hardware peaks and default efficiencies.
+    citation : str
+        Authors, year, title and the table or equation the value comes from.
+    url : str
+        Where the source can be read.
+    bound : {None, "at_most", "at_least"}
+        One-sided comparison (see :data:`BOUNDS`).
+    note : str
+        Why mlsys is off, where the error exceeds about 10 %; otherwise empty or a
+        remark on the setup.
+    """
+
+    group: str
+    name: str
+    quantity: str
+    unit: str
+    published: float
+    predicted: float
+    tolerance: float
+    basis: str
+    method: str
+    citation: str
+    url: str = ""
+    bound: str | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.basis not in BASES:
+            raise ValueError(f"basis must be one of {BASES}, got {self.basis!r}")
+        if self.bound not in BOUNDS:
+            raise ValueError(f"bound must be one of {BOUNDS}, got {self.bound!r}")
+
+    @property
+    def rel_error(self) -> float:
+        """``predicted / published − 1`` (positive: mlsys predicts more)."""
+        return self.predicted / self.published - 1.0
+
+    @property
+    def passed(self) -> bool:
+        """Whether the prediction meets the case's tolerance (one-sided for bounds)."""
+        err = self.rel_error
+        if self.bound == "at_most":
+            return err <= self.tolerance
+        if self.bound == "at_least":
+            return err >= -self.tolerance
+        return abs(err) <= self.tolerance
+
+    def to_dict(self) -> dict[str, Any]:
+        """The case as plain data, with ``rel_error`` and ``passed`` added."""
+        out = asdict(self)
+        out["rel_error"] = self.rel_error
+        out["passed"] = self.passed
+        return out

@@ -1,0 +1,146 @@
+"""Serving cases: ServingModel and ContinuousBatchingModel against lmdeploy and
+TensorRT-LLM published latencies and throughputs."""
+
+from __future__ import annotations
+
+from mlsys.core.catalog import Hardware, Models
+from mlsys.core.solvers.batching import ContinuousBatchingModel
+from mlsys.core.solvers.serving import ServingModel
+from mlsys.validation._case import Case, load_data
+
+__all__ = ["capacity_cases", "latency_cases", "throughput_cases"]
+
+_SOURCES = {
+    "lmdeploy": (
+        "InternLM/lmdeploy v0.1.0a1, docs/en/benchmark/a100_fp16.md ('Static Inference "
+        "Benchmark' and 'Request Throughput Benchmark'), 8× A100-80G, fp16",
+        "https://github.com/InternLM/lmdeploy/blob/3e391df4673326f79363eebe030876861a9b7090/docs/en/benchmark/a100_fp16.md",
+    ),
+    "trtllm": (
+        "NVIDIA/TensorRT-LLM, docs/source/performance.md (v0.6.1 page, data from v0.5), "
+        "'Low Latency' tables, batch 1 first-token latency; H100 rows FP8",
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/docs/source/performance.md",
+    ),
+    "trtllm-v0.5": (
+        "NVIDIA/TensorRT-LLM, docs/source/performance.md at release/0.5.0, 'High Throughput', "
+        "H100 FP8 engines, output tokens/s of the TP group",
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/release/0.5.0/docs/source/performance.md",
+    ),
+}
+_METRIC = {"itl": "time per output token", "ttft": "time to first token"}
+_SLACK = 0.05  # a bound may be missed by this much on its wrong side
+
+
+def _serve(row: dict):
+    res = ServingModel().solve(
+        Models[row["model"]],
+        Hardware[row["hardware"]],
+        batch_size=row["batch_size"],
+        prompt_len=row["prompt_len"],
+        output_len=row["output_len"],
+        precision=row["precision"],
+        kv_precision=row.get("kv_precision"),
+        tp_size=row["tp_size"],
+    )
+    return res
+
+
+def _label(row: dict) -> str:
+    tp = f" TP{row['tp_size']}" if row["tp_size"] > 1 else ""
+    return f"{row['model']}{tp} {row['hardware']} {row['precision']}"
+
+
+def latency_cases() -> list[Case]:
+    """Decode step (ITL) and first-token latency (TTFT) rows.
+
+    The model is an optimistic roofline, so ``lower_bound_only`` rows (fixed overheads
+    dominate) are judged one-sided: mlsys must not exceed the measurement.
+    """
+    out = []
+    for row in load_data("serving")["point"]:
+        citation, url = _SOURCES[row["source"]]
+        lower = row.get("lower_bound_only", False)
+        out.append(
+            Case(
+                group="Serving: latency",
+                name=f"{_label(row)} b{row['batch_size']} in{row['prompt_len']} ({row['id']})",
+                quantity=_METRIC[row["metric"]],
+                unit="s",
+                published=float(row["published"]),
+                predicted=_serve(row).si(row["metric"]),
+                tolerance=_SLACK if lower else row["tolerance"],
+                basis="prediction",
+                method="performance model",
+                citation=citation,
+                url=url,
+                bound="at_most" if lower else None,
+                note=row.get("note", ""),
+            )
+        )
+    return out
+
+
+def throughput_cases() -> list[Case]:
+    """Static-batch output throughput (TensorRT-LLM v0.5, H100 FP8)."""
+    citation, url = _SOURCES["trtllm-v0.5"]
+    out = []
+    for row in load_data("serving")["throughput"]:
+        bound = row.get("bound_only", False)
+        out.append(
+            Case(
+                group="Serving: throughput",
+                name=f"{_label(row)} b{row['batch_size']} {row['prompt_len']}→{row['output_len']}",
+                quantity="output tokens/s",
+                unit="token/s",
+                published=float(row["published"]),
+                predicted=_serve(row).si("tokens_per_second"),
+                tolerance=_SLACK if bound else row["tolerance"],
+                basis="prediction",
+                method="performance model",
+                citation=citation,
+                url=url,
+                bound="at_least" if bound else None,
+                note=row.get("note", ""),
+            )
+        )
+    return out
+
+
+def capacity_cases() -> list[Case]:
+    """Saturation request rate under continuous batching (lmdeploy request benchmark)."""
+    citation, url = _SOURCES["lmdeploy"]
+    out = []
+    for row in load_data("serving")["capacity"]:
+        rps = row["published_rps"]
+        out_len = row["out_tokens_per_s"] / rps
+        prompt_len = (row["total_tokens_per_s"] - row["out_tokens_per_s"]) / rps
+        res = ContinuousBatchingModel().solve(
+            Models[row["model"]],
+            Hardware[row["hardware"]],
+            arrival_rate=1.0,
+            prompt_len={"distribution": "exponential", "mean": prompt_len},
+            output_len={"distribution": "exponential", "mean": out_len},
+            precision=row["precision"],
+            tp_size=row["tp_size"],
+            max_num_seqs=row["max_num_seqs"],
+        )
+        bound = row.get("bound_only", False)
+        row_ = dict(row, batch_size=row["max_num_seqs"])
+        out.append(
+            Case(
+                group="Serving: throughput",
+                name=f"{_label(row_)} max_num_seqs {row['max_num_seqs']} ({row['id']})",
+                quantity="saturation request rate",
+                unit="request/s",
+                published=float(rps),
+                predicted=res.si("max_arrival_rate"),
+                tolerance=_SLACK if bound else row["tolerance"],
+                basis="prediction",
+                method="performance model",
+                citation=citation,
+                url=url,
+                bound="at_least" if bound else None,
+                note=row.get("note", ""),
+            )
+        )
+    return out
