@@ -831,7 +831,8 @@ def checkpoint_cost(job_days: float = 30.0) -> dict[str, float]:
     Returns
     -------
     dict
-        ``gpus``, ``mtbf_h``, ``checkpoint_gb``, ``checkpoint_s``, ``interval_min``,
+        ``gpus``, ``mtbf_h``, ``checkpoint_gb``, ``checkpoint_s``, ``storage_Bps`` (the
+        write bandwidth assumed, B/s), ``interval_min``,
         ``goodput``, ``lost_fraction`` (1 − goodput).
     """
     t = TRACKS["cloud"]
@@ -842,6 +843,7 @@ def checkpoint_cost(job_days: float = 30.0) -> dict[str, float]:
         "mtbf_h": res.si("fleet_mtbf") / 3600.0,
         "checkpoint_gb": res.si("checkpoint_bytes") / 1e9,
         "checkpoint_s": res.si("checkpoint_time"),
+        "storage_Bps": res.si("checkpoint_bytes") / res.si("checkpoint_time"),
         "interval_min": res.si("checkpoint_interval") / 60.0,
         "goodput": float(res.goodput),
         "lost_fraction": 1.0 - float(res.goodput),
