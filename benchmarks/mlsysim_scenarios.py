@@ -100,7 +100,7 @@ def _scenarios() -> dict[str, tuple[Callable[[], object], str]]:
                 sequence_parallel=True,
             ),
             "TrainingMemoryModel.solve(GPT3, H100, tp 8, pp 8, dp 16, ZeRO-1)",
-        ),  # fmt: skip
+        ),
         "distributed": (
             lambda: dist.solve(
                 gpt3,
@@ -113,7 +113,7 @@ def _scenarios() -> dict[str, tuple[Callable[[], object], str]]:
                 activation_recomputation=True,
             ),
             "DistributedModel.solve(GPT3, Lab_64_A100, tp 8, pp 8, v 3, m 64)",
-        ),  # fmt: skip
+        ),
         "serving": (
             lambda: serve.solve(l7, h100, seq_len=640, batch_size=1),
             "ServingModel.solve(Llama2_7B, H100, seq_len=640)",
@@ -159,7 +159,7 @@ def _search() -> dict[str, dict]:
                 seq_len=8192,
                 activation_recomputation=True,
             ),
-        ),  # fmt: skip
+        ),
     ):
         try:
             call()

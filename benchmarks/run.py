@@ -289,7 +289,10 @@ def _fmt(row: dict, key: str) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    head = f"{'scenario':66s} {'mlsys':>11s} {'target':>11s} {'ratio':>6s} {'mlsysim':>11s} {'speed-up':>9s}"
+    head = (
+        f"{'scenario':66s} {'mlsys':>11s} {'target':>11s} {'ratio':>6s} "
+        f"{'mlsysim':>11s} {'speed-up':>9s}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -348,9 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    print(
-        f"wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}"
-    )
+    print(f"wrote {args.output}")
     return 0
 
 
