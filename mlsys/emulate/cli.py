@@ -312,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
     -------
     int
         0 when every measured byte count equals its prediction (and results match), 1
-        otherwise, 2 for a usage error.
+        otherwise, 2 for a usage error, 130 when interrupted (Ctrl-C).
     """
     handlers = {
         "matmul": _matmul,
@@ -324,4 +324,8 @@ def run(args: argparse.Namespace) -> int:
     if workload not in handlers:
         print("usage: mlsys emulate {matmul,ffn,pipeline,collectives} [options]")
         return 2
-    return handlers[workload](args)
+    try:
+        return handlers[workload](args)
+    except KeyboardInterrupt:
+        print("mlsys emulate: interrupted; every rank was stopped.")
+        return 130

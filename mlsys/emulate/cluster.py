@@ -6,10 +6,12 @@ parent process hosts on a free **loopback** port, runs a function on every rank 
 returns what each rank returned.
 
 Shutdown is the part that must not fail. If any rank raises, if the whole run exceeds
-its timeout, or if the parent is interrupted (Ctrl-C), the parent terminates every child
-(SIGTERM, then SIGKILL after a grace period) before re-raising, so no process is left
-behind even when the other ranks are blocked inside a collective waiting for the one
-that died. Each rank destroys its process group on the way out.
+its timeout, or if the parent is interrupted (Ctrl-C, or SIGTERM while it waits), the
+parent terminates every child (SIGTERM, then SIGKILL after a grace period) before
+re-raising, so no process is left behind even when the other ranks are blocked inside a
+collective waiting for the one that died. On Linux each rank also asks the kernel to
+kill it if the parent dies without cleaning up (``PR_SET_PDEATHSIG``), so even a
+SIGKILLed parent leaves no orphan. Each rank destroys its process group on the way out.
 
 The function run on each rank must be importable by name (a module-level function),
 because spawned children unpickle it; it receives a :class:`RankContext` and returns
@@ -22,7 +24,9 @@ import contextlib
 import datetime as _dt
 import os
 import queue as _queue
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -134,6 +138,38 @@ def _loopback_ifname() -> str:
     return "lo0" if sys.platform == "darwin" else "lo"
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Make the kernel kill this rank if the parent dies, however it dies (Linux)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+class _Terminated(BaseException):
+    """SIGTERM reached the parent: unwind so that ``finally`` stops the ranks."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Any:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _worker(
     rank: int,
     world_size: int,
@@ -142,8 +178,10 @@ def _worker(
     args: tuple[Any, ...],
     results: Any,
     timeout_s: float,
+    parent_pid: int,
 ) -> None:
     """Body of one rank's process: join the group, run ``fn``, report, leave."""
+    _die_with_parent(parent_pid)
     # Loopback only: gloo must never pick a routable interface.
     os.environ.setdefault("GLOO_SOCKET_IFNAME", _loopback_ifname())
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -252,7 +290,7 @@ def run_cluster(
     procs = [
         ctx.Process(
             target=_worker,
-            args=(rank, world_size, store.port, fn, tuple(args), results, timeout_s),
+            args=(rank, world_size, store.port, fn, tuple(args), results, timeout_s, os.getpid()),
             daemon=True,
             name=f"mlsys-rank-{rank}",
         )
@@ -261,6 +299,8 @@ def run_cluster(
     _LAST_PIDS.clear()
     out: dict[int, Any] = {}
     deadline = time.monotonic() + timeout_s
+    guard = _sigterm_unwinds()
+    guard.__enter__()
     try:
         for p in procs:
             p.start()
@@ -285,11 +325,14 @@ def run_cluster(
             out[rank] = value
         for p in procs:
             p.join(max(0.1, deadline - time.monotonic()))
+    except _Terminated:
+        raise SystemExit(128 + int(signal.SIGTERM)) from None
     finally:
         _stop(procs)
         results.close()
         results.join_thread()
         del store
+        guard.__exit__(None, None, None)
     return [out[r] for r in range(world_size)]
 
 

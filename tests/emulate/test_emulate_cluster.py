@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -23,12 +25,19 @@ pytestmark = pytest.mark.emulate
 
 
 def _gone(pid: int, wait_s: float = 5.0) -> bool:
+    """The process no longer runs (it does not exist, or is a zombie awaiting its reaper)."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except OSError:
+            pass
         time.sleep(0.05)
     return False
 
@@ -63,3 +72,52 @@ def test_bad_arguments_fail_before_starting():
         run_cluster(fail_on_rank, 0)
     with pytest.raises(ParameterError, match="timeout_s"):
         run_cluster(fail_on_rank, 2, timeout_s=0)
+
+
+def _children_of(pid: int) -> list[int]:
+    """Child pids from /proc (Linux), without psutil."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                kids.append(int(entry))
+    return kids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc and prctl")
+def test_a_killed_parent_leaves_no_orphan():
+    # The parent is SIGKILLed while its ranks hang: no finally block runs, so only the
+    # ranks' PR_SET_PDEATHSIG can clean up.
+    code = (
+        "from mlsys.emulate.cluster import run_cluster, fail_on_rank\n"
+        "run_cluster(fail_on_rank, 2, (0, 'hang'), timeout_s=120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        ranks: list[int] = []
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            # resource tracker + 2 ranks
+            ranks = [p for p in _children_of(parent.pid) if "spawn_main" in _cmdline(p)]
+            if len(ranks) == 2:
+                break
+            time.sleep(0.2)
+        assert len(ranks) == 2, "the ranks never started"
+        time.sleep(1.0)
+    finally:
+        parent.kill()
+        parent.wait(30)
+    assert all(_gone(pid, wait_s=10) for pid in ranks), "a rank outlived its killed parent"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
