@@ -82,7 +82,7 @@ def _narayanan() -> list[Case]:
         out.append(
             Case(
                 group="Training: Megatron-LM weak scaling (Narayanan et al. 2021)",
-                name=f"GPT {params_b:g}B on {gpus} A100", quantity="TFLOP/s per GPU (Eq. 3)",
+                name=f"GPT {params_b:g}B on {gpus} A100", quantity="per-GPU FLOP rate (Eq. 3 FLOPs)",
                 unit="TFLOP/s", published=float(tflops),
                 predicted=_hardware_tflops(res, fleet, "fp16"), tolerance=n["tolerance"],
                 basis="prediction", method="performance model", citation=n["citation"],
@@ -149,7 +149,7 @@ def _bloom() -> Case:
     )  # fmt: skip
     return Case(
         group="Training: other published runs", name=f"BLOOM 176B on {b['gpus']} A100",
-        quantity="TFLOP/s per GPU (with recompute)", unit="TFLOP/s",
+        quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
         published=float(b["tflops_per_gpu"]), predicted=_hardware_tflops(res, fleet),
         tolerance=b["tolerance"], basis="prediction", method="performance model",
         citation=b["citation"], url=b["url"],
@@ -166,7 +166,7 @@ def _opt() -> Case:
     )  # fmt: skip
     return Case(
         group="Training: other published runs", name=f"OPT-175B on {o['gpus']} A100",
-        quantity="TFLOP/s per GPU (with recompute)", unit="TFLOP/s",
+        quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
         published=float(o["tflops_per_gpu"]), predicted=_hardware_tflops(res, fleet, "fp16"),
         tolerance=o["tolerance"], basis="prediction", method="performance model",
         citation=o["citation"], url=o["url"], note=o.get("note", ""),
