@@ -82,8 +82,8 @@ def _narayanan() -> list[Case]:
         out.append(
             Case(
                 group="Training: Megatron-LM weak scaling (Narayanan et al. 2021)",
-                name=f"GPT {params_b:g}B on {gpus} A100", quantity="per-GPU FLOP rate (Eq. 3 FLOPs)",
-                unit="TFLOP/s", published=float(tflops),
+                name=f"GPT {params_b:g}B on {gpus} A100",
+                quantity="per-GPU FLOP rate (Eq. 3 FLOPs)", unit="TFLOP/s", published=float(tflops),
                 predicted=_hardware_tflops(res, fleet, "fp16"), tolerance=n["tolerance"],
                 basis="prediction", method="performance model", citation=n["citation"],
                 url=n["url"], note=_note_if_off(_hardware_tflops(res, fleet, "fp16"), tflops, n),
