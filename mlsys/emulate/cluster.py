@@ -44,6 +44,7 @@ __all__ = [
     "last_child_pids",
     "fail_on_rank",
     "run_workloads",
+    "mesh_workload",
 ]
 
 _LAST_PIDS: list[int] = []
@@ -369,6 +370,43 @@ def run_workloads(
     packed = [(fn, tuple(args)) for fn, args in calls]
     per_rank = run_cluster(_run_sequence, world_size, (packed,), timeout_s=timeout_s)
     return [[per_rank[r][i] for r in range(world_size)] for i in range(len(packed))]
+
+
+def mesh_workload(
+    ctx: RankContext, shape: Sequence[int] = (2, 2), names: Sequence[str] = ("dp", "tp")
+) -> dict[str, Any]:
+    """Build a device mesh and all-reduce this rank's id within each mesh dimension.
+
+    Shows the layout a data × tensor parallel job uses: on a 2 × 2 ``("dp", "tp")``
+    mesh rank 3 shares ``"tp"`` with rank 2 and ``"dp"`` with rank 1.
+
+    Parameters
+    ----------
+    ctx : RankContext
+        The rank's context.
+    shape : sequence of int
+        Mesh shape (product = world size).
+    names : sequence of str
+        Dimension names.
+
+    Returns
+    -------
+    dict
+        ``coordinate`` of this rank, and per dimension name the global ``ranks`` of
+        this rank's group and the ``sum`` of their rank ids (from an all-reduce in that
+        group).
+    """
+    import torch
+    import torch.distributed as dist
+
+    mesh = ctx.mesh(shape, names)
+    out: dict[str, Any] = {"coordinate": list(mesh.get_coordinate())}
+    for name in names:
+        group = mesh.get_group(name)
+        t = torch.tensor([float(ctx.rank)])
+        dist.all_reduce(t, group=group)
+        out[name] = {"ranks": dist.get_process_group_ranks(group), "sum": float(t[0])}
+    return out
 
 
 def fail_on_rank(ctx: RankContext, failing_rank: int = 0, how: str = "raise") -> int:

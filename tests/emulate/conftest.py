@@ -21,7 +21,7 @@ COLLECTIVE_BYTES = 1 << 16
 def suite():
     pytest.importorskip("torch")
     from mlsys.core.formulas.sharding import SHARDING_POLICIES
-    from mlsys.emulate.cluster import run_workloads
+    from mlsys.emulate.cluster import mesh_workload, run_workloads
     from mlsys.emulate.collectives import collectives_workload
     from mlsys.emulate.pipeline import pipeline_workload, summarize_pipeline
     from mlsys.emulate.tp import ffn_workload, matmul_workload
@@ -29,6 +29,7 @@ def suite():
     m, k, n = DIMS["m"], DIMS["k"], DIMS["n"]
     sharded = ("inner", "outer_m", "outer_n", "outer_inner")
     calls = [
+        (mesh_workload, ((2, 2), ("dp", "tp"))),
         (collectives_workload, (COLLECTIVE_BYTES,)),
         (matmul_workload, (SHARDING_POLICIES, m, k, n, None, "replicated", 0, True)),
         (matmul_workload, (sharded, m, k, n, None, "sharded", 0, False)),
@@ -47,7 +48,7 @@ def suite():
             ),
         ),
     ]
-    coll, mm, mm_sharded, ffn, pipe = run_workloads(calls, RANKS, timeout_s=600)
+    mesh, coll, mm, mm_sharded, ffn, pipe = run_workloads(calls, RANKS, timeout_s=600)
     pipeline = summarize_pipeline(
         pipe,
         PIPE["steps"],
@@ -58,6 +59,7 @@ def suite():
         PAD["backward_s"],
     )
     return {
+        "mesh": mesh,
         "collectives": coll,
         "matmul": mm,
         "matmul_sharded": mm_sharded,

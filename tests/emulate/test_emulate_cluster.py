@@ -121,3 +121,15 @@ def _cmdline(pid: int) -> str:
             return fh.read().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def test_2x2_dp_tp_mesh(suite):
+    # Row-major layout: rank = 2·dp_coord + tp_coord.
+    expected_tp = {0: [0, 1], 1: [0, 1], 2: [2, 3], 3: [2, 3]}
+    expected_dp = {0: [0, 2], 1: [1, 3], 2: [0, 2], 3: [1, 3]}
+    for rank, rep in enumerate(suite["mesh"]):
+        assert rep["coordinate"] == [rank // 2, rank % 2]
+        assert rep["tp"]["ranks"] == expected_tp[rank]
+        assert rep["dp"]["ranks"] == expected_dp[rank]
+        assert rep["tp"]["sum"] == sum(expected_tp[rank])
+        assert rep["dp"]["sum"] == sum(expected_dp[rank])
