@@ -1113,17 +1113,22 @@ def memory_heatmap_figure(key: str = "cloud", dp: int = 16, m: int = 32) -> Any:
     grid = memory_grid(key)
     gb, fits = memory_at(grid, dp, m)
     fig, ax = _figure(6.4, 3.6)
-    im = ax.imshow(gb, cmap="viridis", aspect="auto", origin="lower")
+    from matplotlib.colors import LogNorm
+
+    im = ax.imshow(gb, cmap="viridis", norm=LogNorm(), aspect="auto", origin="lower")
     for i in range(gb.shape[0]):
         for j in range(gb.shape[1]):
-            label = f"{gb[i, j]:.0f}" if fits[i, j] else "X"
-            ax.text(j, i, label, ha="center", va="center", fontsize=7,
-                    color="white" if fits[i, j] else "red")  # fmt: skip
+            if fits[i, j]:
+                ax.text(j, i, f"{gb[i, j]:.3g}", ha="center", va="center", fontsize=7,
+                        color="white")  # fmt: skip
+            else:
+                ax.text(j, i, "X", ha="center", va="center", fontsize=11,
+                        fontweight="bold", color="red")  # fmt: skip
     ax.set_xticks(range(len(grid["pp"])), [str(v) for v in grid["pp"]])
     ax.set_yticks(range(len(grid["tp"])), [str(v) for v in grid["tp"]])
     ax.set_xlabel("Pipeline stages (PP)")
     ax.set_ylabel("Tensor-parallel size (TP)")
-    ax.set_title(f"GB per device (limit {grid['capacity_gb']:.0f} GB; X: does not fit)",
+    ax.set_title(f"GB per device (limit {grid['capacity_gb']:.3g} GB; X: does not fit)",
                  fontsize="small")  # fmt: skip
     fig.colorbar(im, ax=ax, label="GB")
     return fig
@@ -1171,15 +1176,21 @@ def layout_map_figure(dp_size: int = 16, tp_size: int = 8, pp_size: int = 4) -> 
     Returns
     -------
     matplotlib.figure.Figure
-        One Axes with an image of pod indices (rows stages, columns replicas).
+        One Axes with an RGBA image (rows stages, columns replicas): one colour per pod,
+        alternate racks lighter; node labels when there are at most 128 blocks.
     """
+    from matplotlib import colormaps
+
     t = TRACKS["cloud"]
     blocks = layout_map(dp_size, tp_size, pp_size, t.model.layers, PUZZLE_BATCH)
-    pod = np.zeros((pp_size, dp_size))
+    palette = colormaps["tab10"]
+    image = np.ones((pp_size, dp_size, 4))
     for b in blocks:
-        pod[b["stage"], b["replica"]] = b["pod"] + (b["rack"] % 2) * 0.3
+        rgba = list(palette(b["pod"] % 10))
+        rgba[3] = 1.0 if b["rack"] % 2 == 0 else 0.55  # alternate racks lighter
+        image[b["stage"], b["replica"]] = rgba
     fig, ax = _figure(6.4, 1.0 + 0.45 * pp_size)
-    ax.imshow(pod, cmap="tab20c", aspect="auto")
+    ax.imshow(image, aspect="auto")
     if dp_size * pp_size <= 128:
         for b in blocks:
             ax.text(b["replica"], b["stage"], f"n{b['node']}", ha="center", va="center",
@@ -1187,7 +1198,7 @@ def layout_map_figure(dp_size: int = 16, tp_size: int = 8, pp_size: int = 4) -> 
     ticks = [f"layers {b['layer_start']}–{b['layer_end'] - 1}" for b in blocks[::dp_size]]
     ax.set_yticks(range(pp_size), ticks)
     ax.set_xlabel(f"Data-parallel replica (each a TP group of {tp_size} GPUs; label: node)")
-    ax.set_title("Colour: pod, shade: rack", fontsize="small")
+    ax.set_title("Colour: pod; lighter: alternate racks", fontsize="small")
     return fig
 
 
