@@ -38,6 +38,9 @@ The reader follows one team; every grid is computed for each track.
 
 Conventions
 -----------
+* Every device has its link to itself: a car its own LTE uplink, a pair of glasses its own
+  Wi-Fi access point, an earbud its own BLE connection (no shared medium; sharing would
+  divide the bandwidth and move every wall closer).
 * A *sample* is one sequence (LLM), one frame (cars), one crop (glasses), one clip
   (hearables): samples/s = tokens/s ÷ sequence length.
 * Pipeline schedules count a forward pass as one time slot and a backward pass as two
@@ -81,9 +84,17 @@ __all__ = [
     "STRAGGLER_FRACTIONS",
     "Track",
     "TRACKS",
+    "PUZZLE_NODES",
+    "PUZZLE_BATCH",
+    "STAKEHOLDER_NODES",
+    "STAKEHOLDER_SLOW_FRACTION",
+    "VIT_S",
+    "GAZE",
+    "NOISE",
     "track",
     "scaling_data",
     "memory_grid",
+    "memory_at",
     "bubble_table",
     "pipeline_schedule",
     "schedule_idle_fraction",
