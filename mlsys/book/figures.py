@@ -33,6 +33,11 @@ __all__ = [
 
 _TERA = 1e12
 _GB = 1e9
+_RECOMPUTE_LABEL = {
+    "none": "no recomputation",
+    "selective": "selective recomputation",
+    "full": "full recomputation",
+}
 _MEMORY_PARTS = ("weights", "gradients", "optimizer_state", "activations", "framework_overhead")
 
 
@@ -42,6 +47,14 @@ def _figure(width: float = 6.4, height: float = 4.0) -> tuple[Any, Any]:
 
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.add_subplot()
+
+
+def _plain_log2(ax: Any, axis: str = "x") -> None:
+    """A base-2 log axis labelled 8, 64, 512 rather than 2³, 2⁶, 2⁹."""
+    from matplotlib.ticker import FuncFormatter
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
 
 
 def _registry_entry(registry_name: str, value: Any) -> Any:
@@ -139,20 +152,29 @@ def roofline_figure(
     """
     from mlsys.core.formulas.roofline import attainable_flops
 
-    fig, ax = _figure()
+    fig, ax = _figure(7.5, 4.0)
     x = np.logspace(np.log10(intensity_range[0]), np.log10(intensity_range[1]), samples)
     for acc in accelerators:
         acc = _registry_entry("Hardware", acc)
         y = attainable_flops(acc.peak_flops_s(precision), acc.memory_bandwidth_Bps, x)
         ax.plot(x, np.asarray(y) / _TERA, label=acc.label)
-    for label, (intensity, achieved) in (points or {}).items():
-        ax.plot([intensity], [achieved / _TERA], marker="o", linestyle="none", label=label)
+    markers = "osD^vP*X"
+    for i, (label, (intensity, achieved)) in enumerate((points or {}).items()):
+        ax.plot(
+            [intensity],
+            [achieved / _TERA],
+            marker=markers[i % len(markers)],
+            color="black",
+            markerfacecolor="none" if i % 2 else "black",
+            linestyle="none",
+            label=label,
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
     ax.set_ylabel(f"Attainable {precision} throughput (TFLOP/s)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize="small", loc="lower right")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -161,10 +183,11 @@ def memory_breakdown_figure(
     hardware: Any,
     *,
     dp_size: int,
-    batch_size: int = 1,
+    batch_size: int | None = None,
     seq_len: int | None = None,
     recompute: Sequence[str] = ("none", "full"),
     zero_stages: Sequence[int] = (0, 1, 2, 3),
+    ylim_factor: float = 4.0,
     **options: Any,
 ) -> Any:
     """Stacked bars of training memory per accelerator under ZeRO stages and recompute.
@@ -182,12 +205,18 @@ def memory_breakdown_figure(
         The device.
     dp_size : int
         Data-parallel replicas that ZeRO partitions over.
-    batch_size, seq_len : optional
-        Micro-batch and sequence length, as for ``MemoryModel.solve``.
+    batch_size : int, optional
+        Global batch in sequences, as for ``MemoryModel.solve`` (default ``dp_size``:
+        one sequence per replica).
+    seq_len : int, optional
+        Sequence length (default: the model's).
     recompute : sequence of str
         Activation-recomputation policies to show.
     zero_stages : sequence of int
         ZeRO stages to show.
+    ylim_factor : float
+        The linear y axis ends at this multiple of the device memory; taller bars are
+        cut there and labelled with their total (GB).
     **options
         Further keywords of ``MemoryModel.solve`` (``tp_size``, ``pp_size`` ...).
 
@@ -202,6 +231,7 @@ def memory_breakdown_figure(
     model = _registry_entry("Models", model)
     hardware = _registry_entry("Hardware", hardware)
     solver = MemoryModel()
+    batch_size = dp_size if batch_size is None else batch_size
     labels: list[str] = []
     parts = {p: [] for p in _MEMORY_PARTS}
     capacity = 0.0
@@ -217,30 +247,57 @@ def memory_breakdown_figure(
                 recompute=policy,
                 **options,
             )
-            labels.append(f"ZeRO-{stage}\n{policy}")
+            labels.append(f"ZeRO-{stage}, {policy}")
             for p in _MEMORY_PARTS:
                 parts[p].append(res.si(p) / _GB)
             capacity = res.si("capacity")
-    fig, ax = _figure(7.0, 4.0)
+    fig, ax = _figure(8.0, 4.2)
     x = np.arange(len(labels))
     bottom = np.zeros(len(labels))
     for p in _MEMORY_PARTS:
         heights = np.array(parts[p])
         ax.bar(x, heights, bottom=bottom, label=p.replace("_", " "))
         bottom += heights
+    # Linear axis cut at a few times the device memory: what matters is fit or not, and a
+    # log axis would misstate the stacked parts. Bars above the cut carry their total.
+    top = ylim_factor * capacity / _GB
+    ax.set_ylim(0, top)
+    for xi, total in zip(x, bottom, strict=True):
+        clipped = total > top
+        ax.annotate(
+            f"{total:,.0f} GB" + (" ↑" if clipped else ""),
+            (xi, min(total, top)),
+            textcoords="offset points",
+            xytext=(0, -4 if clipped else 3),
+            ha="center",
+            va="top" if clipped else "bottom",
+            rotation=90,
+            fontsize="x-small",
+            color="white" if clipped else "black",
+        )
     ax.axhline(capacity / _GB, color="black", linestyle="--", linewidth=1)
     ax.annotate(
-        f"{hardware.label} memory",
-        (x[-1], capacity / _GB),
+        f"{hardware.label}: {capacity / _GB:,.0f} GB",
+        (x[-1] + 0.4, capacity / _GB),
         textcoords="offset points",
         xytext=(0, 3),
         ha="right",
         fontsize="small",
     )
-    ax.set_xticks(x, labels, fontsize="small")
+    ax.set_xticks(x, [f"ZeRO-{stage}" for _ in recompute for stage in zero_stages])
+    ax.tick_params(axis="x", labelsize="x-small")
+    # one group label per recomputation policy, under the stage labels
+    n = len(zero_stages)
+    groups = ax.secondary_xaxis("bottom")
+    groups.set_xticks(
+        [i * n + (n - 1) / 2 for i in range(len(recompute))],
+        [f"\n{_RECOMPUTE_LABEL.get(policy, policy)}" for policy in recompute],
+    )
+    groups.tick_params(length=0, labelsize="small")
+    for i in range(1, len(recompute)):
+        ax.axvline(i * n - 0.5, color="grey", linewidth=0.5)
     ax.set_ylabel("Memory per accelerator (GB)")
-    ax.set_yscale("log")
-    ax.legend(fontsize="small", loc="upper right")
+    fig.legend(loc="outside upper center", ncol=len(_MEMORY_PARTS), fontsize="small")
     return fig
 
 
@@ -278,6 +335,7 @@ def pipeline_bubble_figure(
         y = pipeline_bubble_fraction(p, m, v_stages=v_stages, schedule=schedule)
         ax.plot(m, y, label=f"p = {p}")
     ax.set_xscale("log", base=2)
+    _plain_log2(ax)
     ax.set_xlabel("Micro-batches per step, m")
     ax.set_ylabel("Bubble (fraction of step time)")
     ax.set_ylim(0, 1)
@@ -340,6 +398,7 @@ def scaling_figure(
         first = int(np.argmax(ok))
         ax.plot(n[ok], tps[first] * n[ok] / n[first], linestyle="--", label="linear")
     ax.set_xscale("log", base=2)
+    _plain_log2(ax)
     ax.set_yscale("log")
     ax.set_xlabel("Accelerators")
     ax.set_ylabel("Training throughput (tokens/s)")
@@ -416,6 +475,7 @@ def serving_batch_figure(
     ax_tps.set_ylabel("Decode throughput (tokens/s)")
     for ax in (ax_itl, ax_tps):
         ax.set_xscale("log", base=2)
+        _plain_log2(ax)
         ax.set_xlabel("Batch size (sequences)")
         ax.grid(True, alpha=0.3)
     return fig
@@ -462,6 +522,7 @@ def mtbf_figure(
     ):
         ax.plot(n, [r.si(field) / 3600.0 for r in rows], linestyle=style, marker="o", label=label)
     ax.set_xscale("log", base=2)
+    _plain_log2(ax)
     ax.set_yscale("log")
     ax.set_xlabel("Accelerators in the job")
     ax.set_ylabel("Hours")
@@ -513,7 +574,7 @@ def carbon_by_grid_figure(
             pue=pue,
             grid=grid,
         )
-        labels.append(grid.label)
+        labels.append(grid.label.split(" (")[0])  # the place, without the source note
         tonnes.append(res.si("operational_carbon") / 1e3)
     fig, ax = _figure(6.4, 0.35 * len(labels) + 1.2)
     y = np.arange(len(labels))
