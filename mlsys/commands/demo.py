@@ -89,6 +89,10 @@ def roofline_rows(model_name: str) -> list[list[str]]:
 def memory_rows(model_name: str, dp_size: int) -> list[list[str]]:
     """One row per ZeRO stage: per-GPU weights, gradients, optimizer, activations, total.
 
+    bf16 training with MemoryModel's defaults: bf16 weights, fp32 gradients
+    (:func:`mlsys.core.precision.default_grad_dtype`), Adam state of 12 bytes per
+    parameter.
+
     Parameters
     ----------
     model_name : str
@@ -154,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"\nTraining memory per H100 for {args.train_model}: TP 8, DP {args.dp_size}, "
-        "4,096 tokens, selective recompute, sequence parallel, mixed-precision Adam\n"
+        "4,096 tokens, selective recompute, sequence parallel, mixed-precision Adam "
+        "(bf16 weights, fp32 gradients)\n"
     )
     print(
         table(

@@ -10,7 +10,13 @@ from typing import Final
 
 from mlsys.core.errors import ParameterError
 
-__all__ = ["BYTES_PER_ELEMENT", "PRECISIONS", "normalize_precision", "bytes_per_element"]
+__all__ = [
+    "BYTES_PER_ELEMENT",
+    "PRECISIONS",
+    "normalize_precision",
+    "bytes_per_element",
+    "default_grad_dtype",
+]
 
 BYTES_PER_ELEMENT: Final[dict[str, float]] = {
     "fp64": 8.0,
@@ -101,3 +107,55 @@ def bytes_per_element(precision: str, name: str = "precision") -> float:
         Bytes per element.
     """
     return BYTES_PER_ELEMENT[normalize_precision(precision, name)]
+
+
+def default_grad_dtype(precision: str) -> str:
+    """Precision gradients are accumulated, stored and reduced in, given the compute one.
+
+    Mixed-precision training keeps 16-bit (or narrower) weights and activations but
+    accumulates gradients over micro-batches and all-reduces them in fp32 whenever the
+    compute format has too few mantissa bits to sum many small updates: Megatron-LM
+    forces ``accumulate_allreduce_grads_in_fp32`` for bf16 training (7 mantissa bits)
+    unless ``--grad-reduce-in-bf16`` is given, and FP8 training keeps fp32 gradients
+    for accumulation (DeepSeek-V3). Loss-scaled fp16 training (Micikevicius et al.
+    2018) keeps fp16 gradients, the convention of the ZeRO paper's ``2Ψ + 2Ψ + KΨ``.
+    fp64 training keeps fp64 gradients (never narrower than the weights); every other
+    precision reduces in fp32.
+
+    Parameters
+    ----------
+    precision : str
+        Compute (matmul) precision of the training step (aliases accepted).
+
+    Returns
+    -------
+    str
+        Canonical name of the gradient precision: ``"fp16"`` for fp16, ``"fp64"`` for
+        fp64, else ``"fp32"`` (4 bytes per gradient element).
+
+    Raises
+    ------
+    ParameterError
+        For an unknown precision.
+
+    References
+    ----------
+    NVIDIA Megatron-LM, ``megatron/training/arguments.py``: "bfloat16 requires gradient
+    accumulation and all-reduce to be done in fp32". Micikevicius et al. (2018), "Mixed
+    Precision Training", ICLR. DeepSeek-AI (2024), "DeepSeek-V3 Technical Report",
+    arXiv:2412.19437, Sec. 3.3.3. Rajbhandari et al. (2020), "ZeRO: Memory Optimizations
+    Toward Training Trillion Parameter Models", SC'20, Sec. 3.1.
+
+    Examples
+    --------
+    bf16 training of a 1e9-parameter model holds fp32 gradients: 4 B × 1e9 = 4 GB.
+
+    >>> default_grad_dtype("bfloat16"), default_grad_dtype("fp16")
+    ('fp32', 'fp16')
+    >>> BYTES_PER_ELEMENT[default_grad_dtype("bf16")] * 1e9 / 1e9
+    4.0
+    """
+    prec = normalize_precision(precision)
+    if prec in ("fp16", "fp64"):
+        return prec
+    return "fp32"

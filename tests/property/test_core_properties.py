@@ -125,12 +125,10 @@ def _divisors(n: int) -> list[int]:
 def test_memory_never_rises_with_dp_under_zero(model, dp, more, zero, batch, data):
     rec = data.draw(st.sampled_from(["none", "selective", "full"]))
     solver = MemoryModel()
-    a = solver.solve(
-        model, _device(3e12), batch_size=batch, dp_size=dp, zero_stage=zero, recompute=rec
-    )
-    b = solver.solve(
-        model, _device(3e12), batch_size=batch, dp_size=dp * more, zero_stage=zero, recompute=rec
-    )
+    global_batch = batch * dp * more  # splits evenly over both dp and dp·more replicas
+    kw = dict(batch_size=global_batch, zero_stage=zero, recompute=rec)
+    a = solver.solve(model, _device(3e12), dp_size=dp, **kw)
+    b = solver.solve(model, _device(3e12), dp_size=dp * more, **kw)
     assert b.si("total") <= a.si("total") * (1 + 1e-12)
     assert b.si("total") < a.si("total")  # ZeRO ≥ 1 always partitions something
 
@@ -170,7 +168,12 @@ def test_memory_never_rises_with_pp(model, mode, m, batch, zero, data):
     rec = data.draw(st.sampled_from(["none", "selective", "full"]))
     solver = MemoryModel()
     kw = dict(
-        batch_size=batch, mode=mode, microbatch_count=m, zero_stage=zero, dp_size=8, recompute=rec
+        batch_size=batch * 8 * m,  # m equal micro-batches on each of the 8 replicas
+        mode=mode,
+        microbatch_count=m,
+        zero_stage=zero,
+        dp_size=8,
+        recompute=rec,
     )
     a = solver.solve(model, _device(3e12), pp_size=p1, **kw)
     b = solver.solve(model, _device(3e12), pp_size=p2, **kw)

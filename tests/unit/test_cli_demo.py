@@ -14,9 +14,13 @@ def test_demo_prints_both_tables(capsys):
 def test_zero_rows_follow_rajbhandari():
     # Llama-2-70B (68.98e9 parameters) with TP 8 leaves 8.62e9 per GPU. Mixed-precision Adam
     # (Rajbhandari et al. 2020): bf16 weights 2 B/param = 17.2 GB; optimizer state
-    # K = 12 B/param = 103 GB unsharded, / 64 under ZeRO-1 = 1.62 GB.
+    # K = 12 B/param = 103 GB unsharded, / 64 under ZeRO-1 = 1.62 GB. Gradients are fp32
+    # for bf16 training (Megatron-LM; default_grad_dtype): 4 B/param × 8.62e9 = 34.5 GB,
+    # / 64 under ZeRO-2 = 0.539 GB.
     rows = {r[0]: r for r in memory_rows("Llama2_70B", 64)}
     assert rows["ZeRO-0"][1] == "17.2 GB" and rows["ZeRO-0"][3] == "103 GB"
+    assert rows["ZeRO-0"][2] == "34.5 GB" and rows["ZeRO-1"][2] == "34.5 GB"
+    assert rows["ZeRO-2"][2] == "0.539 GB"
     assert rows["ZeRO-1"][3] == "1.62 GB"
     assert rows["ZeRO-0"][-1] == "no" and rows["ZeRO-3"][-1] == "yes"
 

@@ -293,3 +293,40 @@ def test_solve_is_fast_enough_to_call_in_a_loop():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         solve()
+
+
+@pytest.mark.parametrize("recompute", ["none", "selective"])
+def test_gqa_swiglu_activations_and_few_microbatches_match_the_formulas(recompute):
+    # A Llama-3-8B-like layer (8 of 32 KV heads, SwiGLU f = 14336): the stored tensors
+    # inside a layer are Q 1 + K 0.25 + V 0.25 + out 1 + MLP 3·14336/4096 = 13 sbh, not
+    # GPT's 12 (activation_bytes_per_layer with the shape). p = 4 stages but m = 2
+    # micro-batches: the first stage holds min(p, m) = 2 of them, and 2 embedding masks.
+    model = TransformerWorkload(
+        name="l3", layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336,
+        gated_mlp=True, vocab=128256, norm="rmsnorm", bias=False, tied_embeddings=False,
+        position_embedding="rope",
+    )  # fmt: skip
+    fleet = Fleet(node=Nodes.DGX_A100, count=1, fabric=Fabrics.IB_HDR)
+    res = DistributedModel().solve(
+        model, fleet, batch_size=4, tp_size=2, pp_size=4, microbatch_count=2,
+        recompute=recompute, seq_len=4096, flash_attention=False,
+    )  # fmt: skip
+    s, b, h, a = 4096, 2, 4096, 32  # 4 sequences / 2 micro-batches on the one replica
+    per_layer = activation_bytes_per_layer(
+        s, b, h, a, 2, False, recompute, ffn_hidden=14336, kv_heads=8, gated_mlp=True
+    )
+    expected = per_layer * 32 / 4 * 2 + embedding_activation_bytes(s, b, h, 128256, 2, 4, 2)
+    assert res.memory_per_accelerator.si("activations") == pytest.approx(float(expected))
+
+
+def test_default_gradients_are_fp32_for_bf16_and_fp16_for_fp16():
+    # GPT-3 on 64 A100s, t = p = 8: Ψ = 174.6e9 / 64 = 2.73e9 per GPU (dp = 1, ZeRO-0).
+    # bf16: fp32 gradients, 4 B each = 10.9 GB; fp16: fp16 gradients, 2 B each = 5.46 GB.
+    psi = build_problem(GPT3, FLEET_A100, 64).params_dense / 64
+    bf16 = solve().memory_per_accelerator.si("gradients")
+    fp16 = solve(precision="fp16").memory_per_accelerator.si("gradients")
+    assert bf16 == pytest.approx(4 * psi)
+    assert fp16 == pytest.approx(2 * psi)
+    # the same message as MemoryModel for a batch that does not split into micro-batches
+    with pytest.raises(ParameterError, match="a divisor of the per-replica batch 64"):
+        solve(microbatch_count=48)

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 import mlsys.core.solvers.memory as memory_solver_mod
-from mlsys import Hardware, InfeasibleError, Models, TransformerWorkload, Workload
+from mlsys import Hardware, InfeasibleError, Models, ParameterError, TransformerWorkload, Workload
 from mlsys.core.formulas import activation_bytes_per_layer, embedding_activation_bytes
 from mlsys.core.solvers.memory import (
     FRAGMENTATION_FRACTION,
@@ -34,9 +34,11 @@ def test_doctests():
 @pytest.mark.parametrize(("stage", "published_gb"), [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.88)])
 def test_zero_figure1_through_the_solver(stage, published_gb):
     # Rajbhandari et al. (2020) Fig. 1: Ψ = 7.5B, N_d = 64, K = 12, no activations
-    # and no framework allowance: the solver's model states equal the paper's.
+    # and no framework allowance: the solver's model states equal the paper's. The paper
+    # trains in fp16 with fp16 gradients (2Ψ + 2Ψ + KΨ), which is the default gradient
+    # dtype for precision="fp16" (bf16 would keep fp32 gradients, as Megatron-LM does).
     w = Workload(name="psi7.5B", params=7.5e9, flops_per_sample=1.0)
-    res = solve(w, H100, dp_size=64, zero_stage=stage, framework_overhead=0)
+    res = solve(w, H100, precision="fp16", dp_size=64, zero_stage=stage, framework_overhead=0)
     assert res.si("total") / 1e9 == pytest.approx(published_gb, rel=0.01)
 
 
@@ -60,11 +62,13 @@ def test_gpt3_korthikanti_layout_activations():
     sbh = 2048 * 12288
     expected = 96 * 34 * sbh / 8 * (1 + 7 / 24) + sbh * 8 / 8
     assert res.si("activations") == pytest.approx(expected, rel=1e-12)
-    # model states: Ψ/64 = 2.73e9 per device, (2 + 2 + 12) bytes each = 43.6 GB
+    # model states: Ψ/64 = 2.73e9 per device; bf16 weights 2 B + fp32 gradients 4 B
+    # (Megatron-LM accumulates bf16 gradients in fp32) + Adam K = 12 B = 18 B each = 49.2 GB
     psi = GPT3.total_params / 64
     assert res.si("params_per_device") == pytest.approx(psi)
+    assert res.si("gradients") == pytest.approx(4 * psi)
     assert res.si("weights") + res.si("gradients") + res.si("optimizer_state") == pytest.approx(
-        16 * psi
+        18 * psi
     )
 
 
@@ -146,7 +150,11 @@ def test_optimizers_and_fp32():
     # fp32 weights 4 + grads 4 + Adam moments 8 = 16 bytes per parameter
     assert fp32.si("total") == pytest.approx(16e9)
     eight = solve(w, H100, optimizer="adam8bit", framework_overhead=0)
-    assert eight.si("total") == pytest.approx(10e9)  # 2 + 2 + 6
+    # bf16 weights 2 + fp32 gradients 4 (the default grad dtype for bf16) + 6 state
+    assert eight.si("total") == pytest.approx(12e9)
+    # bf16 gradients when asked for: 2 + 2 + 6
+    eight16 = solve(w, H100, optimizer="adam8bit", framework_overhead=0, grad_dtype="bf16")
+    assert eight16.si("total") == pytest.approx(10e9)
 
 
 def test_moe_expert_parallel_splits_experts_only():
@@ -242,5 +250,38 @@ def test_batch_size_is_global():
     b = solve(GPT3, H100, batch_size=2, tp_size=8, recompute="full")
     assert a.microbatch_size == 2
     assert a.si("activations") == pytest.approx(b.si("activations"))
-    # uneven: 10 sequences over 4 replicas → the largest replica runs 3
-    assert solve(GPT3, H100, batch_size=10, dp_size=4, tp_size=8).microbatch_size == 3
+    # default: one sequence per micro-batch on every replica (batch = dp · m = 32)
+    d = solve(GPT3, H100, dp_size=8, microbatch_count=4, tp_size=8, recompute="full")
+    assert d.batch_size == 32 and d.microbatch_size == 1
+    # inference keeps the largest replica of an uneven split: 10 over 4 → 3
+    inf = solve(GPT3, H100, batch_size=10, dp_size=4, tp_size=8, mode="inference")
+    assert inf.microbatch_size == 3
+
+
+@pytest.mark.parametrize(
+    ("batch", "dp", "m", "name", "allowed"),
+    [
+        # 10 sequences cannot be split evenly over 4 replicas
+        (10, 4, 1, "batch_size=10", "a multiple of dp_size = 4"),
+        # 1 or 4 sequences cannot make 8 micro-batches (the old ceil gave the same
+        # activations for both: ceil(1/8) = ceil(4/8) = 1)
+        (1, 1, 8, "microbatch_count=8", "a divisor of the per-replica batch 1"),
+        (4, 1, 8, "microbatch_count=8", "a divisor of the per-replica batch 4"),
+        # 64 over 8 replicas leaves 8 each: 3 micro-batches do not divide them
+        (64, 8, 3, "microbatch_count=3", "a divisor of the per-replica batch 8"),
+    ],
+)
+def test_training_batch_must_split_into_equal_microbatches(batch, dp, m, name, allowed):
+    with pytest.raises(ParameterError) as info:
+        solve(GPT3, H100, batch_size=batch, dp_size=dp, microbatch_count=m, tp_size=8)
+    assert name in str(info.value) and allowed in str(info.value)
+
+
+def test_activations_grow_with_batch_at_fixed_microbatch_count():
+    # m = 8 micro-batches: batch 8 → micro-batches of 1, batch 32 → of 4; full recompute
+    # stores one sbh·2 B input per layer, so activations scale with the micro-batch.
+    kw = dict(tp_size=8, microbatch_count=8, recompute="full", pp_size=8)
+    one = solve(GPT3, H100, batch_size=8, **kw)
+    four = solve(GPT3, H100, batch_size=32, **kw)
+    assert (one.microbatch_size, four.microbatch_size) == (1, 4)
+    assert four.si("activations") == pytest.approx(4 * one.si("activations"))

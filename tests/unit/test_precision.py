@@ -1,7 +1,12 @@
 import pytest
 
 from mlsys.core.errors import ParameterError
-from mlsys.core.precision import PRECISIONS, bytes_per_element, normalize_precision
+from mlsys.core.precision import (
+    PRECISIONS,
+    bytes_per_element,
+    default_grad_dtype,
+    normalize_precision,
+)
 
 
 @pytest.mark.parametrize(
@@ -32,3 +37,31 @@ def test_unknown_precision_names_the_parameter(bad):
 
 def test_every_precision_has_bytes():
     assert all(bytes_per_element(p) > 0 for p in PRECISIONS)
+
+
+@pytest.mark.parametrize(
+    ("compute", "grad"),
+    [
+        # Megatron-LM forces fp32 accumulation/all-reduce for bf16 (arguments.py)
+        ("bf16", "fp32"),
+        ("bfloat16", "fp32"),
+        # FP8 recipes accumulate gradients in fp32 (DeepSeek-V3 report, Sec. 3.3.3)
+        ("fp8", "fp32"),
+        ("e4m3", "fp32"),
+        # loss-scaled fp16 keeps fp16 gradients (Micikevicius et al. 2018; ZeRO's 2Ψ)
+        ("fp16", "fp16"),
+        ("half", "fp16"),
+        ("fp32", "fp32"),
+        ("tf32", "fp32"),
+        ("fp64", "fp64"),
+    ],
+)
+def test_default_grad_dtype(compute, grad):
+    assert default_grad_dtype(compute) == grad
+
+
+def test_default_grad_dtype_bytes_and_bad_name():
+    # bf16 training of 8.62e9 parameters per GPU: fp32 gradients, 4 B × 8.62e9 = 34.5 GB
+    assert bytes_per_element(default_grad_dtype("bf16")) * 8.62e9 == pytest.approx(34.48e9)
+    with pytest.raises(ParameterError, match="precision='fp7'"):
+        default_grad_dtype("fp7")

@@ -1,4 +1,4 @@
-"""Fast input checks shared by the roofline and memory solvers (private).
+"""Fast input checks shared by the roofline, memory and distributed solvers (private).
 
 Solvers must answer in tens of microseconds, so these avoid pint entirely for plain
 numbers and raise :class:`~mlsys.core.errors.ParameterError` naming the parameter, the
@@ -53,3 +53,31 @@ def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if key not in allowed:
         raise ParameterError(name, value, "one of " + ", ".join(repr(a) for a in allowed))
     return key
+
+
+def microbatch_size(batch: int, replicas: int, microbatch_count: int, replicas_label: str) -> int:
+    """Sequences per micro-batch when a global batch is split evenly, else ParameterError.
+
+    A training step splits ``batch`` sequences over ``replicas`` data-parallel ranks and
+    each rank's share into ``microbatch_count`` equal micro-batches, as Megatron-LM
+    requires (``global_batch_size`` divisible by ``micro_batch_size × data_parallel_size``).
+    Rounding instead would price empty or uneven micro-batches that no framework runs.
+
+    ``replicas_label`` names the group in the message (``"dp_size"``, ``"dp·ep"``).
+    """
+    if batch % replicas:
+        raise ParameterError(
+            "batch_size",
+            batch,
+            f"a multiple of {replicas_label} = {replicas} data-parallel ranks "
+            "(global batch in sequences)",
+        )
+    per_replica = batch // replicas
+    if per_replica % microbatch_count:
+        raise ParameterError(
+            "microbatch_count",
+            microbatch_count,
+            f"a divisor of the per-replica batch {per_replica} (batch_size {batch} / "
+            f"{replicas_label} {replicas})",
+        )
+    return per_replica // microbatch_count

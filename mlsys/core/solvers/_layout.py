@@ -183,6 +183,10 @@ class Problem:
         sequence length.
     gated : float
         1.0 for a gated (SwiGLU) MLP, else 0.0.
+    act_inner : float
+        ``sbh``-sized tensors a layer stores inside attention and the MLP (12 for a GPT
+        layer; fewer KV heads, gating and MoE widths change it), as in
+        :func:`mlsys.core.formulas.activation_bytes_per_layer`.
     moe_layers, experts, topk : float
         MoE layers, routed experts, experts per token (0, 1, 1 for a dense model).
     n_layer : float
@@ -222,6 +226,7 @@ class Problem:
     V: float
     s: float
     gated: float
+    act_inner: float
     moe_layers: float
     experts: float
     topk: float
@@ -412,13 +417,15 @@ def evaluate(
     # Korthikanti et al. (2022) Table 2, per layer, per micro-batch (same expressions as
     # mlsys.core.formulas.memory.activation_bytes_per_layer; a test checks they agree)
     sbh = T * h
-    per_sbh = (4.0 * e + 2.0) * o.where(sp, 1.0 / tp, 1.0) + 12.0 * e / tp
+    per_sbh = (4.0 * e + 2.0) * o.where(sp, 1.0 / tp, 1.0) + P.act_inner * e / tp
     scores = 0.0 if P.flash else (2.0 * e + 1.0) * P.a * s / (h * tp)
     act_layer = o.where(full, e * sbh, sbh * (per_sbh + o.where(sel, 0.0, scores)))
     inflight = o.where(schedule == 1, m, o.min(pp, m))
     interleave = o.where(v > 1.0, 1.0 + (pp - 1.0) / (pp * v), 1.0)
     sbh_t = sbh / tp
-    extra = sbh_t * pp + o.where(pp == 1.0, 4.0 * sbh_t * (1.0 + P.V / h), 0.0)
+    # embedding dropout mask of each in-flight micro-batch; p = 1 also holds the output
+    # layer (Korthikanti et al. 2022, Sec. 4.3)
+    extra = sbh_t * inflight + o.where(pp == 1.0, 4.0 * sbh_t * (1.0 + P.V / h), 0.0)
     activations = act_layer * layers_dev * inflight * interleave + extra
     memory = weights + grads + optim + activations
     return {

@@ -17,10 +17,13 @@ Conventions
   ``ep = 1``).
 * Ranks are ordered ``tp → ep → dp → pp`` (Megatron-Core): a tensor-parallel group of
   at most a node's accelerators rides NVLink, anything larger the scale-out fabric.
-* Gradients are reduced at ``grad_dtype``: by default fp32 for bf16 and fp8 compute
-  (Megatron-LM forces fp32 gradient accumulation and all-reduce for bf16; Llama 3
-  reduce-scatters gradients in fp32) and fp16 for fp16. FP8 compute therefore never
-  shrinks the gradient all-reduce.
+* Gradients are stored and reduced at ``grad_dtype``: by default
+  :func:`mlsys.core.precision.default_grad_dtype` — fp32 for bf16 and fp8 compute
+  (Megatron-LM forces fp32 gradient accumulation and all-reduce for bf16) and fp16 for
+  fp16. FP8 compute therefore never shrinks the gradient all-reduce. Weights and
+  activations are 16-bit below 32-bit compute (FP8 casts are made per matmul). These
+  storage rules are the ones :class:`~mlsys.core.solvers.memory.MemoryModel` uses, so
+  the two solvers report the same memory for the same layout.
 * MFU and HFU are computed from the result: model FLOPs (Megatron-LM / Korthikanti
   et al. convention, attention counted over all ``s`` keys) over step time over the
   fleet's dense peak; HFU adds the recomputed FLOPs.
@@ -33,10 +36,11 @@ from typing import Any, ClassVar
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.memory import optimizer_state_bytes_per_param
 from mlsys.core.formulas.transformer import training_flops_per_token
-from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
+from mlsys.core.precision import normalize_precision
 from mlsys.core.results import Result
-from mlsys.core.solvers import _layout
+from mlsys.core.solvers import _checks, _layout
 from mlsys.core.solvers.efficiency import resolve_efficiency
+from mlsys.core.solvers.memory import _inner_activation_elements, _training_storage_bytes
 from mlsys.core.types import Fleet, TransformerWorkload
 
 __all__ = ["DistributedModel", "DistributedResult", "DistributedMemory", "build_problem"]
@@ -50,7 +54,8 @@ class DistributedMemory(Result):
     Attributes
     ----------
     weights : Quantity [byte]
-        Parameters held (16-bit, or 32-bit in fp32 training; ZeRO-3 shards them).
+        Parameters held (16-bit, or 32-bit in fp32 training; ZeRO-3 shards them), as
+        in :class:`~mlsys.core.solvers.memory.MemoryModel`.
     gradients : Quantity [byte]
         Gradient buffer at ``grad_dtype`` (ZeRO-2 and 3 shard it).
     optimizer : Quantity [byte]
@@ -172,12 +177,6 @@ class DistributedResult(Result):
 _CACHE: dict[tuple, tuple[Any, Any, _layout.Problem]] = {}
 
 
-def _default_grad_dtype(precision: str) -> str:
-    if precision == "fp16":
-        return "fp16"
-    return "fp32"
-
-
 def build_problem(
     model: Any,
     fleet: Any,
@@ -205,7 +204,8 @@ def build_problem(
     seq_len : int, optional
         Tokens per sequence (default the model's).
     grad_dtype : str, optional
-        Precision of the gradient reduction (default: fp16 for fp16, else fp32).
+        Precision of the gradient buffers and their reduction (default
+        :func:`mlsys.core.precision.default_grad_dtype`: fp16 for fp16, else fp32).
     flash_attention : bool, optional
         Fused attention that never writes the scores (default True).
 
@@ -245,11 +245,8 @@ def build_problem(
             if wide in acc.precisions:
                 peak_attn = acc.peak_flops_s(wide)
                 break
-    gd = normalize_precision(grad_dtype, "grad_dtype") if grad_dtype else _default_grad_dtype(prec)
-    wide_training = prec in ("fp32", "tf32", "fp64")
-    e_act = 4.0 if wide_training else 2.0
-    w_bytes = BYTES_PER_ELEMENT[prec] if wide_training else 2.0
-    opt_bytes = optimizer_state_bytes_per_param("adam", master_weights=not wide_training)
+    w_bytes, g_bytes, e_act, master = _training_storage_bytes(prec, grad_dtype)
+    opt_bytes = optimizer_state_bytes_per_param("adam", master_weights=master)
     eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
     s = int(seq_len or model.seq_len)
     bd = model.param_breakdown
@@ -283,6 +280,7 @@ def build_problem(
         V=float(model.vocab),
         s=float(s),
         gated=1.0 if model.gated_mlp else 0.0,
+        act_inner=_inner_activation_elements(model),
         moe_layers=float(model.moe_layers),
         experts=float(model.experts),
         topk=float(model.experts_per_token) if model.is_moe else 1.0,
@@ -308,7 +306,7 @@ def build_problem(
         inter_lat=inter.latency_s,
         e_act=e_act,
         w_bytes=w_bytes,
-        g_bytes=BYTES_PER_ELEMENT[gd],
+        g_bytes=g_bytes,
         opt_bytes=opt_bytes,
         batch=float(batch_size),
         flash=True if flash_attention is None else bool(flash_attention),
@@ -360,18 +358,7 @@ def _check_layout(
     if zero_stage not in (0, 1, 2, 3) or isinstance(zero_stage, bool):
         raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
     dp = n // (tp * pp * ep)
-    replicas = dp * ep
-    if batch_size % replicas:
-        raise ParameterError(
-            "batch_size",
-            batch_size,
-            f"a multiple of dp·ep = {replicas} data-parallel ranks (global batch in sequences)",
-        )
-    per_replica = batch_size // replicas
-    if per_replica % m:
-        raise ParameterError(
-            "microbatch_count", m, f"a divisor of the per-replica batch {per_replica}"
-        )
+    _checks.microbatch_size(batch_size, dp * ep, m, "dp·ep")
     return dp
 
 
@@ -451,7 +438,9 @@ class DistributedModel:
         overlap : bool
             Overlap data-parallel communication with the backward pass.
         grad_dtype : str, optional
-            Precision of the gradient reduction (default fp32, fp16 for fp16 training).
+            Precision of the gradient buffers and their reduction (default
+            :func:`mlsys.core.precision.default_grad_dtype`: fp32, fp16 for fp16
+            training).
         raise_errors : bool
             Raise :class:`InfeasibleError` instead of returning ``feasible=False``.
         schedule : {"1f1b", "interleaved", "gpipe"}

@@ -9,12 +9,18 @@ Accounting
   parameters (tensor, pipeline and expert parallelism split them evenly); weights,
   gradients and optimizer state then follow ZeRO stage ``z`` over the ``dp_size``
   replicas (Rajbhandari et al. 2020): :func:`~mlsys.core.formulas.zero_model_state_bytes`
-  with ``K`` from :func:`~mlsys.core.formulas.optimizer_state_bytes_per_param`. Weights
-  and gradients are in ``precision``; with ``precision="fp32"`` there is no separate
-  master copy.
+  with ``K`` from :func:`~mlsys.core.formulas.optimizer_state_bytes_per_param`.
+  Training weights and activations are 16-bit for 16-bit and narrower compute (an FP8
+  recipe casts to FP8 per matmul and keeps bf16 parameters) and 32/64-bit for
+  fp32/tf32/fp64 compute, which needs no separate master copy. Gradients are stored at
+  ``grad_dtype``, by default :func:`~mlsys.core.precision.default_grad_dtype` (fp32
+  for bf16 and fp8, as Megatron-LM accumulates them; fp16 for fp16, the ZeRO paper's
+  convention). :class:`~mlsys.core.solvers.distributed.DistributedModel` uses the same
+  rules, so both report the same memory for the same layout.
 * **Batch**: ``batch_size`` is the global batch in sequences (as in
-  :class:`~mlsys.core.solvers.distributed.DistributedModel`); a replica runs
-  micro-batches of ``ceil(batch_size / (dp_size · microbatch_count))`` sequences.
+  :class:`~mlsys.core.solvers.distributed.DistributedModel`); in training it must split
+  evenly over the ``dp_size`` replicas and each replica's share over
+  ``microbatch_count`` micro-batches (the same check as DistributedModel).
 * **Activations** (training): Korthikanti et al. (2022) Table 2 per layer for the
   tensor/sequence-parallel and recompute setting asked for, times the ``L/p`` layers of
   the first pipeline stage, times the ``min(p, m)`` micro-batches it holds under 1F1B,
@@ -39,7 +45,7 @@ from mlsys.core.formulas.memory import (
     OPTIMIZER_STATE_BYTES,
     optimizer_state_bytes_per_param,
 )
-from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
+from mlsys.core.precision import BYTES_PER_ELEMENT, default_grad_dtype, normalize_precision
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks
 from mlsys.core.units import as_si
@@ -77,6 +83,29 @@ the reserved memory is typical in steady-state training."""
 
 _MODES = ("training", "inference")
 _RECOMPUTE = ("none", "selective", "full")
+_WIDE = ("fp32", "tf32", "fp64")
+
+
+def _training_storage_bytes(prec: str, grad_dtype: str | None) -> tuple[float, float, float, bool]:
+    """Bytes per weight, gradient and activation element in training, and whether the
+    optimizer keeps an fp32 master copy; shared with DistributedModel.
+
+    ``prec`` is a canonical precision. Below 32-bit compute the model weights and the
+    stored activations are 16-bit: mixed precision keeps fp16/bf16 weights beside fp32
+    masters (Micikevicius et al. 2018), and FP8 training casts weights and inputs to
+    FP8 per matmul while keeping bf16 parameters (NVIDIA Transformer Engine; the
+    DeepSeek-V3 report, arXiv:2412.19437, Sec. 3.3). Gradients follow ``grad_dtype``,
+    by default :func:`~mlsys.core.precision.default_grad_dtype`.
+    """
+    gd = (
+        default_grad_dtype(prec)
+        if grad_dtype is None
+        else normalize_precision(grad_dtype, "grad_dtype")
+    )
+    if prec in _WIDE:
+        e = BYTES_PER_ELEMENT[prec]
+        return e, BYTES_PER_ELEMENT[gd], e, False
+    return 2.0, BYTES_PER_ELEMENT[gd], 2.0, True
 
 
 def default_framework_overhead(accelerator: Any, allocated_bytes: float) -> float:
@@ -255,7 +284,7 @@ class MemoryModel:
         self,
         model: Any,
         hardware: Any,
-        batch_size: int = 1,
+        batch_size: int | None = None,
         seq_len: int | None = None,
         precision: str = "bf16",
         mode: str = "training",
@@ -273,6 +302,8 @@ class MemoryModel:
         kv_precision: str | None = None,
         framework_overhead: Any = None,
         raise_errors: bool = False,
+        *,
+        grad_dtype: str | None = None,
     ) -> MemoryResult:
         """Memory per device of ``model`` on ``hardware`` under a parallel layout.
 
@@ -282,17 +313,21 @@ class MemoryModel:
             The network.
         hardware : Accelerator
             The device (a Node uses its accelerator).
-        batch_size : int
+        batch_size : int, optional
             The **global** batch in sequences, as in every mlsys solver. Training: each
             data-parallel replica runs micro-batches of
-            ``ceil(batch_size / (dp_size × microbatch_count))`` sequences (the largest
-            any replica runs when the split is uneven). Inference: concurrent sequences,
-            ``ceil(batch_size / dp_size)`` per replica.
+            ``batch_size / (dp_size × microbatch_count)`` sequences, which must be a
+            whole number (as in DistributedModel). Inference: concurrent sequences,
+            ``ceil(batch_size / dp_size)`` per replica (the largest replica). Default:
+            one sequence per micro-batch on every replica
+            (``dp_size × microbatch_count``; ``dp_size`` in inference).
         seq_len : int, optional
             Tokens per sequence (default the model's ``seq_len``).
         precision : str
-            Weights, gradients and activations (``"bf16"``; ``"fp32"`` means no
-            separate master copy).
+            Compute precision (``"bf16"``). Training stores weights and activations at
+            16 bits below 32-bit compute (fp8 too) and at 32 bits for fp32/tf32, where
+            no separate master copy is kept; inference stores weights at
+            ``precision``.
         mode : {"training", "inference"}
             Training holds gradients, optimizer state and stored activations;
             inference holds weights, the KV cache and a transient working set.
@@ -321,6 +356,10 @@ class MemoryModel:
         raise_errors : bool
             Raise :class:`~mlsys.InfeasibleError` instead of returning
             ``feasible=False``.
+        grad_dtype : str, optional
+            Training: precision of the gradient buffers (default
+            :func:`~mlsys.core.precision.default_grad_dtype`: fp32, fp16 for fp16
+            training), as in DistributedModel.
 
         Returns
         -------
@@ -331,7 +370,9 @@ class MemoryModel:
         ParameterError
             For non-positive sizes, NaN, an unknown precision, optimizer, mode or
             recompute mode, a ZeRO stage outside 0–3, heads not divisible by
-            ``tp_size`` or experts not divisible by ``ep_size``.
+            ``tp_size``, experts not divisible by ``ep_size``, or (training) a global
+            batch that does not split into ``dp_size × microbatch_count`` equal
+            micro-batches.
         """
         # test the common case first: a failed getattr on a pydantic model is slow
         acc = (
@@ -341,7 +382,6 @@ class MemoryModel:
         )
         if not hasattr(acc, "memory_bytes"):
             raise ParameterError("hardware", hardware, "an Accelerator (e.g. Hardware.H100)")
-        b = _checks.positive_int("batch_size", batch_size)
         mode_key = _checks.choice("mode", mode, _MODES)
         prec = normalize_precision(precision)
         kv_prec = (
@@ -359,7 +399,12 @@ class MemoryModel:
         z = int(zero_stage)
         if not isinstance(sequence_parallel, bool):
             raise ParameterError("sequence_parallel", sequence_parallel, "True or False")
-        k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=prec != "fp32")
+        if batch_size is None:
+            b = dp * m if mode_key == "training" else dp
+        else:
+            b = _checks.positive_int("batch_size", batch_size)
+        w_bytes, g_bytes, e_act, master = _training_storage_bytes(prec, grad_dtype)
+        k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=master)
         opt_key = str(optimizer).lower()
         e = BYTES_PER_ELEMENT[prec]
         e_kv = BYTES_PER_ELEMENT[kv_prec]
@@ -392,14 +437,16 @@ class MemoryModel:
         kv_cache = 0.0
         kv_len = 0
         if mode_key == "training":
-            b_local = -(-b // (dp * m))  # ceil: the largest micro-batch of any replica
+            b_local = _checks.microbatch_size(b, dp, m, "dp_size")
             w_div = dp if z >= 3 else 1
             g_div = dp if z >= 2 else 1
             k_div = dp if z >= 1 else 1
-            weights = psi * e / w_div
-            grads = psi * e / g_div
+            weights = psi * w_bytes / w_div
+            grads = psi * g_bytes / g_div
             opt = psi * k_opt / k_div
-            acts = _training_activations(shape, s, b_local, tp, pp, m, v, sequence_parallel, rec, e)
+            acts = _training_activations(
+                shape, s, b_local, tp, pp, m, v, sequence_parallel, rec, e_act
+            )
         else:
             b_local = -(-b // dp)
             weights = psi * e

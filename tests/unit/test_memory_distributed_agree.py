@@ -1,0 +1,235 @@
+"""MemoryModel and DistributedModel price the same layout's memory identically.
+
+Both take the storage rules (16-bit weights and activations below 32-bit compute,
+gradients at :func:`mlsys.core.precision.default_grad_dtype`, an fp32 master copy
+unless the compute is 32-bit), the batch split and the Korthikanti et al. (2022)
+per-layer activations from one place, so ``MemoryModel().solve(...)`` and
+``DistributedModel().solve(...).memory_per_accelerator`` agree field by field.
+
+Where the two solvers still model different things the layouts below keep them apart:
+MemoryModel has no FlashAttention switch (it always counts the ``5as/h`` scores under
+``recompute="none"``), so those rows pass ``flash_attention=False`` to DistributedModel;
+DistributedModel gives the busiest stage ``ceil(L/(p·v))·v`` layers where MemoryModel
+takes ``L/p``, so every layout here divides the layers evenly; and expert parallelism
+(``ep > 1``) splits the batch over ``dp·ep`` ranks in DistributedModel but over
+``dp_size`` in MemoryModel, so the MoE row uses ``ep = 1``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsys import Fabrics, Fleet, Models, Nodes
+from mlsys.core.solvers.distributed import DistributedModel
+from mlsys.core.solvers.memory import MemoryModel
+
+A100_64 = Fleet(node=Nodes.DGX_A100, count=8, fabric=Fabrics.IB_HDR)
+H100_64 = Fleet(node=Nodes.DGX_H100, count=8, fabric=Fabrics.IB_NDR)
+
+# (id, model, fleet, layout keywords shared by both solvers, DistributedModel-only keywords)
+LAYOUTS = [
+    (
+        "gpt3 tp8 pp8 v3 sp selective zero0",
+        "GPT3_175B",
+        A100_64,
+        dict(
+            batch_size=64,
+            tp_size=8,
+            pp_size=8,
+            v_stages=3,
+            microbatch_count=64,
+            sequence_parallel=True,
+            recompute="selective",
+        ),
+        {},
+    ),
+    (
+        "gpt3 tp8 pp2 dp4 full zero1",
+        "GPT3_175B",
+        A100_64,
+        dict(
+            batch_size=32, tp_size=8, pp_size=2, microbatch_count=4, zero_stage=1, recompute="full"
+        ),
+        {},
+    ),
+    (
+        "gpt3 tp8 pp4 dp2 sp selective zero2, m < p",
+        "GPT3_175B",
+        A100_64,
+        dict(
+            batch_size=4,
+            tp_size=8,
+            pp_size=4,
+            microbatch_count=2,
+            zero_stage=2,
+            sequence_parallel=True,
+            recompute="selective",
+        ),
+        {},
+    ),
+    (
+        "gpt3 tp8 dp8 zero3 full",
+        "GPT3_175B",
+        A100_64,
+        dict(batch_size=16, tp_size=8, microbatch_count=2, zero_stage=3, recompute="full"),
+        {},
+    ),
+    (
+        "llama3-8b fp8 tp4 pp2 dp8 zero1 selective (GQA, SwiGLU)",
+        "Llama3_8B",
+        H100_64,
+        dict(
+            batch_size=64,
+            precision="fp8",
+            tp_size=4,
+            pp_size=2,
+            microbatch_count=4,
+            zero_stage=1,
+            sequence_parallel=True,
+            recompute="selective",
+        ),
+        {},
+    ),
+    (
+        "llama3-8b fp8 dp64 zero3 full",
+        "Llama3_8B",
+        H100_64,
+        dict(batch_size=64, precision="fp8", zero_stage=3, recompute="full", seq_len=4096),
+        {},
+    ),
+    (
+        "llama2-70b fp16 tp8 pp4 dp2 zero2 selective",
+        "Llama2_70B",
+        A100_64,
+        dict(
+            batch_size=16,
+            precision="fp16",
+            tp_size=8,
+            pp_size=4,
+            microbatch_count=8,
+            zero_stage=2,
+            recompute="selective",
+        ),
+        {},
+    ),
+    (
+        "llama2-70b bf16 gradients tp8 pp2 dp4 zero1",
+        "Llama2_70B",
+        A100_64,
+        dict(
+            batch_size=32,
+            grad_dtype="bf16",
+            tp_size=8,
+            pp_size=2,
+            microbatch_count=4,
+            zero_stage=1,
+            recompute="full",
+        ),
+        {},
+    ),
+    (
+        "gpt3 tf32 tp8 pp8 zero0 full (no master copy)",
+        "GPT3_175B",
+        A100_64,
+        dict(
+            batch_size=8,
+            precision="tf32",
+            tp_size=8,
+            pp_size=8,
+            microbatch_count=8,
+            recompute="full",
+        ),
+        {},
+    ),
+    (
+        "gpt3 recompute none, scores materialised",
+        "GPT3_175B",
+        A100_64,
+        dict(batch_size=16, tp_size=8, pp_size=8, microbatch_count=16, zero_stage=1, seq_len=1024),
+        dict(flash_attention=False),
+    ),
+    (
+        "mixtral ep1 tp8 pp2 dp4 zero2 selective",
+        "Mixtral_8x7B",
+        H100_64,
+        dict(
+            batch_size=8,
+            tp_size=8,
+            pp_size=2,
+            microbatch_count=2,
+            zero_stage=2,
+            recompute="selective",
+            seq_len=4096,
+        ),
+        {},
+    ),
+]
+
+FIELDS = [
+    ("weights", "weights"),
+    ("gradients", "gradients"),
+    ("optimizer_state", "optimizer"),
+    ("activations", "activations"),
+    ("total", "total"),
+    ("capacity", "capacity"),
+]
+
+
+@pytest.mark.parametrize(
+    ("model_key", "fleet", "layout", "dist_only"),
+    [case[1:] for case in LAYOUTS],
+    ids=[case[0] for case in LAYOUTS],
+)
+def test_memory_model_equals_distributed_memory(model_key, fleet, layout, dist_only):
+    model = Models.get(model_key)
+    dist = DistributedModel().solve(model, fleet, **layout, **dist_only)
+    dp = dist.parallelism["dp"]
+    mem = MemoryModel().solve(
+        model,
+        fleet.node.accelerator,
+        dp_size=dp,
+        framework_overhead=0,  # DistributedModel's total has no framework allowance
+        **layout,
+    )
+    assert mem.microbatch_size == dist.microbatch_size
+    got = dist.memory_per_accelerator
+    for mem_field, dist_field in FIELDS:
+        assert mem.si(mem_field) == pytest.approx(got.si(dist_field), rel=1e-12), mem_field
+
+
+def test_fp8_training_keeps_16_bit_weights_and_fp32_gradients():
+    # Llama-3-8B on 64 H100s, dp = 64, ZeRO-0: per GPU Ψ = 8.03e9 parameters.
+    # FP8 compute: bf16 weights 2 B/param, fp32 gradients 4 B/param (default_grad_dtype),
+    # fp32 master + Adam moments 12 B/param — 18 B/param in both solvers.
+    model = Models.Llama3_8B
+    psi = model.total_params
+    dist = DistributedModel().solve(
+        model, H100_64, batch_size=64, precision="fp8", recompute="full", seq_len=2048
+    )
+    mem = MemoryModel().solve(
+        model,
+        H100_64.node.accelerator,
+        batch_size=64,
+        dp_size=64,
+        precision="fp8",
+        recompute="full",
+        seq_len=2048,
+    )
+    for res, opt in ((mem, "optimizer_state"), (dist.memory_per_accelerator, "optimizer")):
+        assert res.si("weights") == pytest.approx(2 * psi)
+        assert res.si("gradients") == pytest.approx(4 * psi)
+        assert res.si(opt) == pytest.approx(12 * psi)
+
+
+def test_grad_dtype_changes_gradients_only():
+    # bf16 vs fp32 gradients: 2 B instead of 4 B per parameter, nothing else moves.
+    model = Models.Llama2_70B
+    kw = dict(batch_size=8, tp_size=8, pp_size=8, microbatch_count=8, recompute="full")
+    acc = A100_64.node.accelerator
+    fp32 = MemoryModel().solve(model, acc, **kw)
+    bf16 = MemoryModel().solve(model, acc, grad_dtype="bf16", **kw)
+    psi = fp32.si("params_per_device")
+    assert fp32.si("gradients") == pytest.approx(4 * psi)
+    assert bf16.si("gradients") == pytest.approx(2 * psi)
+    for field in ("weights", "optimizer_state", "activations"):
+        assert fp32.si(field) == bf16.si(field)
