@@ -13,8 +13,8 @@ The reader follows one team; every grid is computed for each track.
     DGX H100 nodes. Layout within a replica: TP = 8 inside a node, PP = 4 across nodes,
     ZeRO-1, selective recomputation, sequence parallelism (the shape Megatron-LM uses for
     70B-class models; Narayanan et al. 2021, Korthikanti et al. 2022). Global batch 1,024
-    sequences of 8,192 tokens = 8.4 M tokens (Llama 3 trained 70B with batches of 4 M
-    to 16 M tokens; Dubey et al. 2024, Sec. 3.4). Its own link: InfiniBand NDR.
+    sequences of 8,192 tokens = 8.4 M tokens (Llama 3 405B's batch grew from 4 M to
+    16 M tokens during pre-training; Dubey et al. 2024, Sec. 3.4.1). Its own link: InfiniBand NDR.
 ``fleet`` — a fleet-learning team trains a perception backbone on logs of 10,000 cars.
     Model: a ViT-S/16-class encoder (12 layers, width 384, 6 heads, 196 patches + 1
     class token; about 22 M parameters, the size of DeiT-S, Touvron et al. 2021), the
@@ -127,11 +127,12 @@ NODES_PER_POD = 32
 one tier of leaf switches (NVIDIA DGX SuperPOD reference architecture)."""
 
 STRAGGLER_SLOWDOWN = 2.0
-"""A straggling device-step takes twice as long: the two-point example of Dean & Barroso
-(2013), "The Tail at Scale" (an illustration, not a measurement of any fleet)."""
+"""A straggling worker-step takes twice as long: the two-point example of Dean & Barroso
+(2013), "The Tail at Scale" (an illustration, not a measurement of any fleet). A worker
+is one data-parallel replica: 32 GPUs in the cloud track, one device in the others."""
 
 STRAGGLER_FRACTIONS: tuple[float, ...] = tuple(round(0.005 * i, 3) for i in range(21))
-"""Straggler-intensity slider: 0 to 10 % of device-steps slow, in steps of 0.5 %."""
+"""Straggler-intensity slider: 0 to 10 % of worker-steps slow, in steps of 0.5 %."""
 
 GLASSES_SOC = Accelerator(
     name="AR_GLASSES_SOC",
@@ -784,7 +785,7 @@ def sync_grid(key: str) -> dict[str, Any]:
 
     Workers are the track's data-parallel replicas at full fleet size on its own link;
     a straggler-free step computes for the DistributedModel compute time and
-    synchronises for the rest of the step. A slow device-step takes
+    synchronises for the rest of the step. A slow worker-step takes
     :data:`STRAGGLER_SLOWDOWN` times longer, with probability given by
     :data:`STRAGGLER_FRACTIONS`.
 
@@ -864,7 +865,7 @@ def checkpoint_cost(job_days: float = 30.0) -> dict[str, float]:
 STAKEHOLDER_NODES = 512
 """The stakeholder's fleet: 512 DGX H100 nodes (4,096 GPUs), the cloud track at full size."""
 STAKEHOLDER_SLOW_FRACTION = 0.01
-"""Straggler intensity of the stakeholder challenge: 1 % of device-steps slow (2×)."""
+"""Straggler intensity of the stakeholder challenge: 1 % of worker-steps slow (2×)."""
 
 
 @cache
@@ -893,7 +894,7 @@ def stakeholder_comparison(
     Parameters
     ----------
     slow_fraction : float
-        Probability that a device-step straggles.
+        Probability that a worker-step straggles.
     claim_usd_per_month : float
         The stakeholder's claim, in USD per month.
 
@@ -1038,6 +1039,7 @@ def ojs_payload() -> dict[str, Any]:
     out["challenge"] = {
         k: ch[k] for k in ("gpus", "batch", "candidates", "feasible", "solutions", "strict")
     }
+    out["challenge"]["bubble_target"] = BUBBLE_TARGET
     out["challenge"]["layouts"] = [
         {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
         for r in ch["layouts"]
@@ -1232,7 +1234,7 @@ def sync_figure(key: str = "cloud") -> Any:
     ax.plot(x, sg["sync"], marker="o", ms=3, label="synchronous (staleness 0)")
     ax.plot(x, sg["async"], marker="s", ms=3,
             label=f"asynchronous (staleness {sg['async_staleness']:.0f} updates)")  # fmt: skip
-    ax.set_xlabel(f"Device-steps that straggle ({STRAGGLER_SLOWDOWN:g}× slower), %")
+    ax.set_xlabel(f"Worker-steps that straggle ({STRAGGLER_SLOWDOWN:g}× slower), %")
     ax.set_ylabel("Samples/s")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
