@@ -321,12 +321,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=OUT, help="JSON file to write")
     args = parser.parse_args(argv)
 
-    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    def _load() -> list[float] | None:
+        return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+    load_before = _load()
     started = _dt.datetime.now(_dt.timezone.utc)
     rows = measure_mlsys(args.quick)
+    load_mid = _load()
     other = None if args.no_mlsysim else measure_mlsysim(args.quick)
     attach(rows, other)
-    load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load_after = _load()
     print_table(rows)
 
     import mlsys
@@ -334,8 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "measured_at": started.isoformat(timespec="seconds"),
         "duration_s": (_dt.datetime.now(_dt.timezone.utc) - started).total_seconds(),
-        "load_average_before": list(load_before) if load_before else None,
-        "load_average_after": list(load_after) if load_after else None,
+        "load_average_before": load_before,
+        "load_average_after_mlsys": load_mid,
+        "load_average_after": load_after,
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -346,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if load_before:
         print(
-            f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after, "
-            f"on {os.cpu_count()} CPUs"
+            f"load average {load_before[0]:.2f} before, {load_mid[0]:.2f} after the mlsys "
+            f"part, {load_after[0]:.2f} after mlsysim's, on {os.cpu_count()} CPUs"
         )
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
