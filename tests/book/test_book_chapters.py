@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mlsys.book.check import check_paths
 from mlsys.cli import main
 
 BOOK = Path(__file__).resolve().parents[2] / "book" / "quarto"
@@ -67,19 +66,21 @@ def test_static_check_of_the_whole_book(capsys):
     assert "0 errors" in out
 
 
+@pytest.fixture(scope="module")
+def executed():
+    """Every chapter run once, two kernels at a time: path -> ExecutionResult."""
+    from mlsys.book.kernel import execute_documents
+
+    results = execute_documents([BOOK / c for c in CHAPTERS], jobs=2, timeout=120)
+    return {Path(r.path).resolve(): r for r in results}
+
+
 @pytest.mark.book
-def test_executed_check_of_the_chapters():
-    findings = check_paths([BOOK / c for c in CHAPTERS], execute=True, jobs=2, timeout=120)
-    problems = [f.format() for f in findings]
+def test_executed_check_of_the_chapters(executed):
+    assert len(executed) == len(CHAPTERS)
+    problems = [f.format() for r in executed.values() for f in r.findings]
     assert not problems, "\n".join(problems)
-
-
-def _inline_values(chapter):
-    from mlsys.book.kernel import execute_document
-
-    res = execute_document(BOOK / chapter)
-    assert res.completed and not res.findings, [f.format() for f in res.findings]
-    return {v.expression: v.text for v in res.inline_values}
+    assert all(r.completed for r in executed.values())
 
 
 def _number(text):
@@ -87,10 +88,19 @@ def _number(text):
 
 
 @pytest.mark.book
-def test_sustainability_chapter_prints_pattersons_gpt3_row():
-    values = _inline_values("chapters/sustainability-economics.qmd")
+def test_sustainability_chapter_prints_pattersons_gpt3_row(executed):
+    res = executed[(BOOK / "chapters/sustainability-economics.qmd").resolve()]
+    values = {v.expression: v.text for v in res.inline_values}
     mwh = _number(values['fmt(gpt3.energy, "MWh", digits=4)'])
     tonnes = _number(values['fmt(gpt3.carbon, "tCO2e", digits=4)'])
     # Patterson et al. (2021), Table 4: 1,287 MWh and 552.1 tCO2e
     assert mwh == pytest.approx(1287, rel=0.01)
     assert tonnes == pytest.approx(552.1, rel=0.01)
+
+
+@pytest.mark.book
+def test_memory_chapter_prints_the_zero_table_inputs(executed):
+    res = executed[(BOOK / "chapters/memory.qmd").resolve()]
+    values = [v.text for v in res.inline_values]
+    # 16 bytes per parameter of Llama 2 70B (68.98B parameters): about 1.1 TB
+    assert "1.1 TB" in values
