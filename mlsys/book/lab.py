@@ -40,7 +40,9 @@ Conventions
 -----------
 * Every device has its link to itself: a car its own LTE uplink, a pair of glasses its own
   Wi-Fi access point, an earbud its own BLE connection (no shared medium; sharing would
-  divide the bandwidth and move every wall closer).
+  divide the bandwidth and move every wall closer). Gradients are reduced with the
+  solver's all-reduce over those links; a real Bluetooth star through one phone would
+  funnel every update through a single radio and be slower still.
 * A *sample* is one sequence (LLM), one frame (cars), one crop (glasses), one clip
   (hearables): samples/s = tokens/s ÷ sequence length.
 * Pipeline schedules count a forward pass as one time slot and a backward pass as two
