@@ -111,6 +111,8 @@ def collectives_workload(ctx: RankContext, message_bytes: int = 1 << 20) -> dict
             "bytes_sent": rr.bytes_sent,
             "bytes_recv": rr.bytes_recv,
             "predicted_bytes": float(collective_bytes_per_rank(kind, rr.message_bytes, n)),
+            "library_bytes_sent": lr.bytes_sent,
+            "library_accounting": lr.accounting,
             "seconds_ring": rr.seconds,
             "seconds_library": lr.seconds,
             "predicted_seconds": float(
@@ -120,14 +122,20 @@ def collectives_workload(ctx: RankContext, message_bytes: int = 1 << 20) -> dict
             else 0.0,
         }
 
-    a, b = ring.all_reduce(x.clone()), lib.all_reduce(x.clone())
+    def both(op: str, *args: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        # A barrier before each call: times are the collective's, not arrival skew.
+        dist.barrier()
+        a = getattr(ring, op)(*[t.clone() for t in args])
+        dist.barrier()
+        return a, getattr(lib, op)(*[t.clone() for t in args])
+
+    a, b = both("all_reduce", x)
     entry("all_reduce", torch.allclose(a, b, rtol=1e-5, atol=1e-5))
-    shard = x[: message_bytes // 4 // n]
-    a, b = ring.all_gather(shard), lib.all_gather(shard)
+    a, b = both("all_gather", x[: message_bytes // 4 // n])
     entry("all_gather", torch.equal(a, b))
-    a, b = ring.reduce_scatter(x), lib.reduce_scatter(x)
+    a, b = both("reduce_scatter", x)
     entry("reduce_scatter", torch.allclose(a, b, rtol=1e-5, atol=1e-5))
-    a, b = ring.all_to_all(x), lib.all_to_all(x)
+    a, b = both("all_to_all", x)
     entry("all_to_all", torch.equal(a, b))
     return out
 

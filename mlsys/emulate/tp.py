@@ -146,8 +146,13 @@ def _dtensor_product(
 def _explicit_product(
     policy: str, ctx: RankContext, A: torch.Tensor, B: torch.Tensor, to: int, ti: int, output: str
 ) -> tuple[torch.Tensor, list[AccountedComm]]:
-    """The product with hand-written placements and accounted ring collectives."""
+    """The product with hand-written placements and accounted ring collectives.
+
+    A barrier separates local arithmetic from each collective, so a collective's
+    recorded time is communication, not waiting for a slower neighbour's matmul.
+    """
     N, r = ctx.world_size, ctx.rank
+    sync = dist.barrier
 
     def part(t: torch.Tensor, dim: int, parts: int, i: int) -> torch.Tensor:
         return torch.chunk(t, parts, dim=dim)[i].contiguous()
@@ -158,16 +163,19 @@ def _explicit_product(
         inner = AccountedComm(mesh.get_group("inner"), mode="ring")
         outer = AccountedComm(mesh.get_group("outer"), mode="ring")
         P = part(part(A, 0, to, io), 1, ti, ii) @ part(B, 0, ti, ii)  # partial C[m/To, n]
+        sync()
         if output == "sharded":
             return inner.reduce_scatter(P, dim=0) if ti > 1 else P, [inner, outer]
         if ti > 1:
             inner.all_reduce(P)
+            sync()
         return (outer.all_gather(P, dim=0) if to > 1 else P), [inner, outer]
     comm = AccountedComm(mode="ring")
     if policy == "unsharded":
         return A @ B, [comm]
     if policy == "inner":
         P = part(A, 1, N, r) @ part(B, 0, N, r)
+        sync()
         return (comm.reduce_scatter(P, 0) if output == "sharded" else comm.all_reduce(P)), [comm]
     if policy == "inner_a":
         return comm.all_gather(part(A, 1, N, r), dim=1) @ B, [comm]
@@ -175,8 +183,10 @@ def _explicit_product(
         return A @ comm.all_gather(part(B, 0, N, r), dim=0), [comm]
     if policy == "outer_m":
         Cr = part(A, 0, N, r) @ B
+        sync()
         return (Cr if output == "sharded" else comm.all_gather(Cr, dim=0)), [comm]
     Cr = A @ part(B, 1, N, r)  # outer_n
+    sync()
     return (Cr if output == "sharded" else comm.all_gather(Cr, dim=1)), [comm]
 
 
