@@ -27,6 +27,7 @@ from mlsys.core.formulas.collectives import collective_time
 from mlsys.core.formulas.sharding import (
     SHARDING_POLICIES,
     _policy,
+    _square_split,
     matmul_collectives,
     megatron_mlp_bytes_per_rank,
 )
@@ -60,7 +61,7 @@ def mesh_split(ranks: int, inner_ranks: int | None = None) -> tuple[int, int]:
         ``(outer, inner)``.
     """
     if inner_ranks is None:
-        inner_ranks = max(d for d in range(1, int(ranks**0.5) + 1) if ranks % d == 0)
+        inner_ranks = _square_split(ranks)
     if ranks % inner_ranks:
         raise ParameterError("inner_ranks", inner_ranks, f"a divisor of ranks={ranks}")
     return ranks // inner_ranks, inner_ranks
