@@ -255,3 +255,70 @@ def test_ring_properties(M, n, bw, a):
     assert math.isclose(
         C.bus_bandwidth(M, C.ring_allreduce_time(M, n, bw, 0.0), "all_reduce", n), bw, rel_tol=1e-9
     )
+
+
+# -- the scalar fast path equals the array path ------------------------------------------
+FOUR_ARG = (
+    C.ring_allreduce_time,
+    C.tree_allreduce_time,
+    C.allgather_time,
+    C.reduce_scatter_time,
+    C.alltoall_time,
+    C.broadcast_time,
+    C.reduce_time,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    M=st.floats(0.0, 1e12),
+    n=st.integers(1, 4096),
+    bw=st.floats(1e6, 1e13),
+    a=st.floats(0.0, 1e-3),
+)
+def test_scalar_path_is_bitwise_the_array_path(M, n, bw, a):
+    # Plain floats take the math-only path; one-element arrays take the as_si/numpy path.
+    # The two do the same float64 operations in the same order, so they agree exactly.
+    one = np.array([1.0])
+    for fn in FOUR_ARG:
+        fast = fn(M, n, bw, a)
+        assert type(fast) is float, fn.__name__
+        assert fast == fn(M * one, n, bw, a)[0], fn.__name__
+    assert C.p2p_time(M, bw, a) == C.p2p_time(M * one, bw, a)[0]
+    g, k = (8, n) if n > 1 else (1, 1)
+    hier = C.hierarchical_allreduce_time(M, g, k, BW, ALPHA, bw, a)
+    assert hier == C.hierarchical_allreduce_time(M * one, g, k, BW, ALPHA, bw, a)[0]
+
+
+def test_numpy_scalars_take_the_fast_path_with_the_same_numbers():
+    # STYLE.md example through numpy scalar types: 14 µs + 1.75e9/450e9 s = 3.9029 ms.
+    expected = 14e-6 + 1.75e9 / 450e9
+    for args in (
+        (np.float64(M), np.int64(N), np.float64(BW), np.float64(ALPHA)),
+        (np.float32(1e9), np.int32(8), 450e9, 1e-6),
+        (int(1e9), 8, int(450e9), 1e-6),
+    ):
+        t = C.ring_allreduce_time(*args)
+        assert type(t) is float
+        assert t == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "name"),
+    [
+        ((M, 0, BW, ALPHA), ParameterError, "ranks=0"),
+        ((M, 2.5, BW, ALPHA), ParameterError, "ranks=2.5"),
+        ((M, np.float64("nan"), BW, ALPHA), ParameterError, "ranks"),
+        ((M, True, BW, ALPHA), ParameterError, "ranks=True"),
+        ((M, 8, 0.0, ALPHA), ParameterError, "bandwidth_Bps=0.0"),
+        ((M, 8, math.inf, ALPHA), ParameterError, "bandwidth_Bps"),
+        ((-1.0, 8, BW, ALPHA), ParameterError, "message_bytes=-1.0"),
+        ((math.nan, 8, BW, ALPHA), ParameterError, "message_bytes"),
+        ((M, 8, BW, -1e-6), ParameterError, "latency_s"),
+        ((M, 8, np.float64(-BW), ALPHA), ParameterError, "bandwidth_Bps"),
+    ],
+)
+def test_scalar_inputs_the_fast_path_rejects_raise_the_slow_paths_errors(args, error, name):
+    for fn in FOUR_ARG:
+        with pytest.raises(error, match=name):
+            fn(*args)

@@ -231,35 +231,59 @@ def test_moe_expert_parallel_all_to_all():
     assert ep8.memory_per_accelerator.si("weights") < ep1.memory_per_accelerator.si("weights")
 
 
-# -- the private float/array helpers equal the public formulas ----------------------------
+# -- the layout model's collectives are the public formulas, composed per placement -------
 def _problem():
     return build_problem(GPT3, FLEET_H100, 128)
 
 
-def test_private_collectives_match_public_ones():
+def test_two_level_collectives_compose_the_public_ones():
+    # _layout calls the public alpha-beta functions; what it adds is the placement: a
+    # group of k ranks per node on n nodes runs the ring inside the node on NVLink, then
+    # the 1/k shard across nodes on the NIC. Written out for k = 8, n = 16 and M = 330 MB:
+    # intra 7·α_i + 7/8·M/β_i; inter 15·α_o + 15/16·(M/8)/β_o.
     P = _problem()
     M = 3.3e8
-    # inside a node: ring reduce-scatter / all-gather and the all-reduce
-    assert _layout._half_collective(M, 8.0, 1.0, P) == pytest.approx(
-        C.reduce_scatter_time(M, 8, P.intra_bw, P.intra_lat)
-    )
-    assert _layout._allreduce(M, 8.0, 1.0, 0, P) == pytest.approx(
-        C.ring_allreduce_time(M, 8, P.intra_bw, P.intra_lat)
-    )
-    # one rank per node: the scale-out ring
-    assert _layout._half_collective(M, 1.0, 16.0, P) == pytest.approx(
-        C.allgather_time(M, 16, P.inter_bw, P.inter_lat)
-    )
-    # several per node: the hierarchical all-reduce
-    assert _layout._allreduce(M, 8.0, 16.0, 3, P) == pytest.approx(
-        C.hierarchical_allreduce_time(M, 8, 16, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat)
-    )
+    intra = 7 * P.intra_lat + 7 / 8 * M / P.intra_bw
+    inter = 15 * P.inter_lat + 15 / 16 * (M / 8) / P.inter_bw
+    for fn in (C.reduce_scatter_time, C.allgather_time, C.alltoall_time):
+        assert _layout._two_level(fn, M, 8.0, 16.0, P) == pytest.approx(intra + inter)
+        # one node: only the NVLink ring; one rank per node: only the NIC ring
+        assert _layout._two_level(fn, M, 8.0, 1.0, P) == pytest.approx(intra)
+        assert _layout._two_level(fn, M, 1.0, 16.0, P) == pytest.approx(
+            15 * P.inter_lat + 15 / 16 * M / P.inter_bw
+        )
+    # all-reduce by topology code: 0/3 hierarchical = 2·intra + 2·inter; 1 a flat ring of
+    # 128 on the NIC (the slowest link); 2 a double binary tree of 128 on the NIC,
+    # 2·⌈log2 128⌉·α_o + 2·M/β_o, and the hierarchical ring inside a single node.
+    hier = 2 * intra + 2 * inter
+    assert _layout._allreduce(M, 8.0, 16.0, 0, P) == pytest.approx(hier)
+    assert _layout._allreduce(M, 8.0, 16.0, 3, P) == pytest.approx(hier)
     assert _layout._allreduce(M, 8.0, 16.0, 1, P) == pytest.approx(
-        C.ring_allreduce_time(M, 128, P.inter_bw, P.inter_lat)
+        2 * 127 * P.inter_lat + 2 * 127 / 128 * M / P.inter_bw
     )
     assert _layout._allreduce(M, 8.0, 16.0, 2, P) == pytest.approx(
-        C.tree_allreduce_time(M, 128, P.inter_bw, P.inter_lat)
+        2 * 7 * P.inter_lat + 2 * M / P.inter_bw
     )
+    assert _layout._allreduce(M, 8.0, 1.0, 2, P) == pytest.approx(2 * intra)
+    assert _layout._allreduce(M, 8.0, 1.0, 1, P) == pytest.approx(
+        C.ring_allreduce_time(M, 8, P.intra_bw, P.intra_lat)
+    )
+
+
+def test_collectives_on_arrays_equal_the_scalar_path():
+    # ParallelismSearch prices layouts as arrays; each element equals the plain-float call.
+    P = _problem()
+    M = np.array([1e6, 3.3e8, 0.0, 2e9])
+    k = np.array([8.0, 4.0, 1.0, 8.0])
+    n = np.array([16.0, 1.0, 1.0, 2.0])
+    ops = _layout._ArrayOps
+    for topo in (0, 1, 2):
+        arr = _layout._allreduce(M, k, n, topo, P, ops)
+        for i in range(4):
+            assert arr[i] == _layout._allreduce(M[i], k[i], n[i], topo, P), (topo, i)
+    arr = _layout._two_level(C.reduce_scatter_time, M, k, n, P)
+    for i in range(4):
+        assert arr[i] == _layout._two_level(C.reduce_scatter_time, M[i], k[i], n[i], P)
 
 
 def test_private_placement_matches_group_placement():

@@ -18,6 +18,11 @@ Conventions (the same in every function of this module):
   nccl-tests, so ``bus_bandwidth`` here equals its ``busbw``.
 * "Bytes per rank" is what one rank *sends* (it receives the same amount in every
   collective here, except the root of a broadcast or reduce and the ends of a chain).
+* The time functions take a scalar fast path: when every argument is a Python or numpy
+  real number they validate and compute with plain floats (about a microsecond a call,
+  so solvers can call them per layout); otherwise the inputs go through
+  :func:`mlsys.core.units.as_si` and numpy broadcasting. Both paths do the same float64
+  arithmetic and raise the same errors.
 
 References
 ----------
@@ -32,6 +37,7 @@ NVIDIA nccl-tests, ``doc/PERFORMANCE.md`` — algorithm vs bus bandwidth.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -103,6 +109,32 @@ _COLLECTIVE_ALIASES: dict[str, str] = {
 def _ret(x: Any) -> Any:
     """A float for a 0-d result, the array otherwise."""
     return float(x) if np.ndim(x) == 0 else x
+
+
+# Python and numpy real scalar types (bool and numpy.bool_ are not among them): a set
+# lookup on the exact type is the cheapest test on the fast path.
+_SCALAR_TYPES = frozenset(
+    {int, float}
+    | {t for t in set(np.sctypeDict.values()) if issubclass(t, (np.integer, np.floating))}
+)
+_INF = math.inf
+
+
+def _scalar_args(M: Any, n: Any, bw: Any, a: Any) -> tuple[float, float, float, float] | None:
+    """``(M, n, bw, a)`` as floats when all four are real scalars the slow path would
+    accept (finite ``M, a >= 0``, ``bw > 0``, an integer ``n >= 1``); else None, and the
+    caller takes the slow path, which converts units and raises the errors."""
+    if (
+        type(M) in _SCALAR_TYPES
+        and type(n) in _SCALAR_TYPES
+        and type(bw) in _SCALAR_TYPES
+        and type(a) in _SCALAR_TYPES
+    ):
+        M, n, bw, a = float(M), float(n), float(bw), float(a)
+        ok = 0.0 <= M < _INF and 0.0 < bw < _INF and 0.0 <= a < _INF and 1.0 <= n < _INF
+        if ok and n.is_integer():
+            return M, n, bw, a
+    return None
 
 
 def _bytes(value: Any, name: str = "message_bytes") -> Any:
@@ -327,6 +359,10 @@ def ring_allreduce_time(message_bytes: Any, ranks: Any, bandwidth_Bps: Any, late
     >>> round(ring_allreduce_time(1e9, 8, 450e9, 1e-6) * 1e3, 4)
     3.9029
     """
+    fast = _scalar_args(message_bytes, ranks, bandwidth_Bps, latency_s)
+    if fast is not None:
+        M, n, bw, a = fast
+        return 2.0 * (n - 1.0) * a + 2.0 * (n - 1.0) / n * M / bw
     M, n, bw, a = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps), _lat(latency_s)
     return _ret(2.0 * (n - 1.0) * a + 2.0 * (n - 1.0) / n * M / bw)
 
@@ -375,6 +411,12 @@ def tree_allreduce_time(message_bytes: Any, ranks: Any, bandwidth_Bps: Any, late
     >>> round(tree_allreduce_time(1e6, 1024, 50e9, 5e-6) * 1e6, 6)
     140.0
     """
+    fast = _scalar_args(message_bytes, ranks, bandwidth_Bps, latency_s)
+    if fast is not None:
+        M, n, bw, a = fast
+        if n <= 1.0:
+            return 0.0
+        return 2.0 * math.ceil(math.log2(n)) * a + 2.0 * M / bw
     M, n, bw, a = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps), _lat(latency_s)
     depth = np.ceil(np.log2(n))
     t = 2.0 * depth * a + 2.0 * M / bw
@@ -446,6 +488,14 @@ def hierarchical_allreduce_time(
     >>> round(hierarchical_allreduce_time(1e9, 8, 4, 450e9, 1e-6, 50e9, 5e-6) * 1e3, 3)
     7.683
     """
+    inside = _scalar_args(message_bytes, ranks_per_node, intra_bandwidth_Bps, intra_latency_s)
+    across = _scalar_args(message_bytes, nodes, inter_bandwidth_Bps, inter_latency_s)
+    if inside is not None and across is not None:
+        M, g, bw_i, a_i = inside
+        _, k, bw_o, a_o = across
+        intra = (g - 1.0) * a_i + (g - 1.0) / g * M / bw_i
+        inter = 2.0 * (k - 1.0) * a_o + 2.0 * (k - 1.0) / k * (M / g) / bw_o
+        return 2.0 * intra + inter
     M = _bytes(message_bytes)
     g = _ranks(ranks_per_node, "ranks_per_node")
     k = _ranks(nodes, "nodes")
@@ -576,6 +626,10 @@ def allgather_time(message_bytes: Any, ranks: Any, bandwidth_Bps: Any, latency_s
     >>> round(allgather_time(1e9, 8, 450e9, 1e-6) * 1e3, 4)
     1.9514
     """
+    fast = _scalar_args(message_bytes, ranks, bandwidth_Bps, latency_s)
+    if fast is not None:
+        M, n, bw, a = fast
+        return (n - 1.0) * a + (n - 1.0) / n * M / bw
     M, n, bw, a = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps), _lat(latency_s)
     return _ret((n - 1.0) * a + (n - 1.0) / n * M / bw)
 
@@ -697,6 +751,10 @@ def broadcast_time(message_bytes: Any, ranks: Any, bandwidth_Bps: Any, latency_s
     >>> round(broadcast_time(1e9, 8, 450e9, 1e-6) * 1e3, 4)
     2.2292
     """
+    fast = _scalar_args(message_bytes, ranks, bandwidth_Bps, latency_s)
+    if fast is not None:
+        M, n, bw, a = fast
+        return (n - 1.0) * a + M / bw if n > 1.0 else 0.0
     M, n, bw, a = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps), _lat(latency_s)
     return _ret(np.where(n > 1, (n - 1.0) * a + M / bw, 0.0))
 
@@ -768,6 +826,10 @@ def p2p_time(message_bytes: Any, bandwidth_Bps: Any, latency_s: Any) -> Any:
     >>> round(p2p_time(16e6, 50e9, 5e-6) * 1e6, 6)
     325.0
     """
+    fast = _scalar_args(message_bytes, 1.0, bandwidth_Bps, latency_s)
+    if fast is not None:
+        M, _, bw, a = fast
+        return a + M / bw
     M, bw, a = _bytes(message_bytes), _bw(bandwidth_Bps), _lat(latency_s)
     return _ret(a + M / bw)
 

@@ -5,7 +5,10 @@ floats once) and a layout — ``tp, pp, ep, dp, m, v, zero, rc, sp`` as Python n
 *or* numpy arrays of any common shape — and returns every term of the step time and of
 the memory per device. It is written with arithmetic and the few helpers below that
 dispatch on the argument type, so one call prices a single layout in microseconds
-(plain floats) or 10^5 layouts at once (arrays), and the two can never disagree.
+(plain floats) or 10^5 layouts at once (arrays), and the two can never disagree. The
+collective costs are the public :mod:`mlsys.core.formulas.collectives` functions, which
+take plain floats on a math-only fast path and arrays through numpy; this module only
+places each group on the scale-up or scale-out fabric.
 
 The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
 (``T = s·b``), per transformer layer, with ``t`` the tensor-parallel size:
@@ -57,6 +60,8 @@ from typing import Any
 
 import numpy as np
 
+from mlsys.core.formulas import collectives as coll
+
 __all__ = [
     "NETWORK_EFFICIENCY",
     "ADAM_STEP_STATE_BYTES",
@@ -103,10 +108,6 @@ class _ScalarOps:
     def floor(x: float) -> float:
         return float(math.floor(x))
 
-    @staticmethod
-    def log2ceil(x: float) -> float:
-        return float(math.ceil(math.log2(x))) if x > 1 else 0.0
-
 
 class _ArrayOps:
     """The same helpers on numpy arrays (one call prices many layouts)."""
@@ -116,10 +117,6 @@ class _ArrayOps:
     min = staticmethod(np.minimum)
     ceil = staticmethod(np.ceil)
     floor = staticmethod(np.floor)
-
-    @staticmethod
-    def log2ceil(x: Any) -> Any:
-        return np.ceil(np.log2(np.maximum(x, 1.0)))
 
 
 def _ops(*xs: Any) -> type:
@@ -139,36 +136,32 @@ def _placement(size: Any, stride: Any, g: float, o: type = _ScalarOps) -> tuple[
     return per_node, nodes
 
 
-def _half_collective(M: Any, k: Any, n: Any, P: Problem) -> Any:
-    """Ring reduce-scatter (or all-gather) of an M-byte buffer over a group of k·n ranks
-    (k per node, n nodes): inside the node, then the 1/k shard across nodes."""
-    # TODO(lead): replace with mlsys.core.formulas.collectives.reduce_scatter_time /
-    # allgather_time once they accept plain floats without per-call unit checks (they
-    # cost ~20 µs a call; this model must price a layout in < 50 µs). A unit test
-    # asserts these private expressions equal the public functions.
-    intra = (k - 1.0) * P.intra_lat + (k - 1.0) / k * M / P.intra_bw
-    inter = (n - 1.0) * P.inter_lat + (n - 1.0) / n * (M / k) / P.inter_bw
-    return intra + inter
+def _two_level(collective: Any, M: Any, k: Any, n: Any, P: Problem) -> Any:
+    """A ring ``collective`` (reduce-scatter, all-gather or all-to-all) of an M-byte buffer
+    over a group of k·n ranks (k per node, n nodes): inside the node over the scale-up
+    fabric, then the 1/k shard across nodes over the scale-out fabric. The public
+    functions take plain floats on a fast path and arrays through numpy, so one solve
+    and a vectorised search price the same collective."""
+    return collective(M, k, P.intra_bw, P.intra_lat) + collective(M / k, n, P.inter_bw, P.inter_lat)
 
 
 def _allreduce(M: Any, k: Any, n: Any, topo: int, P: Problem, o: type = _ScalarOps) -> Any:
     """All-reduce of M bytes over k ranks per node on n nodes, by topology code."""
-    hier = (
-        2.0 * ((k - 1.0) * P.intra_lat + (k - 1.0) / k * M / P.intra_bw)
-        + 2.0 * (n - 1.0) * P.inter_lat
-        + 2.0 * (n - 1.0) / n * (M / k) / P.inter_bw
-    )
     if topo in (0, 3):
-        return hier
+        return coll.hierarchical_allreduce_time(
+            M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
+        )
     N = k * n
     one_node = n <= 1.0
     if topo == 1:  # flat ring: the slowest link (the NIC once the ring leaves the node)
         bw = o.where(one_node, P.intra_bw, P.inter_bw)
         lat = o.where(one_node, P.intra_lat, P.inter_lat)
-        return 2.0 * (N - 1.0) * lat + 2.0 * (N - 1.0) / N * M / bw
-    # double binary tree across nodes (ring inside a single node)
-    tree = 2.0 * o.log2ceil(N) * P.inter_lat + 2.0 * M / P.inter_bw
-    return o.where(one_node, hier, o.where(N > 1.0, tree, 0.0))
+        return coll.ring_allreduce_time(M, N, bw, lat)
+    # double binary tree across nodes (the hierarchical ring inside a single node)
+    hier = coll.hierarchical_allreduce_time(
+        M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
+    )
+    return o.where(one_node, hier, coll.tree_allreduce_time(M, N, P.inter_bw, P.inter_lat))
 
 
 # -- the problem: everything that does not depend on the layout ---------------------------
@@ -337,7 +330,7 @@ def evaluate(
     # ---- expert parallelism per layer (averaged over dense and MoE layers) ---------------
     M_ep = T * P.topk * h * e / tp
     ep_k, ep_n = _placement(ep, tp, P.g, o)
-    a2a = _half_collective(M_ep, ep_k, ep_n, P)
+    a2a = _two_level(coll.alltoall_time, M_ep, ep_k, ep_n, P)
     t_ep_layer = moe_frac * (4.0 + 2.0 * full) * o.where(ep > 1.0, a2a, 0.0)
     # ---- the heaviest device, per micro-batch ----------------------------------------------
     layers_dev = o.ceil(L / (pp * v)) * v
@@ -364,10 +357,12 @@ def evaluate(
     z2 = zero >= 2
     z1 = zero >= 1
     # gradient reduction (once per step, or per micro-batch once gradients are sharded)
-    rs_dense = _half_collective(psi_dense * P.g_bytes, dd_k, dd_n, P)
-    rs_exp = _half_collective(psi_exp * P.g_bytes, de_k, de_n, P)
-    ag_dense = _half_collective(psi_dense * P.w_bytes, dd_k, dd_n, P)
-    ag_exp = _half_collective(psi_exp * P.w_bytes, de_k, de_n, P)
+    rs = coll.reduce_scatter_time
+    ag = coll.allgather_time
+    rs_dense = _two_level(rs, psi_dense * P.g_bytes, dd_k, dd_n, P)
+    rs_exp = _two_level(rs, psi_exp * P.g_bytes, de_k, de_n, P)
+    ag_dense = _two_level(ag, psi_dense * P.w_bytes, dd_k, dd_n, P)
+    ag_exp = _two_level(ag, psi_exp * P.w_bytes, de_k, de_n, P)
     ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, topo, P, o) + o.where(
         psi_exp > 0.0, _allreduce(psi_exp * P.g_bytes, de_k, de_n, topo, P, o), 0.0
     )
