@@ -354,3 +354,14 @@ def test_default_gradients_are_fp32_for_bf16_and_fp16_for_fp16():
     # the same message as MemoryModel for a batch that does not split into micro-batches
     with pytest.raises(ParameterError, match="a divisor of the per-replica batch 64"):
         solve(microbatch_count=48)
+
+
+def test_sizes_are_checked_like_memory_model_numpy_integers_accepted():
+    # The same count check as MemoryModel (_checks.positive_int): numpy integers from a
+    # sweep are sizes like any other; 0, 2.5, True and NaN are not.
+    ref = solve()
+    res = solve(tp_size=np.int64(8), pp_size=np.int32(8), batch_size=np.int64(64))
+    assert res.si("step_time") == ref.si("step_time")
+    for bad in (0, 2.5, True, float("nan")):
+        with pytest.raises(ParameterError, match="positive integer"):
+            solve(tp_size=bad)

@@ -317,16 +317,6 @@ def build_problem(
     return problem
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not (
-        isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    ):
-        raise ParameterError(name, value, "a positive integer")
-    if value < 1:
-        raise ParameterError(name, value, "a positive integer")
-    return int(value)
-
-
 def _check_layout(
     model: TransformerWorkload,
     fleet: Fleet,
@@ -460,14 +450,14 @@ class DistributedModel:
         InfeasibleError
             With ``raise_errors=True`` when the layout does not fit in memory.
         """
-        tp = _positive_int("tp_size", tp_size)
-        pp = _positive_int("pp_size", pp_size)
-        ep = _positive_int("ep_size", ep_size)
-        v = _positive_int("v_stages", v_stages)
-        m = _positive_int("microbatch_count", microbatch_count)
-        batch = _positive_int("batch_size", batch_size)
+        tp = _checks.positive_int("tp_size", tp_size)
+        pp = _checks.positive_int("pp_size", pp_size)
+        ep = _checks.positive_int("ep_size", ep_size)
+        v = _checks.positive_int("v_stages", v_stages)
+        m = _checks.positive_int("microbatch_count", microbatch_count)
+        batch = _checks.positive_int("batch_size", batch_size)
         if seq_len is not None:
-            seq_len = _positive_int("seq_len", seq_len)
+            seq_len = _checks.positive_int("seq_len", seq_len)
         rc = _layout.RECOMPUTE_CODES.get(str(recompute).lower())
         if rc is None:
             raise ParameterError("recompute", recompute, "'none', 'selective' or 'full'")
