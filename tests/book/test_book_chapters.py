@@ -59,6 +59,23 @@ def test_every_figure_cell_has_a_label_and_caption():
             assert f"@{label}" in text, f"{chapter}: {label} is never cross-referenced"
 
 
+def test_every_citation_is_in_the_bibliography():
+    bib = (BOOK / "references.bib").read_text(encoding="utf-8")
+    keys = set(re.findall(r"@\w+\{([^,\s]+),", bib))
+    cited = {}
+    for qmd in sorted(BOOK.rglob("*.qmd")):
+        if "_book" in qmd.parts or ".quarto" in qmd.parts:
+            continue
+        text = re.sub(r"```.*?```", "", qmd.read_text(encoding="utf-8"), flags=re.S)
+        text = re.sub(r"`[^`]*`", "", text)  # inline code and expressions
+        for key in re.findall(r"(?<![\w.])-?@([A-Za-z][\w:-]*[A-Za-z0-9])", text):
+            if not key.startswith(("fig-", "tbl-", "eq-", "sec-", "lst-")):
+                cited.setdefault(key, qmd.relative_to(BOOK).as_posix())
+    unknown = {k: f for k, f in cited.items() if k not in keys}
+    assert not unknown, f"citations missing from references.bib: {unknown}"
+    assert len(cited) >= 15  # the chapters cite their sources
+
+
 def test_static_check_of_the_whole_book(capsys):
     status = main(["check", str(BOOK)])
     out = capsys.readouterr().out
