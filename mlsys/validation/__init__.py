@@ -24,7 +24,8 @@ Which results are fits
   (``mlsys/core/solvers/reliability.py``) are derived from them.
 
 Everything else is a prediction: accounting identities re-derived from the papers'
-definitions (parameters, FLOPs, ZeRO and activation memory, energy and carbon) and
+definitions (parameters, FLOPs, ZeRO memory and communication, activations, pipeline
+bubbles, collective traffic, checkpoint intervals, energy and carbon) and
 performance predictions (other training runs, serving latencies and throughputs) that
 no default was tuned on.
 """
@@ -39,18 +40,19 @@ __all__ = ["BASES", "BOUNDS", "GROUPS", "Case", "run_all", "run_group", "to_reco
 
 
 def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
-    from mlsys.validation import compute, memory, operations, serving, training
+    from mlsys.validation import compute, memory, operations, parallelism, serving, training
 
     return {
         "memory": [memory.zero_cases, memory.activation_cases],
         "compute": [compute.param_cases, compute.flop_cases],
+        "parallelism": [parallelism.parallelism_cases],
         "training": [training.korthikanti_cases, training.other_run_cases],
         "serving": [serving.latency_cases, serving.throughput_cases, serving.capacity_cases],
         "operations": [operations.carbon_cases, operations.reliability_cases],
     }
 
 
-GROUPS = ("memory", "compute", "training", "serving", "operations")
+GROUPS = ("memory", "compute", "parallelism", "training", "serving", "operations")
 """Topics of the suite, in the order :func:`run_all` returns them."""
 
 
@@ -60,7 +62,8 @@ def run_group(topic: str) -> list[Case]:
     Parameters
     ----------
     topic : str
-        ``"memory"``, ``"compute"``, ``"training"``, ``"serving"`` or ``"operations"``.
+        ``"memory"``, ``"compute"``, ``"parallelism"``, ``"training"``, ``"serving"`` or
+        ``"operations"``.
 
     Returns
     -------

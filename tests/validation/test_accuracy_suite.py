@@ -43,7 +43,7 @@ def test_ids_are_unique():
 def test_suite_covers_every_published_family():
     groups = {c.group for c in CASES}
     for family in ("ZeRO", "activations", "Korthikanti", "Narayanan", "latency",
-                   "throughput", "carbon", "Reliability", "FLOPs"):  # fmt: skip
+                   "throughput", "carbon", "Reliability", "FLOPs", "Parallelism"):  # fmt: skip
         assert any(family in g for g in groups), family
     # the two fits the calibration documents, and predictions for everything else
     fits = {c.group for c in CASES if c.basis == "fit"}
