@@ -7,13 +7,12 @@ every change of the surface is a reviewed change of this file.
 
 Regenerate after a deliberate change with::
 
-    MLSYS_UPDATE_SURFACE=1 python -m pytest tests/surface
+    python tests/surface/test_surface.py
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 import warnings
 from pathlib import Path
 
@@ -41,9 +40,8 @@ def _deprecated(module: str) -> dict[str, str]:
     return getattr(importlib.import_module(module), "_DEPRECATED", {})
 
 
-def test_update_surface_file():
-    if not os.environ.get("MLSYS_UPDATE_SURFACE"):
-        pytest.skip("set MLSYS_UPDATE_SURFACE=1 to rewrite surface.txt")
+def write_surface_file() -> None:
+    """Rewrite surface.txt from the installed package (a deliberate surface change)."""
     lines = ["# Public names of the book-facing modules (see test_surface.py)."]
     for module, names in _current().items():
         lines += [f"{module}:{name}" for name in sorted(names)]
@@ -82,3 +80,8 @@ def test_deprecated_names_warn_with_new_spelling(module):
     for old, new in _deprecated(module).items():
         with pytest.warns(DeprecationWarning, match=new):
             getattr(mod, old)
+
+
+if __name__ == "__main__":
+    write_surface_file()
+    print(f"wrote {SURFACE_FILE}")
