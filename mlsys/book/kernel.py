@@ -353,8 +353,10 @@ def execute_document(path: str | Path, *, timeout: float = 120.0) -> ExecutionRe
         record_timing=False,
         kernel_name="python3",
         kernel_manager_class=_kernel_manager_class(),
-        # The kernel listens on loopback only; its warning about unencrypted TCP is noise.
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        # The kernel listens on loopback only; its warning about unencrypted TCP is noise,
+        # and ipykernel logs the interrupt jupyter_client sends at shutdown as an ERROR.
+        # Cell errors reach us as messages, never through this log.
+        extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
         resources={"metadata": {"path": str(_execute_dir(p))}},
     )
     line_now = 1
