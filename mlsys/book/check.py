@@ -233,6 +233,10 @@ class _Index:
 
     def module(self, name: str) -> types.ModuleType | BaseException:
         if name not in self._modules:
+            static = _static_module(name, self.owns)
+            if static is not None:
+                self._modules[name] = static
+                return static
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -275,8 +279,8 @@ class _Index:
             deprecated = vars(obj).get("_DEPRECATED")
             if isinstance(deprecated, dict) and attr in deprecated:
                 return self._deprecated(parent, attr, deprecated[attr])
-        elif not self._inside_package(obj):
-            return None, []  # not ours: a chapter's own object, nothing to check
+        elif obj is _OPAQUE or not self._inside_package(obj):
+            return None, []  # not ours, or read statically: nothing more to check
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -336,6 +340,120 @@ class _Index:
     def _inside_package(self, obj: Any) -> bool:
         owner = obj if isinstance(obj, type) else type(obj)
         return self.owns(getattr(owner, "__module__", "") or "")
+
+
+# Optional heavy dependencies: a module that imports one (directly or through another
+# module of the package) is read from its source instead of imported, so a static check
+# of a chapter that uses ``mlsys.emulate`` does not spend a second importing torch.
+HEAVY_DEPENDENCIES = frozenset({"torch", "jax", "tensorflow"})
+_OPAQUE = object()  # stands for a name defined in a statically read module
+_HEAVY_CACHE: dict[str, bool] = {}
+
+
+def _source_tree(name: str) -> tuple[Any, ast.Module] | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    try:
+        return spec, ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return None
+
+
+def _imported_modules(tree: ast.Module, package: str) -> list[str]:
+    """Modules a source imports at import time (top level, incl. try/if blocks)."""
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Import):
+            out += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                out.append(f"{base}.{node.module}" if node.module else base)
+            elif node.module:
+                out.append(node.module)
+    return out
+
+
+def _function_scoped(tree: ast.Module) -> set[int]:
+    ids: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            ids.update(id(n) for n in ast.walk(node) if n is not node)
+    return ids
+
+
+def _imports_heavy(name: str, owns: Any, seen: frozenset[str] = frozenset()) -> bool:
+    if name in _HEAVY_CACHE:
+        return _HEAVY_CACHE[name]
+    found = _source_tree(name)
+    heavy = False
+    if found is not None:
+        spec, tree = found
+        package = name if spec.submodule_search_locations else name.rpartition(".")[0]
+        inner = _function_scoped(tree)
+        top = [n for n in ast.walk(tree) if id(n) not in inner]
+        for mod in _imported_modules(
+            ast.Module(
+                body=[n for n in top if isinstance(n, (ast.Import, ast.ImportFrom))],
+                type_ignores=[],
+            ),
+            package,
+        ):
+            if mod.split(".")[0] in HEAVY_DEPENDENCIES or (
+                owns(mod)
+                and mod not in seen
+                and mod != name
+                and _imports_heavy(mod, owns, seen | {name})
+            ):
+                heavy = True
+                break
+    _HEAVY_CACHE[name] = heavy
+    return heavy
+
+
+def _static_module(name: str, owns: Any) -> types.ModuleType | None:
+    """A stand-in module holding the top-level names of ``name``'s source, or None.
+
+    Used only for the package's own modules that import a heavy optional dependency
+    and define no module ``__getattr__`` (whose names a reading of the source cannot
+    know).
+    """
+    if not owns(name) or name.split(".")[0] in HEAVY_DEPENDENCIES:
+        return None
+    if not _imports_heavy(name, owns):
+        return None
+    spec, tree = _source_tree(name)  # type: ignore[misc]
+    names: set[str] = set()
+    exported: Any = ()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                with contextlib.suppress(ValueError, TypeError, SyntaxError):
+                    exported = ast.literal_eval(node.value) if node.value else ()
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(alias.name == "*" for alias in node.names):
+                return None
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    if "__getattr__" in names:
+        return None
+    stub = types.ModuleType(name, f"static reading of {spec.origin}")
+    for attr in names:
+        if not attr.startswith("__"):
+            setattr(stub, attr, _OPAQUE)
+    stub.__all__ = [str(n) for n in exported]
+    if spec.submodule_search_locations:
+        stub.__path__ = list(spec.submodule_search_locations)
+    return stub
 
 
 def _public_names(obj: Any) -> list[str]:
