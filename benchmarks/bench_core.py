@@ -11,44 +11,12 @@ Run: ``python benchmarks/bench_core.py``
 from __future__ import annotations
 
 import os
-import statistics
-import subprocess
-import sys
-import time
 from collections.abc import Callable
+
+from _timing import fresh_import_time, per_call
 
 IMPORT_TARGET_S = 0.3
 SOLVE_TARGET_S = 50e-6
-
-
-def _median_import_time(runs: int = 7) -> float:
-    """Median wall time of ``python -c "import mlsys"`` in a fresh interpreter."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import mlsys"], check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _per_call(fn: Callable[[], object], min_time: float = 0.2) -> float:
-    """Median over 5 batches of the mean time per call, in seconds."""
-    fn()  # warm caches (registry, per-model constants)
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - start > min_time / 5:
-            break
-        n *= 2
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - start) / n)
-    return statistics.median(samples)
 
 
 def _solver_calls() -> list[tuple[str, Callable[[], object]]]:
@@ -99,7 +67,11 @@ def scenarios() -> list[tuple[str, Callable[[], float | object], float]]:
         seconds; the solver callables are single calls for the runner to time.
     """
     out: list[tuple[str, Callable[[], float | object], float]] = [
-        ("import mlsys (subprocess, median of 7)", _median_import_time, IMPORT_TARGET_S)
+        (
+            "import mlsys (subprocess, median of 7)",
+            lambda: fresh_import_time("mlsys"),
+            IMPORT_TARGET_S,
+        )
     ]
     out += [(name, fn, SOLVE_TARGET_S) for name, fn in _solver_calls()]
     return out
@@ -110,7 +82,7 @@ def main() -> int:
     print(f"{'scenario':52s} {'time':>12s} {'target':>10s} {'ratio':>7s}")
     worst = 0.0
     for name, fn, target in scenarios():
-        seconds = fn() if name.startswith("import") else _per_call(fn)
+        seconds = fn() if name.startswith("import") else per_call(fn)
         ratio = float(seconds) / target
         worst = max(worst, ratio)
         unit, scale = ("ms", 1e3) if target >= 1e-3 else ("µs", 1e6)

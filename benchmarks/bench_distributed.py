@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from _timing import per_call
+
 from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.solvers.search import ParallelismSearch
@@ -54,21 +56,10 @@ def scenarios() -> list[tuple[str, Callable[[], object], float]]:
     ]
 
 
-def _per_call(fn: Callable[[], object], min_time: float = 0.5) -> float:
-    fn()  # warm caches (problem build, imports)
-    n, start = 0, time.perf_counter()
-    while True:
-        fn()
-        n += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_time and n >= 3:
-            return elapsed / n
-
-
 def main() -> None:
     """Print per-call times and search rates, each with its ratio to the target."""
     for name, fn, target in scenarios():
-        t = _per_call(fn)
+        t = per_call(fn)
         print(f"{name}: {t * 1e6:,.1f} µs per call (target {target * 1e6:,.0f} µs, "
               f"ratio {t / target:.3f})")  # fmt: skip
     for name, fn in (("GPT-3 175B / 64 A100", _search_gpt3), ("405B / 16,384 H100", _search_405b)):

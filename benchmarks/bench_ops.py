@@ -12,31 +12,11 @@ Run: ``python benchmarks/bench_ops.py``
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
 
+from _timing import per_call
+
 SOLVE_TARGET_S = 50e-6
-
-
-def _per_call(fn: Callable[[], object], min_time: float = 0.2) -> float:
-    """Median over 5 batches of the mean time per call, in seconds."""
-    fn()  # warm caches (unit registry, catalog, cached SI accessors)
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - start > min_time / 5:
-            break
-        n *= 2
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - start) / n)
-    return statistics.median(samples)
 
 
 def _solver_calls() -> list[tuple[str, Callable[[], object]]]:
@@ -124,7 +104,7 @@ def main() -> int:
     print(f"{'scenario':52s} {'time':>12s} {'target':>10s} {'ratio':>7s}")
     worst = 0.0
     for name, fn, target in scenarios():
-        seconds = _per_call(fn)
+        seconds = per_call(fn)
         ratio = seconds / target
         worst = max(worst, ratio)
         print(f"{name:52s} {seconds * 1e6:9.1f} µs {target * 1e6:7.0f} µs {ratio:7.2f}")

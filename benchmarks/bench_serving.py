@@ -13,33 +13,13 @@ Run: ``python benchmarks/bench_serving.py``
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
+
+from _timing import per_call
 
 SERVING_TARGET_S = 50e-6
 BATCHING_TARGET_S = 200e-6
 SLO_SEARCH_TARGET_S = 5e-3
-
-
-def _per_call(fn: Callable[[], object], min_time: float = 0.2) -> float:
-    """Median over 5 batches of the mean time per call, in seconds."""
-    fn()  # warm caches (registry, per-model constants, plans)
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - start > min_time / 5:
-            break
-        n *= 2
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - start) / n)
-    return statistics.median(samples)
 
 
 def scenarios() -> list[tuple[str, Callable[[], object], float]]:
@@ -113,7 +93,7 @@ def main() -> int:
     """Time every scenario and print ``name  time  target  ratio``; 1 if any misses."""
     worst = 0.0
     for name, fn, target in scenarios():
-        t = _per_call(fn)
+        t = per_call(fn)
         ratio = t / target
         worst = max(worst, ratio)
         print(f"{name:70s} {t * 1e6:9.1f} µs  target {target * 1e6:8.1f} µs  ratio {ratio:5.2f}")
