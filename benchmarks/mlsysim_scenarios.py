@@ -8,7 +8,8 @@ Each key names the mlsys scenario it stands beside (see ``EQUIVALENTS`` in ``run
 mlsysim 0.3.0's nearest API was found by reading its installed source
 (``mlsysim/engine/solvers/*.py``); where its question differs from mlsys's, ``note`` says
 how. Import time is measured in fresh interpreters; per-call times are the median over
-five batches of the mean time per call, as in mlsys's own bench scripts.
+five batches of the mean time per call — both with ``benchmarks/_timing.py``, the helper
+mlsys's own bench scripts use.
 
 Run: ``benchmarks/.venv-mlsysim/bin/python benchmarks/mlsysim_scenarios.py``
 """
@@ -17,39 +18,11 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 
-
-def _per_call(fn: Callable[[], object], min_time: float = 0.2) -> float:
-    """Median over 5 batches of the mean time per call, in seconds."""
-    fn()
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - start > min_time / 5:
-            break
-        n *= 2
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - start) / n)
-    return statistics.median(samples)
-
-
-def _import_time(runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import mlsysim"], check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from _timing import fresh_import_time, per_call  # benchmarks/_timing.py, stdlib only
 
 
 def _scenarios() -> dict[str, tuple[Callable[[], object], str]]:
@@ -188,13 +161,13 @@ def main() -> int:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     result: dict[str, dict] = {
         "import": {
-            "seconds": _import_time(runs),
+            "seconds": fresh_import_time("mlsysim", runs),
             "note": f"python -c 'import mlsysim', median of {runs}",
         }
     }
     for key, (fn, note) in _scenarios().items():
         try:
-            result[key] = {"seconds": _per_call(fn), "note": note}
+            result[key] = {"seconds": per_call(fn), "note": note}
         except Exception as exc:  # report, do not hide: the runner prints it
             result[key] = {"seconds": None, "note": f"{note}; failed: {exc!r}"[:300]}
     result.update(_search())

@@ -68,24 +68,8 @@ EQUIVALENTS: dict[str, str] = {
 
 
 # -- timing helpers --------------------------------------------------------------------------
-def _per_call(fn: Callable[[], object], min_time: float) -> float:
-    """Median over 5 batches of the mean time per call, in seconds."""
-    fn()  # warm caches (registry, per-model constants, imports)
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - start > min_time / 5:
-            break
-        n *= 2
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - start) / n)
-    return statistics.median(samples)
+sys.path.insert(0, str(BENCH))  # the shared helper, also when run as ``python -m``
+from _timing import fresh_import_time, per_call  # noqa: E402
 
 
 def _median_of(fn: Callable[[], object], runs: int = 3) -> float:
@@ -139,7 +123,7 @@ def measure_mlsys(quick: bool) -> list[dict]:
         _row(
             f"import mlsys (fresh interpreter, median of {runs})",
             "import",
-            _fresh([sys.executable, "-c", "import mlsys"], runs),
+            fresh_import_time("mlsys", runs),
             IMPORT_TARGET_S,
         )
     ]
@@ -151,7 +135,7 @@ def measure_mlsys(quick: bool) -> list[dict]:
         for name, fn, target in mod.scenarios():
             if name.startswith("import"):
                 continue  # measured above, once, the same way for both packages
-            seconds = _median_of(fn) if target >= 0.1 else _per_call(fn, min_time)
+            seconds = _median_of(fn) if target >= 0.1 else per_call(fn, min_time)
             rows.append(_row(name, path.stem, seconds, target))
     rows += _search_rates()
     book = ROOT / "book" / "quarto"
