@@ -41,10 +41,20 @@ class ParameterError(MlsysError):
         self.name = name
         self.value = value
         self.allowed = allowed
-        message = f"{name}={value!r} is not allowed: expected {allowed}."
+        message = f"{name}={_show(value)} is not allowed: expected {allowed}."
         if hint:
             message += f" {hint}"
         super().__init__(message)
+
+
+def _show(value: Any) -> str:
+    """A value as the user would write it: ``80 GB`` for a Quantity, else its repr."""
+    if hasattr(value, "units") and hasattr(value, "magnitude"):
+        try:
+            return f"'{value:~P}'"
+        except (TypeError, ValueError):  # pragma: no cover - exotic magnitudes
+            return repr(value)
+    return repr(value)
 
 
 class UnitError(ParameterError):

@@ -176,9 +176,10 @@ class MemoryResult(Result):
         ``K`` used for the optimizer state.
     mode, precision, kv_precision, recompute, optimizer : str
         As solved.
-    batch_size, seq_len, dp_size, tp_size, pp_size, ep_size, zero_stage,
-    microbatch_count, v_stages, kv_cache_len : int
-        As solved (``batch_size`` is the global batch).
+    batch_size, seq_len, microbatch_count, v_stages, kv_cache_len : int
+        As solved (``batch_size`` is the global batch, in sequences).
+    dp_size, tp_size, pp_size, ep_size, zero_stage : int
+        The parallel layout and ZeRO stage, as solved.
     microbatch_size : int
         Sequences per micro-batch on one replica (training) or per replica (inference).
     sequence_parallel : bool
