@@ -174,8 +174,9 @@ class Result(Mapping[str, Any]):
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        body = ", ".join(f"{name}={text}" for name, text in self._rows()[:12])
-        more = "" if len(self._rows()) <= 12 else ", ..."
+        rows = self._rows()
+        body = ", ".join(f"{name}={text}" for name, text in rows[:12])
+        more = "" if len(rows) <= 12 else ", ..."
         return f"{type(self).__name__}({body}{more})"
 
     def __reduce__(self) -> tuple[Any, ...]:

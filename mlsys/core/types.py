@@ -22,7 +22,6 @@ Conventions, stated once:
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -790,7 +789,3 @@ class Datacenter(_Model):
     def wue_L_per_kwh(self) -> float:
         """On-site water usage in litres per kWh of IT energy (float)."""
         return as_si(self.wue, "L/kWh")
-
-
-def _finite(x: float) -> bool:
-    return not (math.isnan(x) or math.isinf(x))

@@ -503,6 +503,20 @@ def megatron_flops_per_iteration(
     return 96.0 * B * s * nl * h**2 * (1.0 + s / (6.0 * h) + vocab / (16.0 * nl * h))
 
 
+def _korthikanti_flops(
+    batch_size: ArrayLike,
+    seq_len: ArrayLike,
+    layers: ArrayLike,
+    hidden: ArrayLike,
+    vocab: ArrayLike,
+    attention_divisor: float,
+) -> ArrayLike:
+    # 72 B L s h² (1 + s/(k h) + V/(12 h L)); k = 6 for model FLOPs, 3 for hardware FLOPs.
+    B, s = np.asarray(batch_size, dtype=float), np.asarray(seq_len, dtype=float)
+    L, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
+    return 72.0 * B * L * s * h**2 * (1.0 + s / (attention_divisor * h) + vocab / (12.0 * h * L))
+
+
 def korthikanti_model_flops(
     batch_size: ArrayLike,
     seq_len: ArrayLike,
@@ -539,9 +553,7 @@ def korthikanti_model_flops(
     >>> round(f / 1e17, 3), round(100 * f / (13.75 * 64 * 312e12), 1)
     (1.411, 51.4)
     """
-    B, s = np.asarray(batch_size, dtype=float), np.asarray(seq_len, dtype=float)
-    L, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
-    return 72.0 * B * L * s * h**2 * (1.0 + s / (6.0 * h) + vocab / (12.0 * h * L))
+    return _korthikanti_flops(batch_size, seq_len, layers, hidden, vocab, attention_divisor=6.0)
 
 
 def korthikanti_hardware_flops(
@@ -582,9 +594,7 @@ def korthikanti_hardware_flops(
     >>> round(float(korthikanti_hardware_flops(64, 2048, 96, 12288, 51200)) / 1e17, 3)
     1.449
     """
-    B, s = np.asarray(batch_size, dtype=float), np.asarray(seq_len, dtype=float)
-    L, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
-    return 72.0 * B * L * s * h**2 * (1.0 + s / (3.0 * h) + vocab / (12.0 * h * L))
+    return _korthikanti_flops(batch_size, seq_len, layers, hidden, vocab, attention_divisor=3.0)
 
 
 def training_flops(params: ArrayLike, tokens: ArrayLike) -> ArrayLike:
