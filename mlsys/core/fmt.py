@@ -611,6 +611,10 @@ def fmt(
     sep: str = ",",
     space: str = " ",
     suffix: str | None = None,
+    precision: int | None = None,
+    commas: bool | None = None,
+    prefix: str | None = None,
+    allow_zero: bool | None = None,
 ) -> Formatted:
     """Render a number or Quantity for a sentence: ``fmt(h100.memory_bandwidth)``.
 
@@ -633,6 +637,17 @@ def fmt(
         Between number and unit; "\\u00a0" (no-break space) keeps them on one line.
     suffix : str, optional
         Words appended after a space, e.g. ``suffix="per GPU"``.
+    precision : int, optional
+        Decimal places (book contract). Giving any of ``precision``, ``commas``,
+        ``prefix`` or ``allow_zero`` selects the book's older ``fmt`` contract, served by
+        :func:`mlsys.core.fmt_book.book_fmt` (defaults precision=1, commas=True,
+        allow_zero=False for the ones not given).
+    commas : bool, optional
+        Thousands separators (book contract).
+    prefix : str, optional
+        Text put before the number, e.g. "~" (book contract).
+    allow_zero : bool, optional
+        Accept a value that rounds to zero (book contract); otherwise an error.
 
     Returns
     -------
@@ -662,6 +677,18 @@ def fmt(
     >>> fmt(Q_(1.9, "GB"), suffix="per GPU")
     '1.9 GB per GPU'
     """
+    if precision is not None or commas is not None or prefix is not None or allow_zero is not None:
+        from mlsys.core.fmt_book import book_fmt  # the book's contract; imported on first use
+
+        return book_fmt(
+            quantity,
+            unit,
+            precision=1 if precision is None else precision,
+            commas=True if commas is None else commas,
+            suffix=suffix,
+            prefix=prefix,
+            allow_zero=False if allow_zero is None else allow_zero,
+        )
     digits = _check_digits(digits)
     x, units = _coerce(quantity, "quantity")
     if unit is None:
