@@ -3,7 +3,7 @@
 Every number asserted here is written out with its citation (not read back from the
 catalog), so a wrong edit to a data file fails a test. Conventions checked: dense peaks
 (sparse = 2x dense where 2:4 sparsity exists), link bandwidths per direction (half the
-datasheets' bidirectional totals), SI bytes, and parameter counts derived from model
+datasheets' bidirectional totals), memory capacity as the device exposes it, and parameter counts derived from model
 shapes matching the published totals.
 """
 
@@ -47,30 +47,94 @@ def test_dense_peak(key, precision, tflops, rel, source):
     assert Hardware[key].peak_flops_s(precision) == pytest.approx(tflops * TERA, rel=rel), source
 
 
-# (key, memory GB, bandwidth GB/s, TDP W, citation)
-MEMORY_POWER = [
-    ("A100_80GB", 80, 2039, 400, "published.md: 80 GB HBM2e, 2,039 GB/s, 400 W"),
-    ("A100_40GB", 40, 1555, 400, "NVIDIA A100 datasheet: 40 GB HBM2, 1,555 GB/s, 400 W"),
-    ("H100", 80, 3350, 700, "published.md: 80 GB HBM3, 3.35 TB/s, 700 W"),
-    ("H100_PCIE", 80, 2000, 350, "H100 PCIe product brief: 80 GB, >2,000 GB/s, 350 W TDP"),
-    ("H200", 141, 4800, 700, "published.md: 141 GB HBM3e, 4.8 TB/s (700 W, H200 datasheet)"),
-    ("B200", 180, 8000, 1000, "DGX B200: 1,440 GB and 64 TB/s over 8 GPUs; HGX B200 1,000 W"),
-    ("MI300X", 192, 5300, 750, "published.md: 192 GB, 5.3 TB/s, 750 W"),
-    ("V100", 32, 900, 300, "NVIDIA V100 datasheet, SXM2 32GB: 900 GB/s, 300 W"),
-    ("L4", 24, 300, 72, "NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, 72 W"),
-    ("TPU_V5E", 16, 819, None, "published.md: TPU v5e 16 GB, 819 GB/s"),
-    ("TPU_V5P", 95, 2765, None, "published.md: TPU v5p 95 GB, 2,765 GB/s"),
-    ("JETSON_ORIN", 64, 204.8, 60, "Jetson AGX Orin 64GB: LPDDR5 204.8 GB/s, 15-60 W"),
+MIB = 2**20
+GIB = 2**30
+
+# Memory capacity is what the device exposes to a program, not the datasheet's rounded
+# "80 GB" read as 80e9 bytes. (key, exposed bytes, datasheet GB, citation)
+CAPACITY = [
+    ("A100_80GB", 81920 * MIB, 80, "nvidia-smi A100-SXM4-80GB: 81920MiB (= 80 GiB)"),
+    ("A100_40GB", 40960 * MIB, 40, "nvidia-smi A100-SXM4-40GB: 40960MiB (= 40 GiB)"),
+    ("A800_80GB", 81920 * MIB, 80, "nvidia-smi A800-SXM4-80GB: 81920MiB"),
+    ("H100", 81559 * MIB, 80, "nvidia-smi H100 80GB HBM3: 81559MiB"),
+    ("H100_PCIE", 81559 * MIB, 80, "nvidia-smi H100 PCIe: 81559MiB"),
+    ("H800", 81559 * MIB, 80, "H100's HBM3 subsystem: 81559MiB"),
+    ("H200", 143771 * MIB, 141, "nvidia-smi H200: 143771MiB"),
+    ("B200", 183359 * MIB, 180, "nvidia-smi B200: 183359MiB"),
+    ("V100", 32510 * MIB, 32, "nvidia-smi V100-SXM2-32GB: 32510MiB"),
+    ("L4", 23034 * MIB, 24, "nvidia-smi L4: 23034MiB"),
+    ("MI300X", 192 * GIB, 192, "ROCm: 8 CPX partitions x 25,767,706,624 B (192 GiB - 16 MiB)"),
+    ("TPU_V3", 32 * GIB, 32, "Cloud TPU v3 docs: HBM2 32 GiB"),
+    ("TPU_V4", 32 * GIB, 32, "Cloud TPU v4 docs: HBM2 32 GiB"),
+    ("TPU_V5E", 16 * GIB, 16, "TPU runtime HBM limit 16 x 1024**3 (vLLM tpu-inference)"),
+    ("TPU_V5P", 95 * GIB, 95, "Cloud TPU v5p docs: HBM2e 95 GiB"),
+    ("JETSON_ORIN", 64 * GIB, 64, "Jetson AGX Orin 64GB: LPDDR5, binary-sized packages"),
+    ("CORTEX_M7", 1 * MIB, 1e-3, "STM32H743 datasheet: 1 Mbyte (1,024 Kbytes) of RAM"),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("key", "gb", "gbps", "watts", "source"), MEMORY_POWER)
-def test_memory_and_power(key, gb, gbps, watts, source):
+@pytest.mark.parametrize(("key", "exposed", "datasheet_gb", "source"), CAPACITY)
+def test_memory_capacity_is_what_the_device_exposes(key, exposed, datasheet_gb, source):
     acc = Hardware[key]
-    assert acc.memory_bytes == pytest.approx(gb * GIGA), source
+    # MI300X: the driver's 8 x 25,767,706,624 bytes is 16 MiB short of 192 GiB
+    assert acc.memory_bytes == pytest.approx(exposed, rel=1e-4), source
+    # The exposed figure sits within 8 % of the datasheet's number read as GiB: the
+    # datasheets' "GB" of device memory is a binary unit.
+    assert acc.memory_bytes == pytest.approx(datasheet_gb * GIB, rel=0.08), source
+    prov = acc.provenance_of("memory_capacity")
+    assert prov is not None and prov is not acc.provenance_of("default"), key
+
+
+def test_every_accelerator_states_its_capacity_convention():
+    for key in Hardware.list():
+        assert "memory_capacity" in Hardware[key].provenance, key
+
+
+def test_a100_and_h100_80gb_are_not_80e9_bytes():
+    # The A100's 80 GiB is 85.9e9 bytes; the H100 exposes 81,559 MiB = 85.5e9 bytes.
+    assert Hardware.A100_80GB.memory_bytes == 80 * GIB == pytest.approx(85.899e9, rel=1e-4)
+    assert Hardware.H100.memory_bytes == pytest.approx(85.521e9, rel=1e-4)
+
+
+# (key, bandwidth GB/s, TDP W, citation)
+MEMORY_POWER = [
+    ("A100_80GB", 2039, 400, "published.md: 2,039 GB/s, 400 W"),
+    ("A100_40GB", 1555, 400, "NVIDIA A100 datasheet: 1,555 GB/s, 400 W"),
+    ("A800_80GB", 2039, 400, "NVIDIA A800 datasheet: 2,039 GB/s, 400 W"),
+    ("H100", 3350, 700, "published.md: 3.35 TB/s, 700 W"),
+    ("H800", 3350, 700, "NVIDIA H800 datasheet: 3.35 TB/s, 700 W"),
+    ("H100_PCIE", 2000, 350, "H100 PCIe product brief: >2,000 GB/s, 350 W TDP"),
+    ("H200", 4800, 700, "published.md: 4.8 TB/s (700 W, H200 datasheet)"),
+    ("B200", 8000, 1000, "DGX B200: 64 TB/s over 8 GPUs; HGX B200 1,000 W"),
+    ("MI300X", 5300, 750, "published.md: 5.3 TB/s, 750 W"),
+    ("V100", 900, 300, "NVIDIA V100 datasheet, SXM2 32GB: 900 GB/s, 300 W"),
+    ("L4", 300, 72, "NVIDIA L4 datasheet: 300 GB/s, 72 W"),
+    ("TPU_V5E", 819, None, "published.md: TPU v5e 819 GB/s"),
+    ("TPU_V5P", 2765, None, "published.md: TPU v5p 2,765 GB/s"),
+    ("JETSON_ORIN", 204.8, 60, "Jetson AGX Orin 64GB: LPDDR5 204.8 GB/s, 15-60 W"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("key", "gbps", "watts", "source"), MEMORY_POWER)
+def test_memory_bandwidth_and_power(key, gbps, watts, source):
+    acc = Hardware[key]
     assert acc.memory_bandwidth_Bps == pytest.approx(gbps * GIGA), source
     if watts is not None:
         assert acc.tdp_W == pytest.approx(watts), source
+
+
+def test_export_variants_are_their_parents_with_slower_nvlink():
+    # NVIDIA A800 / H800 datasheets: NVLink 400 GB/s (both directions) where the A100 has
+    # 600 and the H100 900; tensor-core peaks and memory unchanged. H800 FP64: 1 TFLOPS.
+    for child, parent in (("A800_80GB", "A100_80GB"), ("H800", "H100")):
+        c, p = Hardware[child], Hardware[parent]
+        assert 2 * c.scaleup_bandwidth_Bps == pytest.approx(400 * GIGA)
+        assert c.scaleup_bandwidth_Bps < p.scaleup_bandwidth_Bps
+        for prec in ("bf16", "fp16", "int8"):
+            assert c.peak_flops_s(prec) == p.peak_flops_s(prec)
+        assert c.memory_bytes == p.memory_bytes
+        assert c.memory_bandwidth_Bps == p.memory_bandwidth_Bps
+    assert Hardware.H800.peak_flops_s("fp64") == pytest.approx(1 * TERA)
 
 
 def test_tpu_capacities_in_gib_where_google_says_gib():
@@ -82,6 +146,8 @@ def test_tpu_capacities_in_gib_where_google_says_gib():
 # (key, per-direction GB/s, datasheet total GB/s, citation)
 SCALEUP = [
     ("A100_80GB", 300, 600, "A100 datasheet: NVLink 600 GB/s"),
+    ("A800_80GB", 200, 400, "A800 datasheet: NVLink 400 GB/s"),
+    ("H800", 200, 400, "H800 datasheet: NVLink 400 GB/s"),
     ("H100", 450, 900, "H100 datasheet: NVLink 900 GB/s"),
     ("H200", 450, 900, "H200 datasheet: NVLink 900 GB/s"),
     ("B200", 900, 1800, "HGX B200: NVLink 5 1.8 TB/s"),
@@ -107,8 +173,8 @@ def test_sparse_is_twice_dense_where_supported(key):
     # 2:4 structured sparsity: NVIDIA Ampere and later, AMD CDNA 3. Not Volta, not TPUs,
     # not a Cortex-M7.
     supports = key in {
-        "A100_80GB", "A100_40GB", "H100", "H100_PCIE", "H200", "B200", "L4", "MI300X",
-        "JETSON_ORIN",
+        "A100_80GB", "A100_40GB", "A800_80GB", "H100", "H100_PCIE", "H800", "H200", "B200",
+        "L4", "MI300X", "JETSON_ORIN",
     }  # fmt: skip
     for p in acc.precisions:
         dense, sparse = acc.peak_flops_s(p), acc.peak_flops_s(p, sparse=True)
@@ -133,7 +199,7 @@ def test_cortex_m7_peaks_follow_the_clock():
     m7 = Hardware.CORTEX_M7
     assert m7.peak_flops_s("fp32") == pytest.approx(2 * 480e6)
     assert m7.peak_flops_s("int8") == pytest.approx(4 * 480e6)
-    assert m7.memory_bytes == pytest.approx(1e6)  # 1 MB of on-chip SRAM
+    assert m7.memory_bytes == 2**20  # 1 Mbyte (1,024 Kbytes) of on-chip SRAM
     assert m7.tdp_W < 1.0
 
 
