@@ -232,6 +232,14 @@ class Accelerator(_Model):
         Typical purchase price of one device (an estimate unless cited otherwise).
     embodied_carbon : Quantity [kgCO2e] or None
         Manufacturing footprint of one device, if a source exists.
+    sm_count : int or None
+        Streaming multiprocessors (or compute units) that each run one GEMM tile at a
+        time: the size of a "wave" in wave quantisation (A100 108, H100 SXM 132). None:
+        wave quantisation is not modelled.
+    matmul_ceiling : float or None
+        Largest fraction of the dense peak a well-shaped GEMM reaches on this device
+        (the measured "maximum achievable matmul FLOPS"). None: the library's default
+        for the device kind (:func:`mlsys.core.solvers.efficiency.matmul_ceiling`).
     """
 
     vendor: str = ""
@@ -246,6 +254,8 @@ class Accelerator(_Model):
     idle_power: Power | None = None
     unit_price: Money | None = None
     embodied_carbon: Carbon | None = None
+    sm_count: int | None = Field(None, ge=1)
+    matmul_ceiling: float | None = Field(None, gt=0.0, le=1.0)
 
     @field_validator("peak_flops", mode="before")
     @classmethod
@@ -375,6 +385,9 @@ class Fabric(_Model):
         Ratio of downlink to uplink capacity at the tightest tier (1 = non-blocking).
     link_rate : Quantity [bit/s] or None
         Signalling rate of one port, as marketed (informational).
+    in_network_reduction : bool
+        The switches reduce data in the network (NVLink SHARP on third-generation
+        NVSwitch and later; InfiniBand SHARP), so NCCL can run its NVLS all-reduce.
     """
 
     kind: Literal["scale-up", "scale-out"] = "scale-out"
@@ -383,6 +396,7 @@ class Fabric(_Model):
     topology: str = "switched"
     oversubscription: float = Field(1.0, ge=1.0)
     link_rate: QuantityOf("bit/s") | None = None  # type: ignore[valid-type]
+    in_network_reduction: bool = False
 
     @model_validator(mode="after")
     def _positive(self) -> Fabric:
