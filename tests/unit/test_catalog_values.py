@@ -3,8 +3,8 @@
 Every number asserted here is written out with its citation (not read back from the
 catalog), so a wrong edit to a data file fails a test. Conventions checked: dense peaks
 (sparse = 2x dense where 2:4 sparsity exists), link bandwidths per direction (half the
-datasheets' bidirectional totals), memory capacity as the device exposes it, and parameter counts derived from model
-shapes matching the published totals.
+datasheets' bidirectional totals), memory capacity as the device exposes it, and
+parameter counts derived from model shapes matching the published totals.
 """
 
 from __future__ import annotations
