@@ -68,6 +68,8 @@ _LAZY: dict[str, str] = {
     "SynchronizationModel": "mlsys.core.solvers.synchronization",
     "SynchronizationResult": "mlsys.core.solvers.synchronization",
     "scaling_curve": "mlsys.core.solvers.scaling",
+    # the one parallel training layout every training solver and the search take
+    "TrainingLayout": "mlsys.core.layout",
 }
 
 # old public name -> new public name (kept alive with a DeprecationWarning)
