@@ -40,6 +40,14 @@ import pint
 from pint.util import UnitsContainer, infer_base_unit
 
 from mlsys.core.errors import MlsysError, ParameterError, UnitError
+from mlsys.core.provenance import (
+    CatalogOrigin,
+    Origin,
+    ResultOrigin,
+    TextOrigin,
+    origin_of,
+    span,
+)
 from mlsys.core.units import get_registry
 
 __all__ = [
@@ -127,8 +135,45 @@ class Formatted(str):
 
     __slots__ = ()
 
+    origin: Origin | None = None
+    """Where the number came from (a catalog entry, a solver's result), if known."""
+
     def _repr_markdown_(self) -> str:
-        return str(self).replace("$", "\\$")
+        text = str(self).replace("$", "\\$")
+        origin = self.origin
+        return text if origin is None else span(text, origin)
+
+
+class _Sourced(Formatted):
+    """A :class:`Formatted` with an origin (a subclass, so the plain one stays slot-free)."""
+
+
+def _formatted(text: str, value: Any, source: Any = None, cls: type = Formatted) -> Formatted:
+    """``text`` as a Formatted string carrying the origin of ``value`` (or ``source``)."""
+    origin = _origin(value, source)
+    if origin is None:
+        return cls(text)
+    out = (_SourcedMath if cls is Math else _Sourced)(text)
+    out.origin = origin
+    return out
+
+
+def _origin(value: Any, source: Any) -> Origin | None:
+    if source is None:
+        return origin_of(value)
+    if isinstance(source, str):
+        return TextOrigin(source)
+    if isinstance(source, (CatalogOrigin, ResultOrigin, TextOrigin)):
+        return source
+    found = getattr(source, "origin", None)  # a Result (or a Formatted) that knows its own
+    if isinstance(found, (CatalogOrigin, ResultOrigin, TextOrigin)):
+        return found
+    label = getattr(source, "label", None)
+    if isinstance(label, str) and hasattr(source, "provenance_of"):
+        return CatalogOrigin(source, "default")
+    raise FormatError(
+        "source", source, "None, a string, a catalog entry, a Result or an origin object"
+    )
 
 
 class Math(Formatted):
@@ -144,6 +189,13 @@ class Math(Formatted):
 
     def _repr_markdown_(self) -> str:
         return str(self)
+
+
+class _SourcedMath(Math):
+    """A :class:`Math` span with an origin."""
+
+    def _repr_markdown_(self) -> str:
+        return span(str(self), self.origin)  # type: ignore[arg-type]
 
 
 class FormatError(ParameterError):
@@ -615,6 +667,7 @@ def fmt(
     commas: bool | None = None,
     prefix: str | None = None,
     allow_zero: bool | None = None,
+    source: Any = None,
 ) -> Formatted:
     """Render a number or Quantity for a sentence: ``fmt(h100.memory_bandwidth)``.
 
@@ -648,6 +701,11 @@ def fmt(
         Text put before the number, e.g. "~" (book contract).
     allow_zero : bool, optional
         Accept a value that rounds to zero (book contract); otherwise an error.
+    source : str, catalog entry or Result, optional
+        Where the value came from, for the hover text in HTML, when it cannot be
+        found by itself (a value computed in the chapter). A catalog Quantity or a
+        result's field read just before carries its own origin (see
+        :mod:`mlsys.core.provenance`).
 
     Returns
     -------
@@ -710,7 +768,7 @@ def fmt(
                 text = _join(_positional(x, sig, sep), target or None, space)
     if suffix:
         text = f"{text} {suffix}"
-    return Formatted(text)
+    return _formatted(text, quantity, source)
 
 
 def per(
@@ -823,11 +881,11 @@ def rng(
         dollars = (_convert(v, hi_units, _with(rest, "US_dollar")) for v in (lo, hi))
         per_unit = _per_text(rest)
         ends = [_money_number(v, digits, sep, compact=unit is None) + per_unit for v in dollars]
-        return Formatted(_EN_DASH.join(ends))
+        return _formatted(_EN_DASH.join(ends), high if origin_of(high) else low)
     if hi_units is not None:
         lo, hi = (_convert(v, hi_units, target or UnitsContainer()) for v in (lo, hi))
     ends = [_number(v, _sig(v, digits), sep) for v in (lo, hi)]
-    return Formatted(_join(_EN_DASH.join(ends), target, space))
+    return _formatted(_join(_EN_DASH.join(ends), target, space), high if origin_of(high) else low)
 
 
 def fmt_int(
@@ -869,7 +927,7 @@ def fmt_int(
             x = _convert(x, units, target)
     n = round(x)
     text = ("-" if n < 0 else "") + _group(str(abs(n)), sep)
-    return Formatted(_join(text, target or None, space))
+    return _formatted(_join(text, target or None, space), value)
 
 
 commas = fmt_int
@@ -923,7 +981,7 @@ def count(value: Any, noun: str | None = None, digits: int | None = None) -> For
         text = _positional(scaled, sig, ",") + _MONEY_SCALE[prefix]
     else:
         text = _positional(rounded, sig, ",")
-    return Formatted(f"{text} {noun}" if noun else text)
+    return _formatted(f"{text} {noun}" if noun else text, value)
 
 
 def pct(fraction: Any, digits: int | None = None) -> Formatted:
@@ -950,7 +1008,7 @@ def pct(fraction: Any, digits: int | None = None) -> Formatted:
     if units is not None:
         x = _convert(x, units, UnitsContainer())
     value = x * 100.0
-    return Formatted(_number(value, _sig(value, digits), ",") + "%")
+    return _formatted(_number(value, _sig(value, digits), ",") + "%", fraction)
 
 
 def times(factor: Any, digits: int | None = None) -> Formatted:
@@ -976,7 +1034,7 @@ def times(factor: Any, digits: int | None = None) -> Formatted:
     x, units = _coerce(factor, "factor")
     if units is not None:
         x = _convert(x, units, UnitsContainer())
-    return Formatted(_number(x, _sig(x, digits), ",") + _TIMES)
+    return _formatted(_number(x, _sig(x, digits), ",") + _TIMES, factor)
 
 
 multiple = times
@@ -1018,11 +1076,11 @@ def money(amount: Any, digits: int | None = None) -> Formatted:
     digits = _check_digits(digits)
     x, units = _coerce(amount, "amount")
     if units is None:
-        return Formatted(_money_number(x, digits, ","))
+        return _formatted(_money_number(x, digits, ","), amount)
     plan = _plan(units)
     if plan[0] != "money":
         raise FormatUnitError("amount", amount, "a number of dollars or a Quantity in USD")
-    return Formatted(_render(x, units, digits, ",", " "))
+    return _formatted(_render(x, units, digits, ",", " "), amount)
 
 
 def sci(value: Any, digits: int | None = None, unit: str | pint.Unit | None = None) -> Formatted:
@@ -1053,7 +1111,7 @@ def sci(value: Any, digits: int | None = None, unit: str | pint.Unit | None = No
     digits = _check_digits(digits)
     x, target = _in_unit(value, unit)
     text = _sci_text(x, _sig(x, digits))
-    return Formatted(text + (" " + _pretty(target) if target else ""))
+    return _formatted(text + (" " + _pretty(target) if target else ""), value)
 
 
 def latex(value: Any, digits: int | None = None, unit: str | pint.Unit | None = None) -> Formatted:
@@ -1119,7 +1177,7 @@ def md_math(value: Any, digits: int | None = None, unit: str | pint.Unit | None 
         if not value.strip():
             raise FormatError("value", value, "a number, a Quantity or a LaTeX expression")
         return Math(f"${value}$")
-    return Math(f"${latex(value, digits, unit)}$")
+    return _formatted(f"${latex(value, digits, unit)}$", value, cls=Math)
 
 
 def check(condition: Any, message: str) -> Formatted:

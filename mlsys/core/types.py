@@ -40,6 +40,7 @@ from pydantic import (
 
 from mlsys.core.errors import MlsysError, ParameterError
 from mlsys.core.precision import normalize_precision
+from mlsys.core.provenance import CatalogOrigin, register_entry, register_value
 from mlsys.core.units import as_quantity, as_si
 
 __all__ = [
@@ -163,6 +164,10 @@ class _Model(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise _as_configuration_error(type(self).__name__, exc) from None
+        if self.provenance:
+            # An entry that cites sources lends them to its Quantities: fmt(h100.tdp) can
+            # then say "datasheet" on hover (mlsys.core.provenance).
+            register_entry(self)
 
     @property
     def label(self) -> str:
@@ -695,6 +700,9 @@ class TransformerWorkload(_Model):
         else:
             # A given total scales the derived active count by the same factor.
             active = derived["active"] * (total / derived["total"])
+        if self.provenance:  # fmt(model.total_params) names the paper the shape is from
+            register_value(total, CatalogOrigin(self, "params"), permanent=True)
+            register_value(active, CatalogOrigin(self, "active_params"), permanent=True)
         return (total, active)
 
     @property
