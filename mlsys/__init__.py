@@ -12,8 +12,9 @@ Examples
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import TYPE_CHECKING, Any
+
+from mlsys.core.deprecation import deprecated_getattr
 
 __version__ = "0.1.0"
 
@@ -86,18 +87,18 @@ _DEPRECATED: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
+def _lazy(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
-    if name in _DEPRECATED:
-        new = _DEPRECATED[name]
-        warnings.warn(
-            f"mlsys.{name} is deprecated; use mlsys.{new}", DeprecationWarning, stacklevel=2
-        )
-        return __getattr__(new)
     raise AttributeError(f"module 'mlsys' has no attribute {name!r}")
+
+
+# Deprecated names warn once per access (mlsys.core.deprecation), then resolve lazily.
+__getattr__ = deprecated_getattr(
+    "mlsys", _DEPRECATED, lambda old: _lazy(_DEPRECATED[old]), fallback=_lazy
+)
 
 
 def __dir__() -> list[str]:
