@@ -11,6 +11,12 @@ it has dimensions of its own for the things ML-systems arithmetic must never mix
   dimensionless; mlsys restores it as a dimension so ``1 GB + 1`` and a bandwidth given
   in ``GB`` are errors. SI (``GB``) and IEC (``GiB``) prefixes both work.
 
+The textbook *Machine Learning Systems* (harvard-edge/cs249r_book) counts FLOPs,
+parameters, tokens and dollars as plain numbers instead; :func:`to_book_counts` turns a
+Quantity into that arithmetic (``flop_count``, ``parameter_count``, ``token_count``,
+``dollar_count``: dimensionless units of size one) for the book's names in
+:mod:`mlsys.constants`, without weakening the dimensions above.
+
 The registry is built from a definitions file that pint caches on disk, so building it
 costs about 20 ms after the first time; it is built on first use, not at import.
 """
@@ -37,6 +43,8 @@ __all__ = [
     "as_si",
     "as_quantity",
     "si_unit",
+    "to_book_counts",
+    "BOOK_COUNT_UNITS",
 ]
 
 _OWN_DEFINITIONS = Path(__file__).with_name("units_definitions.txt")
@@ -312,3 +320,82 @@ def as_quantity(value: Any, unit: str, name: str = "value") -> pint.Quantity:
             return value
         return registry.Quantity(value.magnitude, str(value.units))
     return registry.Quantity(value, _unit(unit))
+
+
+BOOK_COUNT_UNITS: dict[str, str] = {
+    "flop": "flop_count",
+    "parameter": "parameter_count",
+    "token": "token_count",
+    "US_dollar": "dollar_count",
+}
+"""mlsys count unit -> the book's dimensionless count unit of the same size."""
+
+_COUNT_DIMENSIONS = {"[compute]": "flop", "[parameter]": "parameter", "[token]": "token"}
+_COUNT_DIMENSIONS["[currency]"] = "US_dollar"
+
+
+@lru_cache(maxsize=256)
+def _book_units(units: Any) -> tuple[float, Any] | None:
+    """Factor and unit that replace mlsys's count units in ``units`` (None: nothing to do)."""
+    registry = get_registry()
+    factor = 1.0
+    result = registry.Unit("")
+    changed = False
+    for name, power in units.items():
+        dims = registry.Unit(name).dimensionality
+        base = _COUNT_DIMENSIONS.get(next(iter(dims), "")) if len(dims) == 1 else None
+        if base is None:
+            result = result * registry.Unit(name) ** power
+            continue
+        changed = True
+        prefix, unit_name, _ = registry.parse_unit_name(name)[0]
+        if unit_name == base:
+            # keep the prefix the author wrote: 989 TFLOP/s -> 989 Tflop_count/s
+            result = result * registry.Unit(prefix + BOOK_COUNT_UNITS[base]) ** power
+        else:  # another unit of the dimension (cent): convert to the base count
+            factor *= registry.Quantity(1.0, name).m_as(base) ** power
+            result = result * registry.Unit(BOOK_COUNT_UNITS[base]) ** power
+    return (factor, result) if changed else None
+
+
+def to_book_counts(q: Any) -> Any:
+    """``q`` with FLOPs, parameters, tokens and dollars as plain counts (the book's arithmetic).
+
+    mlsys gives ``flop``, ``parameter``, ``token`` and ``USD`` dimensions of their own, so
+    ``Q_(175e9, "param") * 4 * ureg.byte`` cannot become megabytes. The textbook
+    *Machine Learning Systems* (harvard-edge/cs249r_book) counts them as plain numbers;
+    its chapters do that arithmetic. This returns the same amount with each such unit
+    replaced by its dimensionless count unit of equal size (``flop_count``,
+    ``parameter_count``, ``token_count``, ``dollar_count``; a prefix is kept), so the
+    book's expressions work while mlsys's own registry keeps refusing ``flop + byte``.
+
+    Parameters
+    ----------
+    q : pint.Quantity or float
+        Any Quantity (magnitude a float or an array); other values are returned as they
+        are.
+
+    Returns
+    -------
+    pint.Quantity or float
+        Equal amount, count dimensions removed: 989 TFLOP/s -> 989 Tflop_count/s, which
+        converts to ``1/s``.
+
+    Examples
+    --------
+    >>> params = to_book_counts(Q_(175e9, "parameter"))
+    >>> (params * 4 * ureg.byte).m_as("GB")
+    700.0
+    >>> to_book_counts(Q_(989, "TFLOP/s")).m_as("1/s")
+    989000000000000.0
+    """
+    if not isinstance(q, pint.Quantity):
+        return q
+    if q._REGISTRY is not get_registry():
+        q = get_registry().Quantity(q.magnitude, str(q.units))
+    plan = _book_units(q._units)
+    if plan is None:
+        return q
+    factor, unit = plan
+    magnitude = q.magnitude * factor if factor != 1.0 else q.magnitude
+    return get_registry().Quantity(magnitude, unit)
