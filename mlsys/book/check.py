@@ -12,11 +12,15 @@ static (fast, the default)
     raising a ``DeprecationWarning`` when the attribute is read; both are recognised.
     ``{{< include >}}`` files are spliced in where they stand, as Quarto does; an
     import inside ``try: ... except ImportError:`` is only a warning (it has a fallback);
-    ``#| eval: false`` cells are shown, not run, and are not checked.
+    ``#| eval: false`` cells are shown, not run, and are not checked. An inline
+    expression known to have an empty value (``check(...)`` while it returns ``""``,
+    the literals ``""`` and ``None``) is an error: Quarto leaves it in the page as code.
 executed (``--execute``)
     Each chapter runs in a Jupyter kernel exactly as Quarto runs it (see
     :mod:`mlsys.book.kernel`); a raising cell, a failing inline expression, and output
-    that shows ``nan``, ``inf``, a raw pint repr, ``None`` or a traceback are errors.
+    that shows ``nan``, ``inf``, a raw pint repr, ``None`` or a traceback are errors, and
+    so is an inline value whose text is empty. One kernel serves many chapters, each in
+    a fresh namespace (see :func:`mlsys.book.kernel.execute_documents`).
 
 Every finding carries the .qmd file, line and column (1-based lines of the .qmd, not of
 the cell), a severity, a short code and a message.
@@ -42,10 +46,11 @@ import pkgutil
 import types
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlsys.book.findings import Finding, display_path
 from mlsys.book.qmd import CodeCell, IncludeError, QmdDocument, iter_steps, read_qmd
 
 __all__ = [
@@ -65,45 +70,6 @@ __all__ = [
 #: Directories never searched, besides those whose name starts with ``_`` or ``.``
 #: (which Quarto does not render either: ``_book``, ``_site``, ``_freeze``, ``.quarto``).
 SKIP_DIRS = frozenset({"node_modules", "venv", "env", "site-packages"})
-
-
-@dataclass(frozen=True, order=True)
-class Finding:
-    """One problem found in a .qmd file.
-
-    Attributes
-    ----------
-    file : str
-        Path of the .qmd file, as given or relative to the working directory.
-    line : int
-        1-based line in the .qmd file.
-    col : int
-        1-based column (``1`` when only the line is known).
-    severity : str
-        ``"error"`` (the build fails) or ``"warning"``.
-    code : str
-        Short machine-readable kind: ``syntax``, ``unknown-name``, ``unknown-module``,
-        ``import-failed``, ``deprecated``, ``cell-options``, ``front-matter``,
-        ``nested-cell``, ``cell-error``, ``inline-error``, ``timeout``, ``kernel``,
-        ``bad-output``.
-    message : str
-        What is wrong and, where possible, what to write instead.
-    """
-
-    file: str
-    line: int
-    col: int
-    severity: str
-    code: str
-    message: str
-
-    def format(self) -> str:
-        """``file:line:col: severity: message [code]``, the compiler convention."""
-        return f"{self.file}:{self.line}:{self.col}: {self.severity}: {self.message} [{self.code}]"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The finding as a JSON-ready dict (keys: file line col severity code message)."""
-        return asdict(self)
 
 
 # ---------------------------------------------------------------------------------------
@@ -188,12 +154,7 @@ def quarto_input_files(environ: dict[str, str] | None = None) -> list[Path] | No
     return files
 
 
-def _display_path(p: Path) -> str:
-    try:
-        rel = os.path.relpath(p)
-    except ValueError:  # other drive on Windows
-        return p.as_posix()
-    return Path(rel).as_posix() if not rel.startswith("..") else p.as_posix()
+_display_path = display_path  # the name the rest of this module uses
 
 
 # ---------------------------------------------------------------------------------------
@@ -793,9 +754,45 @@ def check_document_static(
             except SyntaxError as exc:
                 add_here(item.line, item.col, "error", "syntax", f"inline expression: {exc.msg}")
                 continue
+            empty = _renders_empty(tree)
+            if empty:
+                add_here(
+                    item.line,
+                    item.col,
+                    "error",
+                    "inline-empty",
+                    f"`{item.expression}` {empty}, so Quarto leaves the expression in the "
+                    "page as code; move it into a cell with `#| include: false`",
+                )
             checker.report = _reporter(loc, add_here)
             checker.visit(tree)
     return findings
+
+
+def _check_renders_empty() -> bool:
+    """Whether ``mlsys.core.fmt.check`` of a true claim renders as nothing in a page."""
+    from mlsys.core.fmt import check
+
+    return not str(check(True, "a true claim"))
+
+
+def _renders_empty(tree: ast.Expression) -> str | None:
+    """Why an inline expression is known, without running it, to have an empty value.
+
+    Quarto (``executeInlineCodeHandler`` in quarto-cli's ``execute-inline.ts``) puts an
+    inline value into the page only when its text is non-empty; otherwise the
+    expression stays in the page as code. Known before running: the literals ``""`` and
+    ``None`` (shown as "None"), and ``check(...)`` while it returns an empty string.
+    """
+    body = tree.body
+    if isinstance(body, ast.Constant) and body.value in ("", None):
+        return f"is the literal {body.value!r}"
+    if isinstance(body, ast.Call):
+        func = body.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if name == "check" and _check_renders_empty():
+            return "calls check(), whose value is the empty string"
+    return None
 
 
 def _reporter(loc: _Location, add: Any) -> Any:

@@ -12,6 +12,8 @@ repr removed. This module does the same, so what it records is what the book pri
 The kernel is ipykernel started with the interpreter running this code
 (``sys.executable``), whatever kernelspec named ``python3`` is installed elsewhere.
 The working directory is the chapter's directory (Quarto's default ``execute-dir``).
+One kernel serves several chapters, each in a fresh namespace (see
+:func:`execute_documents`), because starting a kernel costs more than most chapters.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsys.book.check import Finding, _display_path
+from mlsys.book.findings import Finding
+from mlsys.book.findings import display_path as _display_path
 from mlsys.book.qmd import CodeCell, IncludeError, InlineExpr, QmdDocument, iter_steps, read_qmd
 
 __all__ = [
@@ -285,6 +288,16 @@ class _Run:
         self.result.inline_values.append(
             InlineValue(self.where, expr.line, expr.col, expr.expression, text, mime)
         )
+        if not text:
+            self.add(
+                expr.line,
+                expr.col,
+                "error",
+                "inline-empty",
+                f"`{expr.expression}` has an empty value, so Quarto leaves the expression "
+                "in the page as code; move it into a cell with `#| include: false`",
+            )
+            return
         why = bad_output(text)
         if why:
             self.add(
@@ -294,6 +307,158 @@ class _Run:
                 "bad-output",
                 f"inline value of `{expr.expression}` {why}: {text[:80]!r}",
             )
+
+
+_Plan = list[tuple[str, CodeCell | list[InlineExpr]]]
+
+
+def _plan(p: Path) -> tuple[_Run, _Plan]:
+    """What Quarto sends to the kernel for one chapter, in order: the cells it runs, and
+    batches of the inline expressions that stand between two cells."""
+    display = _display_path(p)
+    doc = read_qmd(p)
+    run = _Run(doc, display, 0.0)
+    plan: _Plan = []
+    try:
+        steps = list(iter_steps(doc))
+    except IncludeError as exc:
+        run.where = _display_path(exc.doc.path) if exc.doc.path else display
+        run.add(exc.include.line, 1, "error", "include", str(exc))
+        run.result.completed = False
+        return run, []
+    for owner, item in steps:
+        where = _display_path(owner.path) if owner.path else display
+        if isinstance(item, CodeCell):
+            if doc.runs(item):  # the chapter's own execute options apply to includes
+                plan.append((where, item))
+        elif plan and isinstance(plan[-1][1], list) and plan[-1][0] == where:
+            plan[-1][1].append(item)
+        else:
+            plan.append((where, [item]))
+    return run, plan
+
+
+# Run silently before each chapter when one kernel serves several: Quarto gives every
+# chapter a fresh kernel, so the previous chapter's names, figures, working directory
+# and document variables must not leak into the next. Imported modules stay loaded,
+# which is the point (importing mlsys, numpy and matplotlib is most of a kernel's start).
+# ``%reset`` also drops the module attributes ``multiprocessing`` reads from __main__
+# (``__spec__``), so they are put back.
+_FRESH_CHAPTER = """\
+(lambda ip, keep: (ip.run_line_magic("reset", "-f"), ip.user_ns.update(keep)))(
+    get_ipython(),
+    {{k: globals()[k] for k in ("__doc__", "__loader__", "__package__", "__spec__")}},
+)
+import os as _os, sys as _sys
+if "matplotlib.pyplot" in _sys.modules:
+    _sys.modules["matplotlib.pyplot"].close("all")
+_os.chdir({cwd!r})
+_os.environ["QUARTO_DOCUMENT_PATH"] = {doc_dir!r}
+_os.environ["QUARTO_DOCUMENT_FILE"] = {doc_file!r}
+del _os, _sys
+"""
+
+
+def _new_client(nb: Any, timeout: float, cwd: Path) -> Any:
+    from nbclient import NotebookClient
+
+    return NotebookClient(
+        nb,
+        timeout=timeout,
+        allow_errors=True,
+        record_timing=False,
+        kernel_name="python3",
+        kernel_manager_class=_kernel_manager_class(),
+        # The kernel listens on loopback only; its warning about unencrypted TCP is noise,
+        # and ipykernel logs the interrupt jupyter_client sends at shutdown as an ERROR.
+        # Cell errors reach us as messages, never through this log.
+        extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+        resources={"metadata": {"path": str(cwd)}},
+    )
+
+
+def _run_chapter(client: Any, nb: Any, run: _Run, plan: _Plan) -> bool:
+    """Send one chapter's plan to a running kernel; ``False`` when the kernel is no
+    longer usable (it died or is still busy with a timed-out cell)."""
+    import nbformat
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    line_now = 1
+    try:
+        for where, item in plan:
+            run.where = where
+            if isinstance(item, CodeCell):
+                line_now = item.header_line
+                nb.cells.append(nbformat.v4.new_code_cell(item.code))
+                node = client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
+                count = node.get("execution_count")
+                if count:
+                    run.by_count[int(count)] = (item, where)
+                errors = [o for o in node.outputs if o.get("output_type") == "error"]
+                if errors and item.options.get("error", False) is not True:
+                    run.cell_failed(item, count, errors[0])
+                    run.result.completed = False
+                    break  # Quarto stops the render at the first failing cell
+                run.check_outputs(item, node.outputs)
+            else:
+                line_now = item[0].line
+                user_expressions = {str(i): e.expression for i, e in enumerate(item)}
+                msg_id = client.kc.execute(
+                    "", silent=False, store_history=False, user_expressions=user_expressions
+                )
+                reply = client.wait_for_reply(msg_id) or {}
+                results = reply.get("content", {}).get("user_expressions", {})
+                for i, expr in enumerate(item):
+                    run.record_inline(expr, results.get(str(i), {"status": "error"}))
+    except CellTimeoutError:
+        run.add(line_now, 1, "error", "timeout", f"cell did not finish in {run.timeout:g} s")
+        run.result.completed = False
+        return False
+    except DeadKernelError as exc:
+        run.add(line_now, 1, "error", "kernel", f"the kernel died: {exc}")
+        run.result.completed = False
+        return False
+    return True
+
+
+def _run_in_one_kernel(paths: Sequence[Path], timeout: float) -> list[ExecutionResult]:
+    """Run chapters one after another in one kernel, each in a fresh namespace.
+
+    A kernel that dies or times out is replaced for the chapters after it.
+    """
+    import nbformat
+
+    results: list[ExecutionResult] = []
+    pending = list(paths)
+    while pending:
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "language": "python",
+            "display_name": "Python 3",
+        }
+        first = pending[0]
+        client = _new_client(nb, timeout, _execute_dir(first))
+        with client.setup_kernel(env=_kernel_env(first)):
+            while pending:
+                p = pending.pop(0)
+                run, plan = _plan(p)
+                run.timeout = timeout
+                results.append(run.result)
+                if not plan:
+                    continue
+                fresh = _FRESH_CHAPTER.format(
+                    cwd=str(_execute_dir(p)), doc_dir=str(p.parent), doc_file=p.name
+                )
+                msg_id = client.kc.execute(fresh, silent=True, store_history=False)
+                reply = client.wait_for_reply(msg_id) or {}
+                if reply.get("content", {}).get("status") != "ok":
+                    run.add(1, 1, "error", "kernel", "could not give the chapter a fresh kernel")
+                    run.result.completed = False
+                    break
+                if not _run_chapter(client, nb, run, plan):
+                    break  # start a new kernel for the chapters left
+    return results
 
 
 def execute_document(path: str | Path, *, timeout: float = 120.0) -> ExecutionResult:
@@ -310,90 +475,7 @@ def execute_document(path: str | Path, *, timeout: float = 120.0) -> ExecutionRe
     -------
     ExecutionResult
     """
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
-    p = Path(path)
-    display = _display_path(p)
-    doc = read_qmd(p)
-    run = _Run(doc, display, timeout)
-    try:
-        steps = list(iter_steps(doc))
-    except IncludeError as exc:
-        run.where = _display_path(exc.doc.path) if exc.doc.path else display
-        run.add(exc.include.line, 1, "error", "include", str(exc))
-        run.result.completed = False
-        return run.result
-    # What Quarto sends to the kernel, in order: cells it runs, and batches of the
-    # inline expressions that stand between two cells.
-    plan: list[tuple[str, CodeCell | list[InlineExpr]]] = []
-    for owner, item in steps:
-        where = _display_path(owner.path) if owner.path else display
-        if isinstance(item, CodeCell):
-            if doc.runs(item):  # the chapter's own execute options apply to includes
-                plan.append((where, item))
-        elif plan and isinstance(plan[-1][1], list) and plan[-1][0] == where:
-            plan[-1][1].append(item)
-        else:
-            plan.append((where, [item]))
-    if not plan:
-        return run.result
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "language": "python",
-        "display_name": "Python 3",
-    }
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        allow_errors=True,
-        record_timing=False,
-        kernel_name="python3",
-        kernel_manager_class=_kernel_manager_class(),
-        # The kernel listens on loopback only; its warning about unencrypted TCP is noise,
-        # and ipykernel logs the interrupt jupyter_client sends at shutdown as an ERROR.
-        # Cell errors reach us as messages, never through this log.
-        extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
-        resources={"metadata": {"path": str(_execute_dir(p))}},
-    )
-    line_now = 1
-    try:
-        with client.setup_kernel(env=_kernel_env(p)):
-            for where, item in plan:
-                run.where = where
-                if isinstance(item, CodeCell):
-                    line_now = item.header_line
-                    nb.cells.append(nbformat.v4.new_code_cell(item.code))
-                    node = client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
-                    count = node.get("execution_count")
-                    if count:
-                        run.by_count[int(count)] = (item, where)
-                    errors = [o for o in node.outputs if o.get("output_type") == "error"]
-                    if errors and item.options.get("error", False) is not True:
-                        run.cell_failed(item, count, errors[0])
-                        run.result.completed = False
-                        break  # Quarto stops the render at the first failing cell
-                    run.check_outputs(item, node.outputs)
-                else:
-                    line_now = item[0].line
-                    user_expressions = {str(i): e.expression for i, e in enumerate(item)}
-                    msg_id = client.kc.execute(
-                        "", silent=False, store_history=False, user_expressions=user_expressions
-                    )
-                    reply = client.wait_for_reply(msg_id) or {}
-                    results = reply.get("content", {}).get("user_expressions", {})
-                    for i, expr in enumerate(item):
-                        run.record_inline(expr, results.get(str(i), {"status": "error"}))
-    except CellTimeoutError:
-        run.add(line_now, 1, "error", "timeout", f"cell did not finish in {timeout:g} s")
-        run.result.completed = False
-    except DeadKernelError as exc:
-        run.add(line_now, 1, "error", "kernel", f"the kernel died: {exc}")
-        run.result.completed = False
-    return run.result
+    return _run_in_one_kernel([Path(path)], timeout)[0]
 
 
 def _execute_dir(path: Path) -> Path:
@@ -412,9 +494,17 @@ def _execute_dir(path: Path) -> Path:
 
 
 def execute_documents(
-    paths: Sequence[str | Path], *, jobs: int = 2, timeout: float = 120.0
+    paths: Sequence[str | Path], *, jobs: int = 1, timeout: float = 120.0
 ) -> list[ExecutionResult]:
-    """Run chapters in parallel, each in its own kernel.
+    """Run chapters in as few kernels as ``jobs`` allows, each chapter in a fresh namespace.
+
+    Quarto starts one kernel per chapter; starting one and importing mlsys, numpy and
+    matplotlib into it costs more than most chapters take to run, so here one kernel
+    serves many chapters: before each, its namespace is reset (``%reset -f``), its
+    figures closed, its working directory and ``QUARTO_DOCUMENT_*`` variables set to
+    the chapter's. What a chapter leaves in an imported module (a catalog entry it
+    registered) is visible to the chapters after it in the same kernel; Quarto would not
+    show it. A kernel that dies or times out is replaced for the chapters after it.
 
     Parameters
     ----------
@@ -422,7 +512,7 @@ def execute_documents(
         .qmd files. Files whose name starts with ``_`` are skipped: Quarto does not
         render them on their own (they are included into other pages).
     jobs : int
-        Chapters run at once (each is one kernel process).
+        Kernels run at once; the chapters are shared among them by size.
     timeout : float
         Seconds allowed to each cell.
 
@@ -434,5 +524,23 @@ def execute_documents(
     runnable = [Path(p) for p in paths if not Path(p).name.startswith("_")]
     if not runnable:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(lambda q: execute_document(q, timeout=timeout), runnable))
+    groups: list[list[Path]] = [[] for _ in range(max(1, min(jobs, len(runnable))))]
+    loads = [0] * len(groups)
+    # Largest first onto the least-loaded kernel: chapter size is a fair proxy for its
+    # run time, and it keeps one kernel from getting all the heavy chapters.
+    for p in sorted(runnable, key=lambda q: -q.stat().st_size if q.exists() else 0):
+        i = loads.index(min(loads))
+        groups[i].append(p)
+        loads[i] += p.stat().st_size if p.exists() else 0
+    order = {p: i for i, p in enumerate(runnable)}
+    for group in groups:
+        group.sort(key=order.__getitem__)
+    if len(groups) == 1:
+        done = _run_in_one_kernel(groups[0], timeout)
+    else:
+        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            done = [
+                r for rs in pool.map(lambda g: _run_in_one_kernel(g, timeout), groups) for r in rs
+            ]
+    by_path = {r.path: r for r in done}
+    return [by_path[p] for p in runnable]
