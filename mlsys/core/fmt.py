@@ -109,7 +109,24 @@ _TIME_LADDER = (
 # Money above a million: pint's prefix -> the word-initial readers expect.
 _MONEY_SCALE = {"mega": "M", "giga": "B", "tera": "T"}
 # Unit symbols pint prints that read badly in prose (pint's year is the annum, "a").
-_SYMBOL_FIXES = ((re.compile(r"(?<![\w°µ])a(?![\w])"), "yr"),)
+_SYMBOL_FIXES = (
+    (re.compile(r"(?<![\w°µ])a(?![\w])"), "yr"),
+    # The guide writes carbon "t CO₂e": a space and a subscript two.
+    (re.compile(r"(?<![\w])([kMGTmµ]?[gt])CO2e"), "\\1 CO₂e"),
+    # Water: a kilolitre is a cubic metre; readers know m³, not kl.
+    (re.compile(r"(?<![\w])l(?![\w])"), "L"),
+)
+# A rate of events (unit 1/s) is written per the largest period in which at least one
+# happens (a failure rate of 2e-6/s is "7.2/h"), never with a prefix on the time.
+_RATE_LADDER = (("s", 1.0), ("h", 3600.0), ("d", 86400.0), ("yr", 365.25 * 86400.0))
+# Counts with a noun: tokens and parameters are written as words ("70 billion parameters",
+# "170,000 tokens/s"); FLOPs and bytes keep SI prefixes, the convention of the field.
+_WORD_NOUNS = {"[token]": ("token", "tokens"), "[parameter]": ("parameter", "parameters")}
+_WORD_SCALE = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
+_WORD_DIGITS = 3  # a count in words shows 3 significant digits, zeros kept: "13.0 billion"
+_RATE_UNITS = {"s": "second", "h": "hour", "d": "day", "yr": "year"}
+_EXACT_SECONDS = 1000.0  # below this, an exact count of seconds is not turned into minutes
+_WH_SECONDS = 3600.0  # joules from one watt-hour up are written in Wh, kWh, MWh, GWh
 
 
 # ---------------------------------------------------------------------------------------
@@ -376,6 +393,22 @@ def _carried_digits(x: float) -> int:
     return max(1, len(mantissa.replace(".", "").rstrip("0")))
 
 
+def _exact_digits(x: float) -> int | None:
+    """Significant digits of a whole number small enough to print exactly, else None."""
+    if x == int(x) and abs(x) < 10.0**_SCI_HIGH:
+        return max(1, len(str(abs(int(x))).rstrip("0")))
+    return None
+
+
+def _sig_exact(x: float, digits: int | None) -> int:
+    """As :func:`_sig`, but a whole number keeps every digit (no silent rounding)."""
+    if digits is None:
+        exact = _exact_digits(x)
+        if exact is not None:
+            return exact
+    return _sig(x, digits)
+
+
 def _sig(x: float, digits: int | None) -> int:
     if digits is not None:
         return digits
@@ -466,6 +499,13 @@ def _plan(units: UnitsContainer) -> tuple[Any, ...]:
         return ("plain",)
     if len(items) > 1 and not registry.Quantity(1.0, _unit_of(units)).dimensionality:
         return ("ratio",)  # GB/MB, FLOP/FLOP: a plain number
+    if (
+        not leading
+        and len(items) == 1
+        and items[0][1] == -1
+        and set(registry.Quantity(1.0, items[0][0]).dimensionality) == {"[time]"}
+    ):
+        return ("rate",)
     if len(leading) != 1 or leading[0][1] != 1:
         return ("fixed",)
     name = leading[0][0]
@@ -474,10 +514,16 @@ def _plan(units: UnitsContainer) -> tuple[Any, ...]:
     dims = set(dimensionality)
     if not dims:
         return ("fixed",)  # percent, ppm ...
+    rest = _per_kwh(rest)
     if dims == {"[currency]"}:
         return ("money", rest)
     if dims == {"[co2e]"}:
         return ("co2e", rest)
+    if len(dims) == 1 and next(iter(dims)) in _WORD_NOUNS and all(p < 0 for _, p in rest.items()):
+        base = infer_base_unit(registry.Quantity(1.0, name), registry=registry)
+        return ("words", next(iter(base)), rest, _WORD_NOUNS[next(iter(dims))])
+    if dimensionality == registry.Quantity(1.0, "liter").dimensionality and not rest:
+        return ("water",)
     if registry.Quantity(0.0, name).to_base_units().magnitude != 0:
         return ("fixed",)  # °C, °F: prefixes on offset units mean nothing
     if dims == {"[time]"} and not rest:
@@ -488,6 +534,28 @@ def _plan(units: UnitsContainer) -> tuple[Any, ...]:
     (base_name,) = tuple(base)
     counting = len(dims) == 1 and next(iter(dims)) in _COUNTING_DIMENSIONS
     return ("si", base_name, rest, counting)
+
+
+@lru_cache(maxsize=256)
+def _per_time_only(rest: UnitsContainer) -> bool:
+    """Nothing, or only a time in the denominator (energy per year reads MWh/yr)."""
+    registry = get_registry()
+    return all(
+        p < 0 and set(registry.Quantity(1.0, n).dimensionality) == {"[time]"}
+        for n, p in rest.items()
+    )
+
+
+def _per_kwh(rest: UnitsContainer) -> UnitsContainer:
+    """Per-energy denominators read per kWh: "$0.08/kWh", "385 g CO₂e/kWh"."""
+    registry = get_registry()
+    energy = registry.Quantity(1.0, "J").dimensionality
+    out = {}
+    for n, p in rest.items():
+        if p == -1 and registry.Quantity(1.0, n).dimensionality == energy:
+            n = "kilowatt_hour"
+        out[n] = p
+    return UnitsContainer(out)
 
 
 @lru_cache(maxsize=1024)
@@ -542,23 +610,46 @@ def _choose(
     ``kind`` is "plain", "unit", "sci" (write 10^n with the unit) or "money".
     """
     if units is None:
-        return x, None, _sig(x, digits), "plain"
+        return x, None, _sig_exact(x, digits), "plain"
     plan = _plan(units)
     kind = plan[0]
     if kind == "plain":
-        return x, None, _sig(x, digits), "plain"
+        return x, None, _sig_exact(x, digits), "plain"
     if kind == "ratio":
         value = _convert(x, units, UnitsContainer())
-        return value, None, _sig(value, digits), "plain"
+        return value, None, _sig_exact(value, digits), "plain"
     if kind == "fixed":
-        return x, units, _sig(x, digits), "unit"
+        return x, units, _sig_exact(x, digits), "unit"
     if kind == "money":
         rest = plan[1]
         value = _convert(x, units, _with(rest, "US_dollar"))
         return value, rest, _sig(value, digits), "money"
+    if kind == "words":
+        _, base_name, rest, _nouns = plan
+        value = _convert(x, units, _with(rest, base_name))
+        return value, rest, _sig_exact(value, digits), "words"
+    if kind == "rate":
+        per_second = _convert(x, units, UnitsContainer({"second": -1}))
+        symbol, seconds = next(
+            ((name, period) for name, period in _RATE_LADDER if abs(per_second) * period >= 1.0),
+            _RATE_LADDER[-1],
+        )
+        value = per_second * seconds
+        return value, UnitsContainer({_RATE_UNITS[symbol]: -1}), _sig(value, digits), "unit"
+    if kind == "water":
+        litres = _convert(x, units, UnitsContainer({"liter": 1}))
+        sig = _sig(litres, digits)
+        if abs(_round_sig(litres, sig)) >= 1000.0:
+            cubic = UnitsContainer({"meter": 3})
+            return _convert(litres, UnitsContainer({"liter": 1}), cubic), cubic, sig, "unit"
+        value, target, _ = _prefixed(litres, "liter", UnitsContainer(), sig, lowest=-3, highest=0)
+        return value, target, sig, "unit"
     if kind == "si":
         _, base_name, rest, counting = plan
         x_base = _convert(x, units, _with(rest, base_name))
+        if base_name == "joule" and abs(x_base) >= _WH_SECONDS and _per_time_only(rest):
+            base_name = "watt_hour"  # energy from 1 Wh up: Wh, kWh, MWh, GWh
+            x_base = _convert(x, units, _with(rest, base_name))
         sig = _sig(x_base, digits)
         value, target, beyond = _prefixed(
             x_base, base_name, rest, sig, lowest=0 if counting else None, highest=None
@@ -574,7 +665,12 @@ def _choose(
             )
             return value, target, sig, "unit"
         second = UnitsContainer({"second": 1})
-        exact = digits is None and _carried_digits(seconds) <= MAX_CARRIED_DIGITS
+        # A short exact duration stays exact (100 s, not 1.667 min); longer ones climb.
+        exact = (
+            digits is None
+            and _carried_digits(seconds) <= MAX_CARRIED_DIGITS
+            and abs(seconds) < _EXACT_SECONDS
+        )
         for name, start in _TIME_LADDER:
             if rounded < start:
                 continue
@@ -602,7 +698,38 @@ def _join(number: str, units: UnitsContainer | None, space: str) -> str:
     symbol = _pretty(units)
     if not symbol:
         return number
+    if symbol.startswith("1/"):
+        return number + symbol[1:]  # a rate: "7.2/h", never "7.2 1/h"
     return number + ("" if symbol == "%" else space) + symbol
+
+
+def _words(
+    value: float,
+    sig: int,
+    digits: int | None,
+    nouns: tuple[str, str],
+    rest: UnitsContainer,
+    sep: str,
+    space: str,
+) -> str:
+    """A count of tokens or parameters in words: "170,000 tokens/s", "13.0 billion"."""
+    magnitude = abs(value)
+    for scale, word in _WORD_SCALE:
+        if magnitude >= scale:
+            wsig = digits or min(_carried_digits(value / scale), _WORD_DIGITS)
+            if digits is None and _carried_digits(value / scale) > _WORD_DIGITS:
+                wsig = _WORD_DIGITS  # rounded: keep the zeros so it looks rounded
+                scaled = _round_sig(value / scale, wsig)
+                decimals = max(0, wsig - 1 - math.floor(math.log10(abs(scaled))))
+                number = f"{scaled:,.{decimals}f}".replace(",", sep)
+            else:
+                number = _positional(value / scale, wsig, sep)
+            number += f" {word}"
+            break
+    else:
+        number = _number(value, sig, sep)
+    noun = nouns[0] if value == 1 else nouns[1]
+    return f"{number}{space}{noun}{_per_text(rest)}"
 
 
 def _per_text(rest: UnitsContainer | None) -> str:
@@ -642,6 +769,9 @@ def _render(
     x: float, units: UnitsContainer | None, digits: int | None, sep: str, space: str
 ) -> str:
     value, target, sig, kind = _choose(x, units, digits)
+    if kind == "words":
+        nouns = _plan(units)[3]  # type: ignore[arg-type]
+        return _words(value, sig, digits, nouns, target or UnitsContainer(), sep, space)
     if kind == "money":
         text = _money_number(value, digits, sep)
         return text + _per_text(target)
@@ -760,7 +890,7 @@ def fmt(
             dollars = _convert(x, target, _with(plan[1], "US_dollar"))
             text = _money_number(dollars, digits, sep, compact=False) + _per_text(plan[1])
         else:
-            sig = _sig(x, digits)
+            sig = _sig_exact(x, digits)
             exponent = _split(x, sig)[1] if x else 0
             if exponent >= _SCI_HIGH or exponent < _SCI_LOW:
                 text = _sci_text(x, sig) + (space + _pretty(target) if target else "")
@@ -893,8 +1023,9 @@ def fmt_int(
 ) -> Formatted:
     """A whole number with thousands separators: "16,384".
 
-    The value is rounded to the nearest integer (halves to even). A Quantity keeps its
-    unit (no prefix is chosen) unless ``unit`` is given.
+    Every digit is printed. A value that is not whole (beyond float noise of one part in
+    10¹²) is refused rather than silently rounded: round it first (``round(x)``) or use
+    :func:`fmt`. A Quantity keeps its unit (no prefix is chosen) unless ``unit`` is given.
 
     Parameters
     ----------
@@ -916,7 +1047,7 @@ def fmt_int(
     >>> from mlsys import Q_
     >>> fmt_int(Q_(2048, "token"))
     '2,048 token'
-    >>> commas(1234567.4)
+    >>> commas(1234567.0)
     '1,234,567'
     """
     x, units = _coerce(value, "value")
@@ -926,6 +1057,14 @@ def fmt_int(
         if units is not None:
             x = _convert(x, units, target)
     n = round(x)
+    if abs(x - n) > 1e-12 * max(1.0, abs(x)):
+        raise FormatError(
+            "value",
+            value,
+            "a whole number",
+            f"It would be shown as {n:,}, hiding the fraction: write round(x) to mean "
+            "that, or use fmt(x) to keep the digits.",
+        )
     text = ("-" if n < 0 else "") + _group(str(abs(n)), sep)
     return _formatted(_join(text, target or None, space), value)
 
@@ -964,9 +1103,14 @@ def count(value: Any, noun: str | None = None, digits: int | None = None) -> For
     x, units = _coerce(value, "value")
     if units is not None:
         plan = _plan(units)
-        base = plan[1] if plan[0] == "si" and plan[3] and not plan[2] else None
-        if base is None and plan[0] != "plain":
-            raise FormatUnitError("value", value, "a count: a number, tokens or parameters")
+        base = plan[1] if plan[0] == "words" and not plan[2] else None
+        if base is None and plan[0] not in ("plain", "ratio"):
+            raise FormatUnitError(
+                "value",
+                value,
+                "a count: a number, or a Quantity of tokens or parameters",
+                f"{_pretty(units)} is not a count; use fmt() for it.",
+            )
         if base is not None:
             x = _convert(x, units, UnitsContainer({base: 1}))
         else:
@@ -1006,6 +1150,13 @@ def pct(fraction: Any, digits: int | None = None) -> Formatted:
     digits = _check_digits(digits)
     x, units = _coerce(fraction, "fraction")
     if units is not None:
+        if _plan(units)[0] not in ("plain", "ratio") and units != _parse_unit("percent"):
+            raise FormatUnitError(
+                "fraction",
+                fraction,
+                "a fraction: a number or a dimensionless Quantity",
+                f"{_pretty(units)} is not a fraction; divide by a total of the same unit.",
+            )
         x = _convert(x, units, UnitsContainer())
     value = x * 100.0
     return _formatted(_number(value, _sig(value, digits), ",") + "%", fraction)
