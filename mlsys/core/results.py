@@ -13,11 +13,11 @@ and solvers never build a Quantity in a hot path.
 from __future__ import annotations
 
 import difflib
-import math
-import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from mlsys.core.deprecation import warn_renamed
+from mlsys.core.provenance import ResultOrigin, register_value
 from mlsys.core.units import Q_, _unit
 
 __all__ = ["Result"]
@@ -39,22 +39,58 @@ class Result(Mapping[str, Any]):
     -----
     A result is a read-only ``Mapping`` of field name to value, so ``dict(res)``,
     ``res.keys()`` and ``"step_time" in res`` all work.
+
+    Its repr and Markdown table show every value through :func:`mlsys.core.fmt.fmt`, the
+    display policy of the formatting guide ("54 d", "$1.232M/yr", "7.76/d"). A field whose
+    unit is declared with a mapping value (``{"gpu": 2.5e-9, ...}``) shows each entry in
+    that unit. When the solver called :func:`mlsys.core.provenance.record`, ``origin``
+    says which solver made the result from which inputs, ``sources()`` lists the catalog
+    entries behind it, and a field read from it carries that origin into ``fmt``.
     """
 
     _units: ClassVar[dict[str, str | None]] = {}
     _aliases: ClassVar[dict[str, str]] = {}
     _title: ClassVar[str] = "Result"
-    __slots__ = ("_values",)
+    __slots__ = ("_origin", "_values")
 
     def __init__(self, **values: Any) -> None:
         object.__setattr__(self, "_values", values)
+        object.__setattr__(self, "_origin", None)
 
     # -- access -----------------------------------------------------------------
     def _wrap(self, name: str, value: Any) -> Any:
         unit = self._units.get(name)
+        origin = self._origin
         if unit is None or value is None or isinstance(value, (bool, str, Result)):
+            if origin is not None:
+                _lend(origin.at(name), value)
             return value
-        return Q_(value, _unit(unit))
+        if isinstance(value, dict):
+            out = {k: Q_(v, _unit(unit)) for k, v in value.items()}
+            if origin is not None:
+                for k, q in out.items():
+                    register_value(q, origin.at(f"{name}[{k}]"))
+            return out
+        quantity = Q_(value, _unit(unit))
+        if origin is not None:
+            register_value(quantity, origin.at(name))
+        return quantity
+
+    @property
+    def origin(self) -> ResultOrigin | None:
+        """The solver and inputs that made this result (None if its solver does not say)."""
+        return self._origin
+
+    def sources(self) -> tuple[Any, ...]:
+        """The catalog entries this result was computed from (accelerator, fabric, model ...).
+
+        Returns
+        -------
+        tuple
+            Catalog objects, each once; empty when the solver did not record its inputs.
+            Each entry's ``provenance`` names its datasheet or paper.
+        """
+        return () if self._origin is None else self._origin.entries
 
     def _resolve(self, name: str) -> str:
         values = object.__getattribute__(self, "_values")
@@ -62,11 +98,8 @@ class Result(Mapping[str, Any]):
             return name
         new = type(self)._aliases.get(name)
         if new is not None:
-            warnings.warn(
-                f"{type(self).__name__}.{name} is deprecated; use .{new}",
-                DeprecationWarning,
-                stacklevel=3,
-            )
+            cls = type(self).__name__
+            warn_renamed(f"{cls}.{name}", f"{cls}.{new}", stacklevel=3)
             return new
         close = difflib.get_close_matches(name, list(values) + list(type(self)._aliases), n=3)
         hint = (" Did you mean " + ", ".join(close) + "?") if close else ""
@@ -165,7 +198,7 @@ class Result(Mapping[str, Any]):
                 for sub, text in value._rows():
                     rows.append((f"{name}.{sub}", text))
                 continue
-            rows.append((name, _display(self._wrap(name, value))))
+            rows.append((name, _display(value, self._units.get(name))))
         return rows
 
     def _repr_markdown_(self) -> str:
@@ -197,15 +230,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _display(value: Any) -> str:
-    if hasattr(value, "to_compact") and hasattr(value, "magnitude"):
-        mag = value.magnitude
-        if isinstance(mag, float) and (math.isnan(mag) or math.isinf(mag)):
-            return f"{mag} {value.units:~P}"
-        try:
-            return f"{value.to_compact():.4g~P}"
-        except Exception:
-            return f"{value:~P}"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+def _lend(origin: ResultOrigin, value: Any) -> None:
+    """Register a plain field value (a fraction, a count) under the result's origin."""
+    # Small ints are shared singletons: only floats and large ints have an identity of
+    # their own that a chapter's fmt(res.mfu) can be matched by.
+    if type(value) is float or (type(value) is int and not -5 <= value <= 256):
+        register_value(value, origin)
+
+
+def _display(value: Any, unit: str | None) -> str:
+    """One value as the display policy writes it (mlsys.core.fmt.fmt)."""
+    from mlsys.core.fmt import FormatError, fmt
+
+    if isinstance(value, dict):
+        inner = ", ".join(f"{k}: {_display(v, unit)}" for k, v in value.items())
+        return "{" + inner + "}"
+    if value is None or isinstance(value, (bool, str)):
+        return str(value)
+    try:
+        return str(fmt(value if unit is None else Q_(value, _unit(unit))))
+    except FormatError:  # NaN, infinity, arrays: say what it is rather than fail a repr
+        return str(value) if unit is None else f"{value} {unit}"

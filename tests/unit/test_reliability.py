@@ -171,8 +171,9 @@ def test_solver_given_mtbf_overrides_rates():
 
 def test_solver_failure_rate_override_merges():
     res = ReliabilityModel().solve(8, 3600.0, failure_rates={"gpu": Q_(1e-4, "1/hour")})
-    assert res.component_failure_rates["gpu"] == pytest.approx(1e-4 / 3600)
-    assert res.component_failure_rates["hbm"] == DEFAULT_FAILURE_RATES["hbm"]
+    # Read as Quantities per second (the field's declared unit); si() gives the floats.
+    assert res.component_failure_rates["gpu"].m_as("1/s") == pytest.approx(1e-4 / 3600)
+    assert res.si("component_failure_rates")["hbm"] == DEFAULT_FAILURE_RATES["hbm"]
 
 
 def test_solver_without_checkpoints_restarts_from_scratch():

@@ -24,7 +24,7 @@ def test_fields_are_quantities_with_units(res):
 
 
 def test_alias_warns_and_names_new_spelling(res):
-    with pytest.warns(DeprecationWarning, match="use .step_time"):
+    with pytest.warns(DeprecationWarning, match=r"use _StepResult\.step_time"):
         assert res.step_latency_total.magnitude == pytest.approx(1.1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -18,6 +18,7 @@ from mlsys.core.formulas.economics import (
     breakeven_utilization,
     capital_recovery_factor,
 )
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers._checks import positive_int
 from mlsys.core.solvers.sustainability import SustainabilityModel
@@ -404,7 +405,7 @@ class EconomicsModel:
                     fixed, idle / 3.6e6 * price_kwh, busy / 3.6e6 * price_kwh, cloud, n
                 )
             )
-        return EconomicsResult(
+        result = EconomicsResult(
             accelerators=n,
             compute_capex=compute,
             network_capex=network,
@@ -429,4 +430,13 @@ class EconomicsModel:
             ),
             cloud_cost_per_million_tokens=per_mtok(cloud),
             breakeven_utilization=breakeven,
+        )
+        return record(
+            result,
+            self,
+            fleet=fleet,
+            accelerator=accelerator,
+            accelerators=accelerators,
+            datacenter=datacenter,
+            training_duration=training_duration,
         )

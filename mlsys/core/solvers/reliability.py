@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.fmt import fmt
 from mlsys.core.formulas.reliability import (
     daly_checkpoint_interval_s,
     daly_expected_wall_time_s,
@@ -22,9 +23,10 @@ from mlsys.core.formulas.reliability import (
     lost_work_per_failure_s,
     young_checkpoint_interval_s,
 )
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers._checks import positive_int
-from mlsys.core.units import as_si
+from mlsys.core.units import Q_, as_si
 
 __all__ = [
     "LLAMA3_INTERRUPTIONS",
@@ -131,7 +133,7 @@ class ReliabilityResult(Result):
     _units: ClassVar[dict[str, str | None]] = {
         "accelerators": None,
         "failure_rate_per_accelerator": "1/s",
-        "component_failure_rates": None,
+        "component_failure_rates": "1/s",
         "fleet_failure_rate": "1/s",
         "fleet_mtbf": "s",
         "mtbf_source": None,
@@ -316,13 +318,13 @@ class ReliabilityModel:
         elif goodput < _MIN_GOODPUT:
             reason = (
                 f"the job would take over {1 / _MIN_GOODPUT:.0f}x its failure-free time: "
-                f"{t_job:.4g} s of work, MTBF {mtbf:.4g} s"
+                f"{fmt(Q_(t_job, 's'))} of work, MTBF {fmt(Q_(mtbf, 's'))}"
                 + ("" if delta is not None else ", no checkpoints")
             )
         feasible = reason is None
         if reason is not None and raise_errors:
             raise InfeasibleError(reason)
-        return ReliabilityResult(
+        result = ReliabilityResult(
             accelerators=n,
             failure_rate_per_accelerator=rate_per_acc,
             component_failure_rates=dict(rates),
@@ -346,3 +348,4 @@ class ReliabilityModel:
             feasible=feasible,
             infeasibility_reason=reason,
         )
+        return record(result, self, fleet=fleet, job_duration=job_duration, model=model)

@@ -17,6 +17,7 @@ from mlsys.core.formulas.sustainability import (
     amortized_embodied_carbon_kg,
     utilization_power_W,
 )
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers._checks import positive_int
 from mlsys.core.units import as_si
@@ -120,15 +121,46 @@ class SustainabilityResult(Result):
 
 
 def _accelerator(fleet: Any, accelerator: Any) -> Any:
+    if fleet is not None and not hasattr(fleet, "total_accelerators"):
+        raise ParameterError("fleet", fleet, "a Fleet (or give accelerator= and accelerators=)")
     if accelerator is None:
         return getattr(fleet, "accelerator", None)
     if isinstance(accelerator, str):
         from mlsys.core.catalog import Hardware
 
-        return Hardware[accelerator]
+        accelerator = Hardware[accelerator]
     if not hasattr(accelerator, "tdp_W"):
         raise ParameterError("accelerator", accelerator, "an Accelerator or a catalog name")
+    own = getattr(fleet, "accelerator", None)
+    if own is not None and accelerator is not own and accelerator != own:
+        # A fleet of H100 nodes does not become an A100 fleet by a keyword: refuse
+        # rather than price one device with another's host power and count.
+        raise ParameterError(
+            "accelerator",
+            accelerator.label,
+            f"None or the fleet's own accelerator ({own.label})",
+            "To model another device, pass accelerator= and accelerators= without a fleet.",
+        )
     return accelerator
+
+
+def _facility(datacenter: Any, grid: Any) -> None:
+    """Refuse a facility passed where a grid is expected, and the other way round."""
+    if grid is not None and not hasattr(grid, "carbon_kg_per_kwh"):
+        hint = (
+            "A Datacenter goes in datacenter=; it brings its PUE, WUE and grid."
+            if hasattr(grid, "pue")
+            else None
+        )
+        raise ParameterError("grid", getattr(grid, "label", grid), "a GridProfile (Grids.*)", hint)
+    if datacenter is not None and not hasattr(datacenter, "pue"):
+        hint = "A GridProfile goes in grid=." if hasattr(datacenter, "carbon_kg_per_kwh") else None
+        raise ParameterError(
+            "datacenter",
+            getattr(datacenter, "label", datacenter),
+            "a Datacenter (Datacenters.*)",
+            hint,
+        )
 
 
 def _count(fleet: Any, accelerators: Any) -> int | None:
@@ -246,9 +278,12 @@ class SustainabilityModel:
         ------
         ParameterError
             When the job's size or power cannot be determined, or on a negative power,
-            a PUE below 1, or a utilisation outside [0, 1].
+            a PUE below 1, or a utilisation outside [0, 1]; when ``accelerator`` is not
+            the fleet's own accelerator (the fleet is not silently re-equipped); when
+            ``grid`` is not a GridProfile (a Datacenter belongs in ``datacenter``).
         """
         acc = _accelerator(fleet, accelerator)
+        _facility(datacenter, grid)
         n = _count(fleet, accelerators)
         if n is None and acc is not None and accelerator_hours is None:
             n = 1
@@ -338,7 +373,7 @@ class SustainabilityModel:
 
         water_on = it_energy / J_PER_KWH * wue_v
         water_off = energy / J_PER_KWH * gw
-        return SustainabilityResult(
+        result = SustainabilityResult(
             accelerators=n,
             duration=t,
             accelerator_hours=device_s / _HOUR,
@@ -358,4 +393,14 @@ class SustainabilityModel:
             water_onsite=water_on,
             water_offsite=water_off,
             water=water_on + water_off,
+        )
+        return record(
+            result,
+            self,
+            fleet=fleet,
+            accelerator=acc if fleet is None else None,
+            duration=duration,
+            accelerator_hours=accelerator_hours,
+            datacenter=datacenter,
+            grid=grid,
         )

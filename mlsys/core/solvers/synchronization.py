@@ -18,6 +18,7 @@ from mlsys.core.formulas.synchronization import (
     two_point_backup_step_s,
     two_point_expected_max_s,
 )
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers._checks import nonneg_int, positive_int
 from mlsys.core.units import as_si
@@ -235,7 +236,7 @@ class SynchronizationModel:
             "async": (async_step, async_tp, devices - 1.0),
             "local": (local_step, local_tp, h - 1.0),
         }[headline]
-        return SynchronizationResult(
+        result = SynchronizationResult(
             mode=headline,
             straggler=kind,
             workers=n,
@@ -259,3 +260,4 @@ class SynchronizationModel:
             local_throughput=local_tp,
             local_staleness=h - 1.0,
         )
+        return record(result, self, workers=workers, step_time=step_time, mode=mode)
