@@ -1,37 +1,122 @@
-"""Book-facing constants: the unit registry and values chapters print or compute with.
+"""Book-facing constants: units, scalars and the numbers chapters print or compute with.
 
-Everything here is re-exported from the core (nothing is computed): the one pint
-registry, the bytes each precision occupies as Quantities, and the optimizer-state
-table.
+Two kinds of chapter import from here: books written for mlsys (``Q_``, ``BYTES_FP16``,
+``OPTIMIZER_STATE_BYTES``), and the open textbook *Machine Learning Systems*
+(harvard-edge/cs249r_book), whose chapters import ``second``, ``GB``, ``TFLOPs``,
+``BILLION``, ``H100_MEM_BW``, ``MFU_TRAINING_HIGH`` and about 190 more names from a module
+of this name. Nothing here is a second copy of a number:
+
+* **Hardware, model and network values** come from mlsys's catalog (``Hardware``,
+  ``Models``, ``Fabrics``, ``Nodes``) and its cited formulas, looked up on first use
+  (``H100_MEM_BW`` is ``Hardware.H100.memory_bandwidth``; ``GPT3_TRAINING_OPS`` is
+  ``training_flops(N, D)`` of the catalog's GPT-3).
+* **The book's own assumptions and reference figures** (``MFU_TRAINING_HIGH``,
+  ``SCALING_EFF_1024GPU``, ``GPU_MTTF_HOURS``, the Horowitz energies, …) are entries of
+  the catalog data file ``book_assumptions.toml``, each with its provenance;
+  :func:`provenance` returns it.
+* **Units and scalars** (``second``, ``GB``, ``BILLION``, ``SEC_PER_DAY``) are the
+  registry's units and exact definitions.
+
+The book's arithmetic. The book counts FLOPs, parameters and dollars as plain numbers;
+so do its names here (``flop``, ``param``, ``TFLOPs``, ``USD`` and every value in them
+are the dimensionless count units of :func:`mlsys.core.units.to_book_counts`), so
+``(GPT3_PARAMS * 4 * byte).m_as(MB)`` works as in the book. These names keep the book's
+meaning where it differs from mlsys's: ``mlsys.ureg.flop`` is a dimension of its own and
+``Q_(1, "flop") + Q_(1, "byte")`` still raises.
+
+Where mlsys's value differs from the book's (80 GiB vs 81,559 MiB, B200 sparse vs dense,
+NVLink both directions vs per direction, ResNet-50 multiply-adds vs FLOPs, …), mlsys's
+value is the one served and :func:`book_differences` says what the book printed and why.
 
 Examples
 --------
 >>> from mlsys.constants import Q_, BYTES_FP16
 >>> (Q_(70e9, "parameter") * BYTES_FP16 / Q_(1, "parameter")).to("GB")
+<Quantity(140.0, 'gigabyte')>
+>>> from mlsys.constants import GPT3_PARAMS, BYTES_FP16, GB
+>>> round((GPT3_PARAMS * BYTES_FP16).m_as(GB))
+349
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from mlsys.core.deprecation import deprecated_getattr
 from mlsys.core.formulas.memory import OPTIMIZER_STATE_BYTES
 from mlsys.core.precision import BYTES_PER_ELEMENT, PRECISIONS
-from mlsys.core.units import Q_, ureg
+from mlsys.core.units import Q_, to_book_counts, ureg
 
-__all__ = [
-    "ureg",
-    "Q_",
-    "PRECISIONS",
-    "BYTES_PER_ELEMENT",
-    "OPTIMIZER_STATE_BYTES",
-    "BYTES_FP64",
-    "BYTES_FP32",
-    "BYTES_TF32",
-    "BYTES_BF16",
-    "BYTES_FP16",
-    "BYTES_FP8",
-    "BYTES_INT8",
-    "BYTES_FP4",
-    "BYTES_INT4",
-]
+# ---------------------------------------------------------------------------------------
+# Units: name -> unit expression in mlsys's registry (count units are the book's counts).
+# ---------------------------------------------------------------------------------------
+_UNITS: dict[str, str] = {
+    # information (a real dimension in mlsys; SI and IEC prefixes)
+    "bit": "bit",
+    "byte": "byte",
+    "KB": "kB",
+    "MB": "MB",
+    "GB": "GB",
+    "TB": "TB",
+    "PB": "PB",
+    "KiB": "KiB",
+    "MiB": "MiB",
+    "GiB": "GiB",
+    "TiB": "TiB",
+    "Gbps": "Gbit/s",
+    # time
+    "second": "second",
+    "NS": "ns",
+    "US": "us",
+    "MS": "ms",
+    "ms": "ms",
+    "hour": "hour",
+    "day": "day",
+    # energy, power, length
+    "joule": "joule",
+    "watt": "watt",
+    "kilowatt": "kilowatt",
+    "meter": "meter",
+    # the book's counts (dimensionless): FLOPs, parameters, dollars
+    "flop": "flop_count",
+    "KFLOPs": "kiloflop_count",
+    "MFLOPs": "megaflop_count",
+    "GFLOP": "gigaflop_count",
+    "GFLOPs": "gigaflop_count",
+    "TFLOP": "teraflop_count",
+    "TFLOPs": "teraflop_count",
+    "PFLOPs": "petaflop_count",
+    "ZFLOPs": "zettaflop_count",
+    "TOPS": "teraflop_count / second",
+    "param": "parameter_count",
+    "Kparam": "kiloparameter_count",
+    "Mparam": "megaparameter_count",
+    "Bparam": "gigaparameter_count",
+    "USD": "dollar_count",
+    "dollar": "dollar_count",
+}
+
+# ---------------------------------------------------------------------------------------
+# Exact scalars (definitions; the book's 30-day month and 365-day year are its conventions)
+# ---------------------------------------------------------------------------------------
+THOUSAND = 1e3
+MILLION = 1e6
+BILLION = 1e9
+TRILLION = 1e12
+QUADRILLION = 1e15
+SECONDS_PER_MINUTE = 60
+MINUTES_PER_HOUR = 60
+SEC_PER_HOUR = SECONDS_PER_MINUTE * MINUTES_PER_HOUR
+HOURS_PER_DAY = 24
+SEC_PER_DAY = SEC_PER_HOUR * HOURS_PER_DAY
+DAYS_PER_MONTH = 30  # the book's convention for monthly prices
+DAYS_PER_YEAR = 365  # the book's convention (no leap day)
+HOURS_PER_YEAR = HOURS_PER_DAY * DAYS_PER_YEAR
+MS_PER_SEC = 1000
+BITS_PER_BYTE = 8
+KIB_TO_BYTES = 1024
 
 BYTES_FP64 = Q_(BYTES_PER_ELEMENT["fp64"], "byte")
 """8 bytes per fp64 value."""
@@ -51,3 +136,275 @@ BYTES_FP4 = Q_(BYTES_PER_ELEMENT["fp4"], "byte")
 """Half a byte per fp4 value."""
 BYTES_INT4 = Q_(BYTES_PER_ELEMENT["int4"], "byte")
 """Half a byte per int4 value."""
+BYTES_INT32 = Q_(32 / BITS_PER_BYTE, "byte")
+"""4 bytes per int32 value (32 bits)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Values from the catalog and the cited formulas (looked up on first use)
+# ---------------------------------------------------------------------------------------
+def _catalog(registry: str, key: str) -> Any:
+    import mlsys.core.catalog as catalog
+
+    return getattr(catalog, registry).get(key)
+
+
+def _hw(key: str, field: str) -> Callable[[], Any]:
+    return lambda: getattr(_catalog("Hardware", key), field)
+
+
+def _flops(key: str, precision: str) -> Callable[[], Any]:
+    return lambda: _catalog("Hardware", key).peak_flops[precision]
+
+
+def _fabric(key: str, field: str, unit: str | None = None) -> Callable[[], Any]:
+    def value() -> Any:
+        q = getattr(_catalog("Fabrics", key), field)
+        return q if unit is None else float(q.m_as(unit))
+
+    return value
+
+
+def _param_count(model: Any) -> float:
+    # a transformer counts its parameters from its shape; other workloads state them
+    total = getattr(model, "total_params", None)
+    return float(model.params if total is None else total)
+
+
+def _params(key: str) -> Callable[[], Any]:
+    return lambda: Q_(_param_count(_catalog("Models", key)), "parameter")
+
+
+def _gpt3_training_flops() -> Any:
+    from mlsys.core.formulas.transformer import training_flops
+
+    gpt3 = _catalog("Models", "GPT3_175B")
+    return Q_(training_flops(_param_count(gpt3), gpt3.training_tokens), "flop")
+
+
+def _resnet50_flops() -> Any:
+    return Q_(_catalog("Models", "ResNet50").flops_per_sample, "flop")
+
+
+def _adam_state_bytes() -> Any:
+    from mlsys.core.formulas.memory import optimizer_state_bytes_per_param
+
+    # Adam's two fp32 moments, without the master copy of the weights
+    return Q_(optimizer_state_bytes_per_param("adam", master_weights=False), "byte")
+
+
+_CATALOG: dict[str, Callable[[], Any]] = {
+    # NVIDIA V100 (SXM2)
+    "V100_FLOPS_FP16_TENSOR": _flops("V100", "fp16"),
+    "V100_FLOPS_FP32": _flops("V100", "fp32"),
+    "V100_MEM_BW": _hw("V100", "memory_bandwidth"),
+    "V100_MEM_CAPACITY": _hw("V100", "memory_capacity"),
+    "V100_TDP": _hw("V100", "tdp"),
+    "NVLINK_V100_BW": _hw("V100", "scaleup_bandwidth"),
+    # NVIDIA A100 80 GB (SXM)
+    "A100_FLOPS_FP16_TENSOR": _flops("A100_80GB", "fp16"),
+    "A100_FLOPS_TF32": _flops("A100_80GB", "tf32"),
+    "A100_FLOPS_FP32": _flops("A100_80GB", "fp32"),
+    "A100_FLOPS_INT8": _flops("A100_80GB", "int8"),
+    "A100_MEM_BW": _hw("A100_80GB", "memory_bandwidth"),
+    "A100_MEM_CAPACITY": _hw("A100_80GB", "memory_capacity"),
+    "A100_TDP": _hw("A100_80GB", "tdp"),
+    "NVLINK_A100_BW": _hw("A100_80GB", "scaleup_bandwidth"),
+    # NVIDIA H100 (SXM)
+    "H100_FLOPS_FP16_TENSOR": _flops("H100", "fp16"),
+    "H100_FLOPS_FP8_TENSOR": _flops("H100", "fp8"),
+    "H100_FLOPS_TF32": _flops("H100", "tf32"),
+    "H100_FLOPS_INT8": _flops("H100", "int8"),
+    "H100_MEM_BW": _hw("H100", "memory_bandwidth"),
+    "H100_MEM_CAPACITY": _hw("H100", "memory_capacity"),
+    "H100_TDP": _hw("H100", "tdp"),
+    "NVLINK_H100_BW": _hw("H100", "scaleup_bandwidth"),
+    # NVIDIA B200
+    "B200_FLOPS_FP16_TENSOR": _flops("B200", "fp16"),
+    "B200_FLOPS_FP8_TENSOR": _flops("B200", "fp8"),
+    "B200_MEM_BW": _hw("B200", "memory_bandwidth"),
+    "B200_MEM_CAPACITY": _hw("B200", "memory_capacity"),
+    "B200_TDP": _hw("B200", "tdp"),
+    # Google TPU v4 and v5p
+    "TPUV4_FLOPS_BF16": _flops("TPU_V4", "bf16"),
+    "TPUV4_MEM_BW": _hw("TPU_V4", "memory_bandwidth"),
+    "TPUV5P_FLOPS_BF16": _flops("TPU_V5P", "bf16"),
+    "TPUV5P_MEM_BW": _hw("TPU_V5P", "memory_bandwidth"),
+    "TPUV5P_MEM_CAPACITY": _hw("TPU_V5P", "memory_capacity"),
+    "TPUV5P_ICI_BW": _fabric("TPU_ICI_V5P", "bandwidth"),
+    # host and network fabrics
+    "PCIE_GEN4_BW": _fabric("PCIE4", "bandwidth"),
+    "PCIE_GEN5_BW": _fabric("PCIE5", "bandwidth"),
+    "INFINIBAND_HDR_BW": _fabric("IB_HDR", "link_rate"),
+    "INFINIBAND_NDR_BW": _fabric("IB_NDR", "link_rate"),
+    "INFINIBAND_HDR_BW_GBS": _fabric("IB_HDR", "bandwidth", "GB/s"),
+    "INFINIBAND_NDR_BW_GBS": _fabric("IB_NDR", "bandwidth", "GB/s"),
+    "INFINIBAND_XDR_BW_GBS": _fabric("IB_XDR", "bandwidth", "GB/s"),
+    "ROCE_100G_BW_GBS": _fabric("ROCE_100G", "bandwidth", "GB/s"),
+    "ETHERNET_400G_BW_GBS": _fabric("ROCE_400G", "bandwidth", "GB/s"),
+    "NETWORK_10G_BW": _fabric("ETH_10G", "link_rate"),
+    "NETWORK_100G_BW": _fabric("ETH_100G", "link_rate"),
+    "LATENCY_INFINIBAND": _fabric("IB_NDR", "latency"),
+    "IB_NDR_LATENCY_US": _fabric("IB_NDR", "latency", "us"),
+    "IB_HDR_LATENCY_US": _fabric("IB_HDR", "latency", "us"),
+    "ROCE_LATENCY_US": _fabric("ROCE_100G", "latency", "us"),
+    "TCP_LATENCY_US": _fabric("ETH_10G", "latency", "us"),
+    "GPUS_PER_HOST": lambda: _catalog("Nodes", "DGX_H100").accelerators_per_node,
+    # models
+    "GPT2_PARAMS": _params("GPT2_XL"),
+    "GPT2_LAYERS": lambda: _catalog("Models", "GPT2_XL").layers,
+    "GPT2_HIDDEN_DIM": lambda: _catalog("Models", "GPT2_XL").hidden,
+    "GPT3_PARAMS": _params("GPT3_175B"),
+    "GPT3_TRAINING_OPS": _gpt3_training_flops,
+    "RESNET50_PARAMS": _params("ResNet50"),
+    "RESNET50_FLOPs": _resnet50_flops,
+    # memory formulas
+    "BYTES_ADAM_STATE": _adam_state_bytes,
+}
+"""Book name -> the catalog entry or cited formula that gives its value."""
+
+
+@lru_cache(maxsize=1)
+def _book_table() -> dict[str, dict[str, Any]]:
+    from mlsys.core.catalog import load_table
+
+    return load_table("book_assumptions.toml")
+
+
+def _assumption(name: str) -> Any:
+    value = _book_table()["assumptions"][name]["value"]
+    return Q_(value) if isinstance(value, str) else value
+
+
+def _names_in_file() -> list[str]:
+    # read once when the module is imported, so __all__ lists every name (for import *)
+    from mlsys.core.catalog import load_table
+
+    return list(load_table("book_assumptions.toml")["assumptions"])
+
+
+_ASSUMPTIONS: tuple[str, ...] = tuple(_names_in_file())
+
+
+def provenance(name: str) -> dict[str, Any]:
+    """Where the value of a constant comes from, and how it differs from the book's.
+
+    Parameters
+    ----------
+    name : str
+        A name of this module, e.g. ``"MFU_TRAINING_HIGH"`` or ``"H100_MEM_BW"``.
+
+    Returns
+    -------
+    dict
+        ``source`` ("book_assumptions.toml", "catalog" or "definition"); for the data
+        file its ``kind``, ``reference`` and ``note``; for catalog values the catalog
+        entry's provenance records under ``records`` when known; and ``book_value`` and
+        ``reason`` when mlsys's value differs from what the book printed.
+
+    Raises
+    ------
+    KeyError
+        For a name this module does not define.
+
+    Examples
+    --------
+    >>> provenance("MFU_TRAINING_HIGH")["kind"]
+    'estimate'
+    >>> provenance("NVLINK_H100_BW")["book_value"]
+    '900 GB/s'
+    """
+    info: dict[str, Any]
+    if name in _ASSUMPTIONS:
+        entry = dict(_book_table()["assumptions"][name])
+        entry.pop("value")
+        info = {"source": "book_assumptions.toml", **entry}
+    elif name in _CATALOG:
+        info = {"source": "catalog"}
+    elif name in globals() or name in _UNITS:
+        info = {"source": "definition"}
+    else:
+        raise KeyError(name)
+    diff = _book_table()["differences"].get(name)
+    if diff:
+        info.update(book_value=diff["book"], reason=diff["reason"])
+    return info
+
+
+def book_differences() -> dict[str, dict[str, str]]:
+    """Names whose value here differs from what the book's own package printed.
+
+    Returns
+    -------
+    dict
+        Name -> ``{"book": the book's value, "reason": why mlsys's value is served}``
+        (e.g. ``NVLINK_H100_BW``: the book's 900 GB/s sums both directions).
+
+    Examples
+    --------
+    >>> book_differences()["B200_FLOPS_FP16_TENSOR"]["book"]
+    '4500 TFLOP/s'
+    """
+    return {name: dict(row) for name, row in _book_table()["differences"].items()}
+
+
+def _resolve(name: str) -> Any:
+    if name in _UNITS:
+        value = ureg.Unit(_UNITS[name])
+    elif name in _CATALOG:
+        value = to_book_counts(_CATALOG[name]())
+    elif name in _ASSUMPTIONS:
+        value = to_book_counts(_assumption(name))
+    else:
+        raise AttributeError(f"module 'mlsys.constants' has no attribute {name!r}")
+    globals()[name] = value  # a constant: later reads skip __getattr__
+    return value
+
+
+__all__ = [
+    "ureg",
+    "Q_",
+    "PRECISIONS",
+    "BYTES_PER_ELEMENT",
+    "OPTIMIZER_STATE_BYTES",
+    "BYTES_FP64",
+    "BYTES_FP32",
+    "BYTES_TF32",
+    "BYTES_BF16",
+    "BYTES_FP16",
+    "BYTES_FP8",
+    "BYTES_INT8",
+    "BYTES_FP4",
+    "BYTES_INT4",
+    "BYTES_INT32",
+    "THOUSAND",
+    "MILLION",
+    "BILLION",
+    "TRILLION",
+    "QUADRILLION",
+    "SECONDS_PER_MINUTE",
+    "MINUTES_PER_HOUR",
+    "SEC_PER_HOUR",
+    "HOURS_PER_DAY",
+    "SEC_PER_DAY",
+    "DAYS_PER_MONTH",
+    "DAYS_PER_YEAR",
+    "HOURS_PER_YEAR",
+    "MS_PER_SEC",
+    "BITS_PER_BYTE",
+    "KIB_TO_BYTES",
+    "provenance",
+    "book_differences",
+    *_UNITS,
+    *_CATALOG,
+    *_ASSUMPTIONS,
+]
+
+# old name -> new name (none yet); served through the one deprecation mechanism
+_DEPRECATED: dict[str, str] = {}
+
+__getattr__ = deprecated_getattr("mlsys.constants", _DEPRECATED, fallback=_resolve)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
