@@ -74,9 +74,35 @@ class ConfigurationError(MlsysError):
     def __init__(self, model: str, errors: list[tuple[str, Any, str]]) -> None:
         self.model = model
         self.errors = errors
-        lines = [f"invalid {model}:"]
-        lines += [f"  {field}={value!r}: {message}" for field, value, message in errors]
-        super().__init__("\n".join(lines))
+        # One line a person can read: the field, a short form of the value, the rule.
+        # (pydantic's own dump of a missing field repeats the whole input: kilobytes.)
+        parts = [
+            message
+            if field == "(model)"  # a rule about several fields: the rule says it all
+            else f"{field}: {message}"
+            if value is _MISSING
+            else f"{field}={_short(value)}: {message}"
+            for field, value, message in errors
+        ]
+        message = f"invalid {model}: " + "; ".join(parts)
+        if len(message) > _MAX_MESSAGE:
+            message = message[: _MAX_MESSAGE - 1] + "…"
+        super().__init__(message)
+
+
+_MAX_MESSAGE = 300  # characters: an error is read, not scrolled
+_MISSING = object()  # a required field that was not given (it has no value to show)
+
+
+def _short(value: Any) -> str:
+    """A value as a person would name it: a catalog entry by its label, else a short repr."""
+    label = getattr(value, "label", None)
+    if isinstance(label, str):
+        return repr(label)
+    if hasattr(value, "units") and hasattr(value, "magnitude"):
+        return f"'{value:~P}'"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _quantity_validator(unit: str):
@@ -198,7 +224,12 @@ def _as_configuration_error(model: str, exc: ValidationError) -> ConfigurationEr
         field = ".".join(str(p) for p in err.get("loc", ())) or "(model)"
         ctx_error = (err.get("ctx") or {}).get("error")
         message = str(ctx_error) if ctx_error is not None else err.get("msg", "invalid")
-        problems.append((field, err.get("input"), message))
+        value = err.get("input")
+        if err.get("type") == "missing":
+            value, message = _MISSING, "required"
+        elif isinstance(ctx_error, ParameterError):
+            message = f"expected {ctx_error.allowed}"  # the value is already shown once
+        problems.append((field, value, message))
     return ConfigurationError(model, problems)
 
 
@@ -286,8 +317,48 @@ class Accelerator(_Model):
     def _flops_si(self) -> dict[str, float]:
         return {k: as_si(v, "flop/s", f"peak_flops[{k}]") for k, v in self.peak_flops.items()}
 
+    def peak_flops_at(self, precision: str = "bf16", *, sparse: bool = False) -> pint.Quantity:
+        """Peak throughput at a precision, as a Quantity in FLOP/s (for people and books).
+
+        The dense figure is the catalog's own Quantity, so ``fmt`` names its datasheet;
+        :meth:`peak_flops_s` is the same number as a bare SI float for solvers.
+
+        Parameters
+        ----------
+        precision : str
+            Precision name (aliases accepted: ``"bfloat16"``).
+        sparse : bool
+            Apply the 2:4 structured-sparsity speed-up (``sparsity_speedup``).
+
+        Returns
+        -------
+        pint.Quantity
+            FLOP/s, dense unless ``sparse=True``.
+
+        Raises
+        ------
+        ParameterError
+            If the device has no figure for that precision.
+
+        Examples
+        --------
+        >>> from mlsys import Hardware
+        >>> Hardware.H100.peak_flops_at("bf16")
+        <Quantity(989.4, 'teraFLOP / second')>
+        """
+        self.peak_flops_s(precision)  # validates the precision and names the choices
+        dense = self.peak_flops[normalize_precision(precision)]
+        if not sparse or self.sparsity_speedup == 1.0:
+            return dense
+        quantity = dense * self.sparsity_speedup
+        origin = CatalogOrigin(self, "peak_flops", f"{normalize_precision(precision)}, 2:4 sparse")
+        register_value(quantity, origin)
+        return quantity
+
     def peak_flops_s(self, precision: str = "bf16", *, sparse: bool = False) -> float:
-        """Peak FLOP/s at a precision, as a float.
+        """Peak FLOP/s at a precision, as a bare SI float (the solvers' hot path).
+
+        For a Quantity with units and provenance use :meth:`peak_flops_at`.
 
         Parameters
         ----------
@@ -473,13 +544,26 @@ class Fleet(_Model):
     count : int
         Number of nodes (not accelerators).
     fabric : Fabric
-        Scale-out network between nodes.
+        Scale-out network between nodes. Required from two nodes up; a one-node fleet
+        may omit it, and then its ``fabric`` is the node's own scale-up fabric (no
+        traffic leaves the node).
     """
 
     name: str = "fleet"
     node: Node
     count: int = Field(gt=0)
-    fabric: Fabric
+    fabric: Fabric | None = None
+
+    @model_validator(mode="after")
+    def _fabric_for_many_nodes(self) -> Fleet:
+        if self.fabric is None:
+            if self.count > 1:
+                raise ValueError(
+                    f"a fleet of {self.count} nodes needs fabric= (e.g. Fabrics.IB_NDR); "
+                    "only a one-node fleet may omit it"
+                )
+            object.__setattr__(self, "fabric", self.node.intra_fabric)
+        return self
 
     @property
     def total_accelerators(self) -> int:
@@ -720,8 +804,38 @@ class TransformerWorkload(_Model):
         """Width of one layer's keys (= values): ``kv_heads × head_dim``."""
         return int(self.kv_heads * self.head_dim)  # type: ignore[operator]
 
+    def kv_cache_per_token(self, precision: str = "bf16") -> pint.Quantity:
+        """KV-cache size of one token across all layers, as a Quantity in bytes/token.
+
+        :meth:`kv_bytes_per_token` is the same number as a bare float for solvers.
+
+        Parameters
+        ----------
+        precision : str
+            KV-cache precision.
+
+        Returns
+        -------
+        pint.Quantity
+            Bytes per token: ``2 × layers × kv_heads × head_dim × bytes`` (Pope et al.
+            2022, "Efficiently Scaling Transformer Inference", Sec. 2).
+
+        Examples
+        --------
+        Llama-2 7B (32 layers, 32 KV heads of 128) in bf16: 2 × 32 × 4096 × 2 = 524,288 B.
+
+        >>> from mlsys import Models
+        >>> Models.Llama2_7B.kv_cache_per_token("bf16").m_as("B/token")
+        524288.0
+        """
+        from mlsys.core.units import Q_
+
+        return Q_(self.kv_bytes_per_token(precision), "byte/token")
+
     def kv_bytes_per_token(self, precision: str = "bf16") -> float:
-        """KV-cache bytes one token occupies across all layers.
+        """KV-cache bytes one token occupies across all layers, as a bare float.
+
+        For a Quantity in bytes/token use :meth:`kv_cache_per_token`.
 
         ``2 × layers × kv_heads × head_dim × bytes`` (keys and values; Pope et al. 2022,
         "Efficiently Scaling Transformer Inference", Sec. 2).
