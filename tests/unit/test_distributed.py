@@ -196,7 +196,7 @@ def test_infeasible_layout_says_why_and_can_raise():
 @pytest.mark.parametrize(
     "kw, name",
     [
-        (dict(tp_size=3), "tp_size*pp_size*ep_size"),
+        (dict(tp_size=3), "tp_size*pp_size*ep_size*cp_size"),
         (dict(tp_size=64, pp_size=1, microbatch_count=1), "tp_size"),  # 96 heads % 64
         (dict(microbatch_count=7), "microbatch_count"),
         (dict(tp_size=0), "tp_size"),

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from mlsys.core.errors import ParameterError
+from mlsys.core.formulas._ops import ScalarOps, all_float, num, ops, ret
 
 __all__ = [
     "activation_bytes_per_layer",
@@ -37,6 +38,7 @@ __all__ = [
     "OPTIMIZER_STATE_BYTES",
     "optimizer_state_bytes_per_param",
     "zero_model_state_bytes",
+    "zero_model_state_breakdown",
     "zero_communication_elements",
 ]
 
@@ -45,11 +47,18 @@ ArrayLike = Any
 _RECOMPUTE = ("none", "selective", "full")
 
 
-def _mode(recompute: str) -> str:
-    key = str(recompute).lower()
-    if key not in _RECOMPUTE:
+def _mode(recompute: Any) -> Any:
+    """Recompute code(s): 0 none, 1 selective, 2 full (a name, a code or an array of codes)."""
+    if isinstance(recompute, str):
+        key = recompute.lower()
+        if key not in _RECOMPUTE:
+            raise ParameterError("recompute", recompute, "one of " + ", ".join(_RECOMPUTE))
+        return float(_RECOMPUTE.index(key))
+    code = num(recompute)
+    bad = code not in (0.0, 1.0, 2.0) if type(code) is float else np.any((code < 0) | (code > 2))
+    if bad:
         raise ParameterError("recompute", recompute, "one of " + ", ".join(_RECOMPUTE))
-    return key
+    return code
 
 
 def activation_bytes_per_layer(
@@ -65,6 +74,8 @@ def activation_bytes_per_layer(
     ffn_hidden: ArrayLike | None = None,
     kv_heads: ArrayLike | None = None,
     gated_mlp: bool = False,
+    flash_attention: ArrayLike = False,
+    cp_size: ArrayLike = 1,
 ) -> ArrayLike:
     """Activation bytes one transformer layer stores for the backward pass.
 
@@ -91,8 +102,16 @@ def activation_bytes_per_layer(
     stores ``2f/h`` (GeLU input and output; 8 at ``f = 4h``) or, gated, ``3f/h`` (the
     fused gate/up output, ``2f``, and the down-projection input, ``f``, as Megatron's
     fused SwiGLU keeps them). Defaults reproduce the paper. A FlashAttention kernel
-    (Dao et al. 2022) stores no ``s×s`` matrix either: use ``recompute="selective"``
-    to model it.
+    (Dao et al. 2022) stores no ``s×s`` matrix either: ``flash_attention=True`` drops
+    the score terms as selective recomputation does.
+
+    Context parallelism (``cp_size``, ring attention) gives each rank ``s/cp`` of the
+    tokens: every ``sbh`` tensor shrinks by ``cp``; materialised scores (no
+    FlashAttention) are ``a·(s/cp)·s·b`` — the local queries against all keys.
+
+    One body serves floats (a math-only fast path, as one solve needs) and numpy
+    arrays (a search over many layouts): ``recompute``, ``sequence_parallel`` and
+    ``flash_attention`` may be arrays of codes (0/1/2) and flags.
 
     Parameters
     ----------
@@ -106,10 +125,10 @@ def activation_bytes_per_layer(
         Attention heads ``a``.
     tp_size : int or ndarray
         Tensor-parallel size ``t``.
-    sequence_parallel : bool
+    sequence_parallel : bool or ndarray
         Megatron sequence parallelism (splits the LayerNorm and dropout regions by ``t``).
-    recompute : {"none", "selective", "full"}
-        Activation recomputation.
+    recompute : {"none", "selective", "full"} or int or ndarray
+        Activation recomputation (or its code 0, 1, 2).
     bytes_per_element : float or ndarray
         Bytes per stored activation element ``e``; 2 (bf16/fp16) reproduces the paper.
     ffn_hidden : int or ndarray, optional
@@ -119,6 +138,10 @@ def activation_bytes_per_layer(
         Key/value heads (default ``heads``).
     gated_mlp : bool
         Gated (SwiGLU) MLP.
+    flash_attention : bool or ndarray
+        Fused attention: the ``s×s`` scores are never stored.
+    cp_size : int or ndarray
+        Context-parallel size (tokens of a sequence per rank ``s/cp``).
 
     Returns
     -------
@@ -128,7 +151,10 @@ def activation_bytes_per_layer(
     References
     ----------
     Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer
-    Models", arXiv:2205.05198, Sec. 4 and Table 2.
+    Models", arXiv:2205.05198, Sec. 4 and Table 2. Dao (2023), "FlashAttention-2",
+    arXiv:2307.08691 (no stored scores). Liu, Zaharia & Abbeel (2023), "Ring Attention
+    with Blockwise Transformers for Near-Infinite Context", arXiv:2310.01889, Sec. 3
+    (each host holds one block of the sequence).
 
     Examples
     --------
@@ -145,29 +171,29 @@ def activation_bytes_per_layer(
     ...     ffn_hidden=11008, gated_mlp=True)) / 1e9, 3)
     0.573
     """
-    mode = _mode(recompute)
-    s = np.asarray(seq_len, dtype=float)
-    b = np.asarray(batch_size, dtype=float)
-    h = np.asarray(hidden, dtype=float)
-    a = np.asarray(heads, dtype=float)
-    t = np.asarray(tp_size, dtype=float)
-    e = np.asarray(bytes_per_element, dtype=float)
-    sbh = s * b * h
-    if mode == "full":
-        return e * sbh
+    rc = _mode(recompute)
+    args = (seq_len, batch_size, hidden, heads, tp_size, bytes_per_element)
+    sp, flash, cp = num(sequence_parallel), num(flash_attention), num(cp_size)
+    if all_float(*args, rc, sp, flash, cp):  # one solve: math only
+        s, b, h, a, t, e = args
+        o = ScalarOps
+    else:  # arrays (a search) or other numbers
+        s, b, h, a, t, e = (num(x) for x in args)
+        o = ops(s, b, h, a, t, e, rc, sp, flash, cp)
+    sbh = s / cp * b * h
     # The tensors inside the attention and MLP blocks (12 sbh-sized ones for a GPT layer)
     # are always split by t; the 4 at block boundaries plus 2 one-byte masks are split
     # only with sequence parallelism.
-    boundary = 4.0 * e + 2.0
-    if sequence_parallel:
-        boundary = boundary / t
-    kv_ratio = 1.0 if kv_heads is None else np.asarray(kv_heads, dtype=float) / a
-    f_ratio = 4.0 if ffn_hidden is None else np.asarray(ffn_hidden, dtype=float) / h
+    boundary = (4.0 * e + 2.0) * o.where(sp, 1.0 / t, 1.0)
+    kv_ratio = 1.0 if kv_heads is None else num(kv_heads) / a
+    f_ratio = 4.0 if ffn_hidden is None else num(ffn_hidden) / h
     inner = 2.0 + 2.0 * kv_ratio + (3.0 if gated_mlp else 2.0) * f_ratio
     per_sbh = boundary + inner * e / t
-    if mode == "none":
-        per_sbh = per_sbh + (2.0 * e + 1.0) * a * s / (h * t)
-    return sbh * per_sbh
+    # softmax output, its dropout output (e bytes) and mask (1 byte): a·s_local·s·b
+    # elements each, unless recomputed (selective) or never stored (FlashAttention)
+    scores = o.where(flash, 0.0, (2.0 * e + 1.0) * a * s / (h * t))
+    kept = per_sbh + o.where(rc == 0.0, scores, 0.0)
+    return ret(o.where(rc == 2.0, e * sbh, sbh * kept))
 
 
 def embedding_activation_bytes(
@@ -178,6 +204,7 @@ def embedding_activation_bytes(
     tp_size: ArrayLike = 1,
     pp_size: ArrayLike = 1,
     microbatch_count: ArrayLike | None = None,
+    inflight_microbatches: ArrayLike | None = None,
 ) -> ArrayLike:
     """Activation bytes outside the transformer layers, on the first pipeline stage.
 
@@ -199,6 +226,9 @@ def embedding_activation_bytes(
         Pipeline-parallel size ``p``.
     microbatch_count : int or ndarray, optional
         Micro-batches per step ``m``; default ``p`` (the paper's assumption).
+    inflight_microbatches : int or ndarray, optional
+        Micro-batches held at once, when the schedule says otherwise (GPipe: ``m``;
+        see :func:`pipeline_inflight_microbatches`); overrides ``min(p, m)``.
 
     Returns
     -------
@@ -218,17 +248,30 @@ def embedding_activation_bytes(
     >>> round(float(embedding_activation_bytes(2048, 1, 12288, 51200, 8, 1)) / 1e9, 3)
     0.068
     """
-    s = np.asarray(seq_len, dtype=float)
-    b = np.asarray(batch_size, dtype=float)
-    h = np.asarray(hidden, dtype=float)
-    t = np.asarray(tp_size, dtype=float)
-    p = np.asarray(pp_size, dtype=float)
-    inflight = p if microbatch_count is None else np.minimum(p, microbatch_count)
+    args = (seq_len, batch_size, hidden, vocab, tp_size, pp_size)
+    if all_float(*args) and type(inflight_microbatches) is float:  # one solve: math only
+        s, b, h, v, t, p = args
+        o = ScalarOps
+    else:
+        s, b, h, v, t, p = (num(x) for x in args)
+        if inflight_microbatches is not None:
+            inflight_microbatches = num(inflight_microbatches)
+        if microbatch_count is not None:
+            microbatch_count = num(microbatch_count)
+        o = ops(s, b, h, v, t, p, inflight_microbatches, microbatch_count)
+    if inflight_microbatches is not None:
+        inflight = num(inflight_microbatches)
+    elif microbatch_count is None:
+        inflight = p
+    else:
+        inflight = o.min(p, num(microbatch_count))
     sbh_t = s * b * h / t
-    return sbh_t * inflight + np.where(p == 1, 4.0 * sbh_t * (1.0 + np.asarray(vocab) / h), 0.0)
+    return ret(sbh_t * inflight + o.where(p == 1.0, 4.0 * sbh_t * (1.0 + v / h), 0.0))
 
 
-def pipeline_inflight_microbatches(pp_size: ArrayLike, microbatch_count: ArrayLike) -> ArrayLike:
+def pipeline_inflight_microbatches(
+    pp_size: ArrayLike, microbatch_count: ArrayLike, gpipe: ArrayLike = False
+) -> ArrayLike:
     """Micro-batches whose activations the first stage holds at once under 1F1B.
 
     The first stage runs ``p`` forward passes before its first backward, so it holds
@@ -242,6 +285,8 @@ def pipeline_inflight_microbatches(pp_size: ArrayLike, microbatch_count: ArrayLi
         Pipeline stages ``p``.
     microbatch_count : int or ndarray
         Micro-batches per step ``m``.
+    gpipe : bool or ndarray
+        GPipe schedule (all forwards first): ``m`` in flight.
 
     Returns
     -------
@@ -250,7 +295,8 @@ def pipeline_inflight_microbatches(pp_size: ArrayLike, microbatch_count: ArrayLi
 
     References
     ----------
-    Narayanan et al. (2021), SC'21, Sec. 2.2.1 (1F1B); Korthikanti et al. (2022),
+    Huang et al. (2019), "GPipe", NeurIPS, Sec. 2.3 (all ``m`` forwards before the
+    backwards); Narayanan et al. (2021), SC'21, Sec. 2.2.1 (1F1B); Korthikanti et al. (2022),
     Sec. 4.2.3 (the first stage stores ``L`` layers' activations).
 
     Examples
@@ -260,7 +306,9 @@ def pipeline_inflight_microbatches(pp_size: ArrayLike, microbatch_count: ArrayLi
     >>> float(pipeline_inflight_microbatches(8, 32))
     8.0
     """
-    return np.minimum(np.asarray(pp_size, dtype=float), microbatch_count)
+    p, m, gp = num(pp_size), num(microbatch_count), num(gpipe)
+    o = ops(p, m, gp)
+    return ret(o.where(gp, m, o.min(p, m)))
 
 
 def interleaved_activation_factor(pp_size: ArrayLike, v_stages: ArrayLike) -> ArrayLike:
@@ -295,9 +343,8 @@ def interleaved_activation_factor(pp_size: ArrayLike, v_stages: ArrayLike) -> Ar
     >>> round(float(interleaved_activation_factor(8, 3)), 3)
     1.292
     """
-    p = np.asarray(pp_size, dtype=float)
-    v = np.asarray(v_stages, dtype=float)
-    return np.where(v > 1, 1.0 + (p - 1.0) / (p * v), 1.0)
+    p, v = num(pp_size), num(v_stages)
+    return ret(ops(p, v).where(v > 1.0, 1.0 + (p - 1.0) / (p * v), 1.0))
 
 
 OPTIMIZER_STATE_BYTES: dict[str, float] = {
@@ -428,18 +475,66 @@ def zero_model_state_bytes(
     >>> [round(float(zero_model_state_bytes(7.5e9, 64, z)) / 1e9, 2) for z in range(4)]
     [120.0, 31.41, 16.64, 1.88]
     """
-    stage = np.asarray(zero_stage)
-    if np.any((stage < 0) | (stage > 3) | (stage != np.round(stage))):
+    w, g, k = zero_model_state_breakdown(
+        params, dp_size, zero_stage, optimizer_bytes_per_param, weight_bytes, grad_bytes
+    )
+    return ret(w + g + k)
+
+
+def zero_model_state_breakdown(
+    params: ArrayLike,
+    dp_size: ArrayLike,
+    zero_stage: ArrayLike = 0,
+    optimizer_bytes_per_param: ArrayLike = 12.0,
+    weight_bytes: ArrayLike = 2.0,
+    grad_bytes: ArrayLike = 2.0,
+) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
+    """Weights, gradients and optimizer state per device under ZeRO, separately.
+
+    The three terms of :func:`zero_model_state_bytes`: ``w Ψ / N_d`` from stage 3 on
+    (else ``w Ψ``), ``g Ψ / N_d`` from stage 2 and ``K Ψ / N_d`` from stage 1.
+
+    Parameters
+    ----------
+    params, dp_size, zero_stage, optimizer_bytes_per_param, weight_bytes, grad_bytes
+        As in :func:`zero_model_state_bytes` (``Ψ`` parameters, ``N_d`` ranks, stage
+        0–3, ``K``, ``w`` and ``g`` bytes per element); floats or arrays.
+
+    Returns
+    -------
+    tuple of (float or ndarray) ×3
+        ``(weights, gradients, optimizer)`` in bytes per device.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", SC'20, Sec. 5 and Table 1.
+
+    Examples
+    --------
+    Ψ = 7.5B, N_d = 64, stage 2, w = g = 2, K = 12: 15 GB of weights, 0.234 GB of
+    gradients, 1.41 GB of optimizer state.
+
+    >>> [round(x / 1e9, 3) for x in zero_model_state_breakdown(7.5e9, 64, 2)]
+    [15.0, 0.234, 1.406]
+    """
+    args = (zero_stage, params, dp_size, weight_bytes, grad_bytes, optimizer_bytes_per_param)
+    if all_float(*args):  # one solve: math only
+        z, psi, n, w, g, k = args
+    else:
+        z, psi, n, w, g, k = (num(x) for x in args)
+    if type(z) is float:
+        if z not in (0.0, 1.0, 2.0, 3.0):
+            raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
+    elif np.any((z < 0) | (z > 3) | (z != np.round(z))):
         raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
-    psi = np.asarray(params, dtype=float)
-    n = np.asarray(dp_size, dtype=float)
-    w, g, k = weight_bytes, grad_bytes, optimizer_bytes_per_param
-    # Each state is divided by N_d once the stage partitions it.
-    w_div = np.where(stage >= 3, n, 1.0)
-    g_div = np.where(stage >= 2, n, 1.0)
-    k_div = np.where(stage >= 1, n, 1.0)
-    out = psi * (w / w_div + g / g_div + k / k_div)
-    return out[()] if np.ndim(out) == 0 else out
+    o = ops(z, psi, n, w, g, k)
+    # each state is divided by N_d once the stage partitions it
+    return (
+        ret(psi * w / o.where(z >= 3.0, n, 1.0)),
+        ret(psi * g / o.where(z >= 2.0, n, 1.0)),
+        ret(psi * k / o.where(z >= 1.0, n, 1.0)),
+    )
 
 
 def zero_communication_elements(params: ArrayLike, zero_stage: ArrayLike = 0) -> ArrayLike:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from mlsys.core.errors import ParameterError
+from mlsys.core.formulas._ops import ScalarOps, all_float, num, ops, ret
 
 __all__ = [
     "tp_collectives_per_layer",
@@ -357,9 +358,13 @@ def group_placement(
     >>> group_placement(64, 8, 8), group_placement(16, 2, 8)
     ((1.0, 64.0), (4.0, 4.0))
     """
-    n, st, g = _f(size), _f(stride), _f(ranks_per_node)
+    if all_float(size, stride, ranks_per_node):  # one solve: math only
+        n, st, g, o = size, stride, ranks_per_node, ScalarOps
+    else:  # arrays (a search) or other numbers
+        n, st, g = num(size), num(stride), num(ranks_per_node)
+        o = ops(n, st, g)
     inside = n * st <= g
-    per_node = np.where(inside, n, np.where(st >= g, 1.0, np.floor(g / st)))
-    per_node = np.maximum(np.minimum(per_node, n), 1.0)
-    nodes = np.where(inside, 1.0, np.ceil(n / per_node))
-    return _ret(per_node), _ret(nodes)
+    per_node = o.where(inside, n, o.where(st >= g, 1.0, o.floor(g / st)))
+    per_node = o.max(o.min(per_node, n), 1.0)
+    nodes = o.where(inside, 1.0, o.ceil(n / per_node))
+    return ret(per_node), ret(nodes)

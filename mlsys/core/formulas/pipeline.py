@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mlsys.core.errors import ParameterError
+from mlsys.core.formulas._ops import num
 
 __all__ = [
     "PIPELINE_SCHEDULES",
@@ -47,6 +48,8 @@ def _f(x: ArrayLike) -> Any:
 
 
 def _ret(x: Any) -> Any:
+    if type(x) is float:
+        return x
     return float(x) if np.ndim(x) == 0 else x
 
 
@@ -153,7 +156,8 @@ def interleaved_bubble_ratio(
     >>> round(interleaved_bubble_ratio(8, 64, 3), 4)
     0.0365
     """
-    p, m, v = _f(pp_size), _f(microbatch_count), _f(v_stages)
+    # num(): plain floats stay floats (the fast path one solve takes), arrays broadcast
+    p, m, v = num(pp_size), num(microbatch_count), num(v_stages)
     return _ret((p - 1.0) / (v * m))
 
 

@@ -672,5 +672,8 @@ def kv_cache_bytes(
     >>> round(float(kv_cache_bytes(80, 8, 128, 4096)) / 1e9, 3)
     1.342
     """
+    args = (layers, kv_heads, head_dim, seq_len, batch_size, bytes_per_element)
+    if all(type(x) in (int, float) for x in args):  # one solve: plain float arithmetic
+        return 2.0 * layers * kv_heads * head_dim * seq_len * batch_size * bytes_per_element
     per_token = 2.0 * np.multiply(np.multiply(layers, kv_heads), head_dim)
     return per_token * np.multiply(np.multiply(seq_len, batch_size), bytes_per_element)

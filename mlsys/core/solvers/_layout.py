@@ -1,14 +1,18 @@
-"""The one step-time and memory model behind DistributedModel, ParallelismSearch, scaling_curve.
+"""The one step-time and memory model behind DistributedModel, MemoryModel (training),
+ParallelismSearch and scaling_curve.
 
 :func:`evaluate` takes a :class:`Problem` (model, fleet and precision reduced to SI
-floats once) and a layout — ``tp, pp, ep, dp, m, v, zero, rc, sp`` as Python numbers
-*or* numpy arrays of any common shape — and returns every term of the step time and of
-the memory per device. It is written with arithmetic and the few helpers below that
-dispatch on the argument type, so one call prices a single layout in microseconds
-(plain floats) or 10^5 layouts at once (arrays), and the two can never disagree. The
-collective costs are the public :mod:`mlsys.core.formulas.collectives` functions, which
-take plain floats on a math-only fast path and arrays through numpy; this module only
-places each group on the scale-up or scale-out fabric.
+floats once) and a layout — ``tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp`` as
+Python numbers *or* numpy arrays of any common shape (the fields of
+:class:`mlsys.core.layout.TrainingLayout` as codes) — and returns every term of the
+step time and of the memory per device (:func:`memory_terms`, which MemoryModel calls
+alone). Every cited quantity is the public formula itself — activation bytes, ZeRO
+bytes, in-flight micro-batches, interleaving factor and embedding buffers
+(:mod:`mlsys.core.formulas.memory`), the bubble (:mod:`~mlsys.core.formulas.pipeline`),
+group placement (:mod:`~mlsys.core.formulas.parallel`), collective and point-to-point
+times (:mod:`~mlsys.core.formulas.collectives`) — each with a math-only path for plain
+floats and a numpy path for arrays, so one call prices a single layout in microseconds
+or 10^5 layouts at once, and the two can never disagree.
 
 The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
 (``T = s·b``), per transformer layer, with ``t`` the tensor-parallel size:
@@ -33,9 +37,19 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   full recompute) on NVLink if the group is inside a node, else on the scale-out NIC.
 * **expert parallelism** — 4 all-to-alls of ``s·b·k·h·e/t`` per MoE layer (6 with full
   recompute).
+* **context parallelism** — each sequence is split over ``cp`` ranks (``T = s·b/cp``
+  tokens per device: matmuls, element-wise work and activations shrink by ``cp``; the
+  local queries still attend to all ``s`` keys). Ring attention passes the local K and
+  V blocks round the ``cp`` ranks in ``cp − 1`` point-to-point steps per layer forward
+  (again under full recompute) and K, V plus their gradients backward, each step
+  overlapped with one block's attention; only the excess is exposed (Liu, Zaharia &
+  Abbeel 2023, "Ring Attention with Blockwise Transformers", Sec. 3; NVIDIA
+  Megatron-Core, "context_parallel package"). Gradients are reduced (and ZeRO shards
+  kept) over ``dp·cp`` ranks.
 * **pipeline** — ``2·v`` point-to-point sends of ``s·b·h·e/t`` per micro-batch, and the
   bubble ``(p − 1)/v`` micro-batch times (1F1B, interleaved; GPipe has the same bubble).
-  The device with the most layers (``⌈L/(p·v)⌉·v``) and the LM head sets the pace.
+  The device with the most layers (``⌈L/(p·v)⌉·v``; uneven splits allowed) and the LM
+  head sets the pace and the memory.
 * **data parallelism** — gradients reduced over the data-parallel group at the gradient
   dtype; ZeRO-1/2 reduce-scatter + all-gather, ZeRO-3 adds a parameter all-gather for
   forward and for backward per micro-batch. Hierarchical (intra-node then inter-node)
@@ -54,13 +68,27 @@ large NCCL collectives). No constant is fitted to a validation row.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from mlsys.core.errors import ParameterError
 from mlsys.core.formulas import collectives as coll
+from mlsys.core.formulas._ops import ArrayOps, ScalarOps
+from mlsys.core.formulas._ops import ops as _ops
+from mlsys.core.formulas.memory import (
+    activation_bytes_per_layer,
+    embedding_activation_bytes,
+    interleaved_activation_factor,
+    optimizer_state_bytes_per_param,
+    pipeline_inflight_microbatches,
+    zero_model_state_breakdown,
+)
+from mlsys.core.formulas.parallel import group_placement
+from mlsys.core.formulas.pipeline import interleaved_bubble_ratio
+from mlsys.core.formulas.transformer import training_flops_per_token
+from mlsys.core.layout import RECOMPUTE_NAMES, SCHEDULE_NAMES, TOPOLOGY_NAMES, Recompute, Topology
+from mlsys.core.precision import BYTES_PER_ELEMENT, default_grad_dtype, normalize_precision
+from mlsys.core.solvers._memo import identity_memo
 
 __all__ = [
     "NETWORK_EFFICIENCY",
@@ -69,7 +97,10 @@ __all__ = [
     "TOPOLOGY_CODES",
     "SCHEDULE_CODES",
     "Problem",
+    "build_problem",
     "evaluate",
+    "memory_terms",
+    "training_storage_bytes",
 ]
 
 NETWORK_EFFICIENCY: dict[str, float] = {"scale-up": 0.80, "scale-out": 0.90}
@@ -84,76 +115,77 @@ ADAM_STEP_STATE_BYTES = 24.0
 """Bytes of fp32 optimizer state Adam reads and writes per parameter per step
 (master weight, first and second moment: 12 read + 12 written)."""
 
-RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
-TOPOLOGY_CODES = {None: 0, "auto": 0, "ring": 1, "tree": 2, "hierarchical": 3}
-SCHEDULE_CODES = {"1f1b": 0, "interleaved": 0, "gpipe": 1}
+# name -> code maps of mlsys.core.layout (kept under their old names for callers)
+RECOMPUTE_CODES = {k: int(v) for k, v in RECOMPUTE_NAMES.items()}
+TOPOLOGY_CODES = {k: int(v) for k, v in TOPOLOGY_NAMES.items()}
+SCHEDULE_CODES = {k: int(v) for k, v in SCHEDULE_NAMES.items()}
+
+_FULL = float(Recompute.FULL)
+_SELECTIVE = float(Recompute.SELECTIVE)
+_WIDE = ("fp32", "tf32", "fp64")
+_NARROW = {"fp8", "int8", "fp6", "fp4", "int4"}
+# the helpers of the one formula body (kept under their old names for tests)
+_ScalarOps, _ArrayOps = ScalarOps, ArrayOps
 
 
-# -- helpers that work on floats and on numpy arrays ---------------------------------------
-class _ScalarOps:
-    """Branch-free-looking helpers for plain floats (the fast path of one solve)."""
+def training_storage_bytes(prec: str, grad_dtype: str | None) -> tuple[float, float, float, bool]:
+    """Bytes per weight, gradient and activation element in training, and whether the
+    optimizer keeps an fp32 master copy.
 
-    @staticmethod
-    def where(cond: Any, x: Any, y: Any) -> Any:
-        return x if cond else y
+    ``prec`` is a canonical precision. Below 32-bit compute the model weights and the
+    stored activations are 16-bit: mixed precision keeps fp16/bf16 weights beside fp32
+    masters (Micikevicius et al. 2018, "Mixed Precision Training", ICLR), and FP8
+    training casts weights and inputs to FP8 per matmul while keeping bf16 parameters
+    (NVIDIA Transformer Engine; the DeepSeek-V3 report, arXiv:2412.19437, Sec. 3.3).
+    Gradients follow ``grad_dtype``, by default
+    :func:`~mlsys.core.precision.default_grad_dtype`.
 
-    max = staticmethod(max)
-    min = staticmethod(min)
+    Parameters
+    ----------
+    prec : str
+        Canonical compute precision.
+    grad_dtype : str or None
+        Gradient precision.
 
-    @staticmethod
-    def ceil(x: float) -> float:
-        return float(math.ceil(x))
-
-    @staticmethod
-    def floor(x: float) -> float:
-        return float(math.floor(x))
-
-
-class _ArrayOps:
-    """The same helpers on numpy arrays (one call prices many layouts)."""
-
-    where = staticmethod(np.where)
-    max = staticmethod(np.maximum)
-    min = staticmethod(np.minimum)
-    ceil = staticmethod(np.ceil)
-    floor = staticmethod(np.floor)
-
-
-def _ops(*xs: Any) -> type:
-    for x in xs:  # a loop: faster than any() on this hot path
-        if type(x) is np.ndarray:
-            return _ArrayOps
-    return _ScalarOps
+    Returns
+    -------
+    tuple
+        ``(weight bytes, gradient bytes, activation bytes, master copy?)``.
+    """
+    gd = (
+        default_grad_dtype(prec)
+        if grad_dtype is None
+        else normalize_precision(grad_dtype, "grad_dtype")
+    )
+    if prec in _WIDE:
+        e = BYTES_PER_ELEMENT[prec]
+        return e, BYTES_PER_ELEMENT[gd], e, False
+    return 2.0, BYTES_PER_ELEMENT[gd], 2.0, True
 
 
 # -- placement and collectives (alpha-beta) -----------------------------------------------
-def _placement(size: Any, stride: Any, g: float, o: type = _ScalarOps) -> tuple[Any, Any]:
-    # Same rule as mlsys.core.formulas.parallel.group_placement (a test checks they agree).
-    inside = size * stride <= g
-    per_node = o.where(inside, size, o.where(stride >= g, 1.0, o.floor(g / stride)))
-    per_node = o.max(o.min(per_node, size), 1.0)
-    nodes = o.where(inside, 1.0, o.ceil(size / per_node))
-    return per_node, nodes
+def _placement(size: Any, stride: Any, g: float, o: type = ScalarOps) -> tuple[Any, Any]:
+    """Members per node and nodes spanned: the cited
+    :func:`mlsys.core.formulas.parallel.group_placement` (``o`` kept for old callers)."""
+    return group_placement(size, stride, g)
 
 
 def _two_level(collective: Any, M: Any, k: Any, n: Any, P: Problem) -> Any:
     """A ring ``collective`` (reduce-scatter, all-gather or all-to-all) of an M-byte buffer
     over a group of k·n ranks (k per node, n nodes): inside the node over the scale-up
-    fabric, then the 1/k shard across nodes over the scale-out fabric. The public
-    functions take plain floats on a fast path and arrays through numpy, so one solve
-    and a vectorised search price the same collective."""
+    fabric, then the 1/k shard across nodes over the scale-out fabric."""
     return collective(M, k, P.intra_bw, P.intra_lat) + collective(M / k, n, P.inter_bw, P.inter_lat)
 
 
-def _allreduce(M: Any, k: Any, n: Any, topo: int, P: Problem, o: type = _ScalarOps) -> Any:
-    """All-reduce of M bytes over k ranks per node on n nodes, by topology code."""
-    if topo in (0, 3):
+def _allreduce(M: Any, k: Any, n: Any, topo: int, P: Problem, o: type = ScalarOps) -> Any:
+    """All-reduce of M bytes over k ranks per node on n nodes, by :class:`Topology`."""
+    if topo == Topology.AUTO or topo == Topology.HIERARCHICAL:
         return coll.hierarchical_allreduce_time(
             M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
         )
     N = k * n
     one_node = n <= 1.0
-    if topo == 1:  # flat ring: the slowest link (the NIC once the ring leaves the node)
+    if topo == Topology.RING:  # flat ring: the slowest link (the NIC once it leaves the node)
         bw = o.where(one_node, P.intra_bw, P.inter_bw)
         lat = o.where(one_node, P.intra_lat, P.inter_lat)
         return coll.ring_allreduce_time(M, N, bw, lat)
@@ -171,14 +203,14 @@ class Problem:
 
     Attributes
     ----------
-    L, h, a, kv, d_attn, ffn, V, s : float
-        Layers, hidden, heads, KV heads, attention width, MLP width, vocabulary,
-        sequence length.
+    L, h, a, kv, d_attn, kv_dim, ffn, V, s : float
+        Layers, hidden, heads, KV heads, attention width, key (= value) width
+        ``kv·d_head``, MLP width, vocabulary, sequence length (tokens).
     gated : float
         1.0 for a gated (SwiGLU) MLP, else 0.0.
-    act_inner : float
-        ``sbh``-sized tensors a layer stores inside attention and the MLP (12 for a GPT
-        layer; fewer KV heads, gating and MoE widths change it), as in
+    ffn_act : float
+        MLP width a token passes through, averaged over dense and MoE layers
+        (``(k + shared)·f_expert`` in MoE layers): the ``ffn_hidden`` of
         :func:`mlsys.core.formulas.activation_bytes_per_layer`.
     moe_layers, experts, topk : float
         MoE layers, routed experts, experts per token (0, 1, 1 for a dense model).
@@ -194,10 +226,10 @@ class Problem:
     selective_flops_per_token, full_flops_per_token : float
         Extra executed FLOPs per token for selective / full recomputation.
     peak, peak_attn, hbm_bw, eta_c, eta_m, capacity : float
-        Peak FLOP/s (matmul precision; attention precision), HBM bandwidth, compute and
-        memory efficiencies, memory per device in bytes.
-    g, nodes, total : float
-        Accelerators per node, nodes, accelerators.
+        Peak FLOP/s (matmul precision; attention precision), HBM bandwidth (bytes/s),
+        compute and memory efficiencies, memory per device (bytes).
+    accelerators_per_node, nodes, total : float
+        Accelerators per node, nodes, accelerators (counts).
     intra_bw, intra_lat, inter_bw, inter_lat : float
         Achievable per-direction bandwidth (bytes/s) and latency (s) of the scale-up and
         scale-out fabrics (oversubscription included).
@@ -215,11 +247,12 @@ class Problem:
     a: float
     kv: float
     d_attn: float
+    kv_dim: float
     ffn: float
     V: float
     s: float
     gated: float
-    act_inner: float
+    ffn_act: float
     moe_layers: float
     experts: float
     topk: float
@@ -236,7 +269,7 @@ class Problem:
     eta_c: float
     eta_m: float
     capacity: float
-    g: float
+    accelerators_per_node: float
     nodes: float
     total: float
     intra_bw: float
@@ -250,6 +283,250 @@ class Problem:
     batch: float
     flash: bool
 
+    @property
+    def g(self) -> float:
+        """Deprecated spelling of :attr:`accelerators_per_node` (beside ``g_bytes``)."""
+        return self.accelerators_per_node
+
+
+def _mlp_width_per_token(model: Any) -> float:
+    """MLP width a token passes through, averaged over the layers (see ``Problem.ffn_act``)."""
+    moe_layers = float(model.moe_layers)
+    dense_layers = float(model.layers) - moe_layers
+    return (
+        dense_layers * float(model.ffn_hidden)
+        + moe_layers
+        * (model.experts_per_token + model.shared_experts)
+        * float(model.expert_ffn_hidden or model.ffn_hidden)
+    ) / float(model.layers)
+
+
+@identity_memo(objects=2)
+def build_problem(
+    model: Any,
+    fleet: Any,
+    batch_size: int,
+    precision: str = "bf16",
+    efficiency: Any = None,
+    seq_len: int | None = None,
+    grad_dtype: str | None = None,
+    flash_attention: bool | None = None,
+    optimizer: str = "adam",
+) -> Problem:
+    """Reduce a model, a fleet (or one accelerator) and a precision to the floats of a layout.
+
+    Parameters
+    ----------
+    model : TransformerWorkload
+        The network.
+    fleet : Fleet or Accelerator
+        The cluster; an :class:`~mlsys.core.types.Accelerator` alone (MemoryModel) gives
+        a problem whose memory terms are exact and whose network terms are not used.
+    batch_size : int
+        Global batch in sequences.
+    precision : str
+        Matmul precision (``"bf16"``, ``"fp16"``, ``"fp8"``, ``"fp32"`` ...).
+    efficiency : None, float, pair or dict
+        See :func:`mlsys.core.solvers.efficiency.resolve_efficiency`.
+    seq_len : int, optional
+        Tokens per sequence (default the model's).
+    grad_dtype : str, optional
+        Precision of the gradient buffers and their reduction.
+    flash_attention : bool, optional
+        Fused attention that never writes the scores (default True).
+    optimizer : str
+        Optimizer whose state is kept (:func:`optimizer_state_bytes_per_param`).
+
+    Returns
+    -------
+    Problem
+        Memoised per (model, fleet) identity and the other arguments
+        (:mod:`mlsys.core.solvers._memo`).
+    """
+    from mlsys.core.solvers.efficiency import resolve_efficiency
+    from mlsys.core.types import Fleet, TransformerWorkload
+
+    if not isinstance(model, TransformerWorkload):
+        raise ParameterError(
+            "model",
+            getattr(model, "name", model),
+            "a TransformerWorkload",
+            "Training layouts are priced for transformers (tensor/pipeline/expert parallel).",
+        )
+    if isinstance(fleet, Fleet):
+        acc = fleet.node.accelerator
+    elif hasattr(fleet, "memory_bytes"):
+        acc = fleet
+    else:
+        raise ParameterError("fleet", fleet, "a Fleet(node=..., count=..., fabric=...)")
+    prec = normalize_precision(precision)
+    peak = acc.peak_flops_s(prec)
+    peak_attn = peak
+    if prec in _NARROW:
+        for wide in ("bf16", "fp16"):
+            if wide in acc.precisions:
+                peak_attn = acc.peak_flops_s(wide)
+                break
+    w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, grad_dtype)
+    opt_bytes = optimizer_state_bytes_per_param(optimizer, master_weights=master)
+    eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
+    s = int(seq_len or model.seq_len)
+    bd = model.param_breakdown
+    scale = model.total_params / bd["total"]  # honour a given total
+    L = float(model.layers)
+    d_attn = float(model.heads * model.head_dim)
+    n_layers_matmul = float(bd["layers_matmul_active"]) * scale
+    n_head = float(model.vocab * model.hidden)
+    fpt = {
+        rc: float(training_flops_per_token(n_layers_matmul, n_head, L, s, d_attn, recompute=rc))
+        for rc in ("none", "selective", "full")
+    }
+    params_expert = float(bd["mlp_experts"]) * scale if model.is_moe else 0.0
+    if isinstance(fleet, Fleet):
+        intra, inter = fleet.node.intra_fabric, fleet.fabric
+        eff_up = NETWORK_EFFICIENCY.get(intra.kind, 0.8)
+        eff_out = NETWORK_EFFICIENCY.get(inter.kind, 0.9)
+        net = (
+            float(fleet.node.accelerators_per_node),
+            float(fleet.count),
+            float(fleet.total_accelerators),
+            intra.effective_bandwidth_Bps * eff_up,
+            intra.latency_s,
+            inter.effective_bandwidth_Bps * eff_out,
+            inter.latency_s,
+        )
+    else:  # one device: no network (memory terms only)
+        net = (1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0)
+    return Problem(
+        L=L,
+        h=float(model.hidden),
+        a=float(model.heads),
+        kv=float(model.kv_heads),
+        d_attn=d_attn,
+        kv_dim=float(model.kv_heads * model.head_dim),
+        ffn=float(model.ffn_hidden),
+        V=float(model.vocab),
+        s=float(s),
+        gated=1.0 if model.gated_mlp else 0.0,
+        ffn_act=_mlp_width_per_token(model),
+        moe_layers=float(model.moe_layers),
+        experts=float(model.experts),
+        topk=float(model.experts_per_token) if model.is_moe else 1.0,
+        n_layer=n_layers_matmul / L,
+        n_head=n_head,
+        params_dense=model.total_params - params_expert,
+        params_expert=params_expert,
+        model_flops_per_token=fpt["none"],
+        selective_flops_per_token=fpt["selective"] - fpt["none"],
+        full_flops_per_token=fpt["full"] - fpt["none"],
+        peak=peak,
+        peak_attn=peak_attn,
+        hbm_bw=acc.memory_bandwidth_Bps,
+        eta_c=eta_c,
+        eta_m=eta_m,
+        capacity=acc.memory_bytes,
+        accelerators_per_node=net[0],
+        nodes=net[1],
+        total=net[2],
+        intra_bw=net[3],
+        intra_lat=net[4],
+        inter_bw=net[5],
+        inter_lat=net[6],
+        e_act=e_act,
+        w_bytes=w_bytes,
+        g_bytes=g_bytes,
+        opt_bytes=opt_bytes,
+        batch=float(batch_size),
+        flash=True if flash_attention is None else bool(flash_attention),
+    )
+
+
+# -- memory per device ----------------------------------------------------------------------
+def memory_terms(
+    P: Problem,
+    tp: Any,
+    pp: Any,
+    ep: Any,
+    dp: Any,
+    m: Any,
+    v: Any,
+    zero: Any,
+    rc: Any,
+    sp: Any,
+    schedule: Any = 0,
+    cp: Any = 1.0,
+) -> dict[str, Any]:
+    """Memory per device of a layout (floats) or of many (arrays): the one training-memory
+    model of DistributedModel, MemoryModel and ParallelismSearch.
+
+    Model states: dense parameters ``P_dense/(t·p)`` are sharded by ZeRO over the
+    ``dp·ep·cp`` ranks that replicate them, expert parameters ``P_exp/(t·p·e)`` over
+    ``dp·cp`` (Megatron's distributed optimizer shards over data × context parallel
+    ranks) — :func:`~mlsys.core.formulas.zero_model_state_breakdown`. Activations: the
+    busiest (first) stage holds ``⌈L/(p·v)⌉·v`` layers of
+    :func:`~mlsys.core.formulas.activation_bytes_per_layer` for
+    :func:`~mlsys.core.formulas.pipeline_inflight_microbatches` micro-batches, times
+    :func:`~mlsys.core.formulas.interleaved_activation_factor`, plus
+    :func:`~mlsys.core.formulas.embedding_activation_bytes`; context parallelism gives
+    each rank ``s/cp`` tokens.
+
+    Parameters
+    ----------
+    P : Problem
+        The model, fleet and precision.
+    tp, pp, ep, dp, m, v, cp : float or ndarray
+        Layout sizes (counts).
+    zero : float or ndarray
+        ZeRO stage 0–3.
+    rc : float or ndarray
+        :class:`~mlsys.core.layout.Recompute` code.
+    sp : float or ndarray
+        1.0 with sequence parallelism.
+    schedule : int or ndarray
+        :class:`~mlsys.core.layout.Schedule` code (1: GPipe).
+
+    Returns
+    -------
+    dict of str to float or ndarray
+        ``weights, gradients, optimizer, activations, memory`` (bytes),
+        ``microbatch_size`` (sequences), ``layers_per_device`` (count).
+    """
+    o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
+    b = P.batch / (dp * ep * m)
+    psi_dense = P.params_dense / (tp * pp)
+    psi_exp = P.params_expert / (tp * pp * ep)
+    w_d, g_d, k_d = zero_model_state_breakdown(
+        psi_dense, dp * ep * cp, zero, P.opt_bytes, P.w_bytes, P.g_bytes
+    )
+    if P.params_expert > 0.0:  # a dense model has no expert shards to count
+        w_e, g_e, k_e = zero_model_state_breakdown(
+            psi_exp, dp * cp, zero, P.opt_bytes, P.w_bytes, P.g_bytes
+        )
+    else:
+        w_e = g_e = k_e = 0.0
+    layers_dev = o.ceil(P.L / (pp * v)) * v
+    act_layer = activation_bytes_per_layer(
+        P.s, b, P.h, P.a, tp, sp, rc, P.e_act,
+        ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
+        flash_attention=P.flash, cp_size=cp,
+    )  # fmt: skip
+    inflight = pipeline_inflight_microbatches(pp, m, schedule == 1)
+    interleave = interleaved_activation_factor(pp, v)
+    extra = embedding_activation_bytes(
+        P.s / cp, b, P.h, P.V, tp, pp, inflight_microbatches=inflight
+    )
+    activations = act_layer * layers_dev * inflight * interleave + extra
+    weights, grads, optim = w_d + w_e, g_d + g_e, k_d + k_e
+    return {
+        "microbatch_size": b,
+        "layers_per_device": layers_dev,
+        "weights": weights,
+        "gradients": grads,
+        "optimizer": optim,
+        "activations": activations,
+        "memory": weights + grads + optim + activations,
+    }
+
 
 def evaluate(
     P: Problem,
@@ -262,9 +539,10 @@ def evaluate(
     zero: Any,
     rc: Any,
     sp: Any,
-    schedule: int = 0,
+    schedule: Any = 0,
     topo: int = 0,
     overlap: bool = True,
+    cp: Any = 1.0,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -272,19 +550,19 @@ def evaluate(
     ----------
     P : Problem
         The model, fleet and precision.
-    tp, pp, ep, dp, m, v : float or ndarray
-        Tensor, pipeline, expert and data-parallel sizes, micro-batches per step,
-        model chunks per device.
+    tp, pp, ep, dp, m, v, cp : float or ndarray
+        Tensor, pipeline, expert, data and context-parallel sizes, micro-batches per
+        step, model chunks per device.
     zero : float or ndarray
         ZeRO stage 0–3.
     rc : float or ndarray
-        Recompute code (0 none, 1 selective, 2 full).
+        :class:`~mlsys.core.layout.Recompute` code (0 none, 1 selective, 2 full).
     sp : float or ndarray
         1.0 with sequence parallelism, else 0.0.
-    schedule : int
-        0 for 1F1B / interleaved, 1 for GPipe.
+    schedule : int or ndarray
+        :class:`~mlsys.core.layout.Schedule` code: 0 for 1F1B / interleaved, 1 GPipe.
     topo : int
-        Data-parallel all-reduce algorithm (0 auto, 1 ring, 2 tree, 3 hierarchical).
+        :class:`~mlsys.core.layout.Topology` of the data-parallel all-reduce.
     overlap : bool
         Overlap data-parallel communication with compute.
 
@@ -293,28 +571,32 @@ def evaluate(
     dict of str to float or ndarray
         Times in s, bytes, FLOP and fractions; see the keys.
     """
-    o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp)
-    s, h, L, e = P.s, P.h, P.L, P.e_act
-    full = rc == 2
-    sel = rc == 1
-    # sequences per micro-batch: the token batch is split over dp·ep ranks (EP is carved
-    # out of data parallelism, the Megatron-Core / DeepSpeed-MoE convention)
-    b = P.batch / (dp * ep * m)
-    T = s * b
+    o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
+    mem = memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
+    s, h, e = P.s, P.h, P.e_act
+    g = P.accelerators_per_node
+    full = rc == _FULL
+    sel = rc == _SELECTIVE
+    b = mem["microbatch_size"]
+    # tokens of one micro-batch on one device: context parallelism splits each sequence
+    T = s * b / cp
     # ---- compute per layer per micro-batch (seconds) ------------------------------------
     fwd_passes = 3.0 + full  # forward + backward(2x) + rerun of the forward
-    moe_frac = P.moe_layers / L
+    moe_frac = P.moe_layers / P.L
     lin_flops = 2.0 * P.n_layer * T / tp * fwd_passes
+    # the local queries attend to all s keys (ring attention brings the others' K, V)
     attn_fwd = 4.0 * s * P.d_attn * T / tp
     if P.flash:
         # FlashAttention-2: 2 matmuls forward, 5 backward (scores recomputed); causal
         # blocks above the diagonal are skipped, halving the executed work.
-        attn_flops = 0.5 * attn_fwd * (3.5 + full)
+        attn_passes = 3.5 + full
+        attn_flops = 0.5 * attn_fwd * attn_passes
         attn_bytes = 0.0 * tp
     else:
-        attn_flops = attn_fwd * (3.0 + full + sel)
+        attn_passes = 3.0 + full + sel
+        attn_flops = attn_fwd * attn_passes
         score_bytes = (6.0 * e + 1.0) * P.a * s * T / tp
-        attn_bytes = score_bytes * (3.0 + full + sel)
+        attn_bytes = score_bytes * attn_passes
     boundary = (10.0 * e * h + 2.0 * h) * T * o.where(sp, 1.0 / tp, 1.0)
     mlp_elem = (2.0 + P.gated) * e * P.ffn * T / tp
     elem_bytes = (boundary + mlp_elem) * fwd_passes
@@ -322,54 +604,85 @@ def evaluate(
     t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
     t_layer_compute = t_lin + t_attn + t_elem
-    # ---- tensor parallelism per layer ------------------------------------------------------
+    # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
     M_tp = T * h * e
-    tp_k, tp_n = _placement(tp, 1.0, P.g, o)
+    tp_k, tp_n = group_placement(tp, 1.0, g)
     n_ar = 4.0 + 2.0 * full
-    t_tp_layer = n_ar * o.where(tp > 1.0, _allreduce(M_tp, tp_k, tp_n, 0, P, o), 0.0)
+    if o is ScalarOps and tp == 1.0:  # one solve without tensor parallelism
+        t_tp_layer = 0.0
+    else:
+        t_tp_layer = n_ar * o.where(tp > 1.0, _allreduce(M_tp, tp_k, tp_n, 0, P, o), 0.0)
+    # ---- context parallelism: ring attention per layer -----------------------------------
+    # each of cp-1 steps passes the local K and V blocks to the next rank while the
+    # current block's attention runs (Liu et al. 2023, Sec. 3); the backward pass sends
+    # K, V and their gradients (twice the bytes). Only what outlasts the block's
+    # attention compute is exposed.
+    if o is ScalarOps and cp == 1.0:  # one solve without context parallelism: no ring
+        cp_n, t_cp_layer, t_cp_total_layer = 1.0, 0.0, 0.0
+    else:
+        _cp_k, cp_n = group_placement(cp, tp, g)
+        cp_bw = o.where(cp_n > 1.0, P.inter_bw, P.intra_bw)
+        cp_lat = o.where(cp_n > 1.0, P.inter_lat, P.intra_lat)
+        kv_block = 2.0 * T * P.kv_dim * e / o.min(tp, P.kv)  # K and V of s·b/cp tokens
+        t_attn_pass = t_attn / attn_passes  # one forward-equivalent of attention
+        t_block_fwd = t_attn_pass / cp
+        t_block_bwd = t_attn_pass * (attn_passes - 1.0 - full) / cp
+        step_fwd = coll.p2p_time(kv_block, cp_bw, cp_lat)
+        step_bwd = coll.p2p_time(2.0 * kv_block, cp_bw, cp_lat)
+        ring_steps = o.max(cp - 1.0, 0.0)
+        t_cp_total_layer = ring_steps * ((1.0 + full) * step_fwd + step_bwd)
+        t_cp_layer = ring_steps * (
+            (1.0 + full) * o.max(step_fwd - t_block_fwd, 0.0) + o.max(step_bwd - t_block_bwd, 0.0)
+        )
     # ---- expert parallelism per layer (averaged over dense and MoE layers) ---------------
     M_ep = T * P.topk * h * e / tp
-    ep_k, ep_n = _placement(ep, tp, P.g, o)
-    a2a = _two_level(coll.alltoall_time, M_ep, ep_k, ep_n, P)
-    t_ep_layer = moe_frac * (4.0 + 2.0 * full) * o.where(ep > 1.0, a2a, 0.0)
+    if o is ScalarOps and ep == 1.0:  # one solve without expert parallelism
+        t_ep_layer = 0.0
+    else:
+        ep_k, ep_n = group_placement(ep, tp * cp, g)
+        a2a = _two_level(coll.alltoall_time, M_ep, ep_k, ep_n, P)
+        t_ep_layer = moe_frac * (4.0 + 2.0 * full) * o.where(ep > 1.0, a2a, 0.0)
     # ---- the heaviest device, per micro-batch ----------------------------------------------
-    layers_dev = o.ceil(L / (pp * v)) * v
+    layers_dev = mem["layers_per_device"]
     head_flops = 2.0 * P.n_head * T / tp * 3.0
     logits_bytes = 4.0 * 3.0 * 4.0 * P.V * T / tp  # fp32 logits: write, softmax r/w, grad
     t_head = head_flops / (P.peak * P.eta_c) + logits_bytes / (P.hbm_bw * P.eta_m)
     t_mb_compute = layers_dev * t_layer_compute + t_head
     t_mb_tp = layers_dev * t_tp_layer
     t_mb_ep = layers_dev * t_ep_layer
+    t_mb_cp = layers_dev * o.where(cp > 1.0, t_cp_layer, 0.0)
+    t_mb_cp_total = layers_dev * o.where(cp > 1.0, t_cp_total_layer, 0.0)
     M_pp = T * h * e / tp
-    cross = P.total > P.g  # with pp outermost, some stage boundary crosses nodes
+    cross = P.total > g  # with pp outermost, some stage boundary crosses nodes
     pp_bw = P.inter_bw if cross else P.intra_bw
     pp_lat = P.inter_lat if cross else P.intra_lat
-    t_mb_pp = o.where(pp > 1.0, 2.0 * v * (pp_lat + M_pp / pp_bw), 0.0)
-    t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_pp
-    bubble_ratio = (pp - 1.0) / (v * m)
+    t_mb_pp = o.where(pp > 1.0, 2.0 * v * coll.p2p_time(M_pp, pp_bw, pp_lat), 0.0)
+    t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_cp + t_mb_pp
+    bubble_ratio = interleaved_bubble_ratio(pp, m, v)
     t_bubble = bubble_ratio * m * t_mb
-    # ---- data parallelism ---------------------------------------------------------------------
+    # ---- data parallelism (gradients reduced over dp·cp, Megatron-Core) -------------------
     psi_dense = P.params_dense / (tp * pp)
     psi_exp = P.params_expert / (tp * pp * ep)
-    dd_k, dd_n = _placement(dp * ep, tp, P.g, o)  # dense params: replicated over dp·ep
-    de_k, de_n = _placement(dp, tp * ep, P.g, o)  # expert params: replicated over dp
+    dd_k, dd_n = group_placement(dp * ep * cp, tp, g)  # dense params: over dp·ep·cp
     z3 = zero >= 3
     z2 = zero >= 2
     z1 = zero >= 1
-    # gradient reduction (once per step, or per micro-batch once gradients are sharded)
     rs = coll.reduce_scatter_time
     ag = coll.allgather_time
     rs_dense = _two_level(rs, psi_dense * P.g_bytes, dd_k, dd_n, P)
-    rs_exp = _two_level(rs, psi_exp * P.g_bytes, de_k, de_n, P)
     ag_dense = _two_level(ag, psi_dense * P.w_bytes, dd_k, dd_n, P)
-    ag_exp = _two_level(ag, psi_exp * P.w_bytes, de_k, de_n, P)
-    ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, topo, P, o) + o.where(
-        psi_exp > 0.0, _allreduce(psi_exp * P.g_bytes, de_k, de_n, topo, P, o), 0.0
-    )
+    ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, topo, P, o)
+    if P.params_expert > 0.0:  # expert params: replicated (and reduced) over dp·cp
+        de_k, de_n = group_placement(dp * cp, tp * ep, g)
+        rs_exp = _two_level(rs, psi_exp * P.g_bytes, de_k, de_n, P)
+        ag_exp = _two_level(ag, psi_exp * P.w_bytes, de_k, de_n, P)
+        ar = ar + _allreduce(psi_exp * P.g_bytes, de_k, de_n, topo, P, o)
+    else:
+        rs_exp = ag_exp = 0.0
     reps = o.where(z2, m, 1.0)
     t_grad = o.where(z1, (rs_dense + rs_exp) * reps, ar)
     t_param = o.where(z1, (ag_dense + ag_exp) * o.where(z3, 2.0 * m, 1.0), 0.0)
-    dp_one = (dp * ep <= 1.0) * 1.0
+    dp_one = (dp * ep * cp <= 1.0) * 1.0
     t_grad = t_grad * (1.0 - dp_one)
     t_param = t_param * (1.0 - dp_one)
     t_dp_total = t_grad + t_param
@@ -385,8 +698,8 @@ def evaluate(
     else:
         exposed = t_dp_total
     overlap_fraction = o.where(t_dp_total > 0.0, 1.0 - exposed / o.max(t_dp_total, 1e-300), 0.0)
-    # ---- optimizer step ---------------------------------------------------------------------
-    owned = psi_dense / o.where(z1, dp * ep, 1.0) + psi_exp / o.where(z1, dp, 1.0)
+    # ---- optimizer step: Adam over the locally owned (ZeRO-sharded) parameters -----------
+    owned = psi_dense / o.where(z1, dp * ep * cp, 1.0) + psi_exp / o.where(z1, dp * cp, 1.0)
     t_opt = owned * (ADAM_STEP_STATE_BYTES + P.g_bytes + P.w_bytes) / (P.hbm_bw * P.eta_m)
     # ---- step ---------------------------------------------------------------------------------
     compute_time = m * t_mb_compute + t_opt
@@ -400,36 +713,15 @@ def evaluate(
     )
     peak_total = P.total * P.peak
     mfu = model_flops / (step * peak_total)
-
-    # ---- memory per device ----------------------------------------------------------------
-    # dense parameters are sharded over dp·ep ranks, expert parameters over dp
-    def _sharded(on: Any) -> Any:
-        return psi_dense / o.where(on, dp * ep, 1.0) + psi_exp / o.where(on, dp, 1.0)
-
-    weights = _sharded(z3) * P.w_bytes
-    grads = _sharded(z2) * P.g_bytes
-    optim = _sharded(z1) * P.opt_bytes
-    # Korthikanti et al. (2022) Table 2, per layer, per micro-batch (same expressions as
-    # mlsys.core.formulas.memory.activation_bytes_per_layer; a test checks they agree)
-    sbh = T * h
-    per_sbh = (4.0 * e + 2.0) * o.where(sp, 1.0 / tp, 1.0) + P.act_inner * e / tp
-    scores = 0.0 if P.flash else (2.0 * e + 1.0) * P.a * s / (h * tp)
-    act_layer = o.where(full, e * sbh, sbh * (per_sbh + o.where(sel, 0.0, scores)))
-    inflight = o.where(schedule == 1, m, o.min(pp, m))
-    interleave = o.where(v > 1.0, 1.0 + (pp - 1.0) / (pp * v), 1.0)
-    sbh_t = sbh / tp
-    # embedding dropout mask of each in-flight micro-batch; p = 1 also holds the output
-    # layer (Korthikanti et al. 2022, Sec. 4.3)
-    extra = sbh_t * inflight + o.where(pp == 1.0, 4.0 * sbh_t * (1.0 + P.V / h), 0.0)
-    activations = act_layer * layers_dev * inflight * interleave + extra
-    memory = weights + grads + optim + activations
     return {
-        "microbatch_size": b,
+        **mem,
         "step_time": step,
         "compute_time": compute_time,
         "optimizer_time": t_opt,
         "tp_communication_time": m * t_mb_tp,
         "ep_communication_time": m * t_mb_ep,
+        "cp_communication_time": m * t_mb_cp,
+        "cp_communication_total": m * t_mb_cp_total,
         "pp_communication_time": m * t_mb_pp,
         "pipeline_bubble_time": t_bubble,
         "bubble_fraction": t_bubble / step,
@@ -441,13 +733,8 @@ def evaluate(
         "mfu": mfu,
         "hfu": hw_flops / (step * peak_total),
         "tokens_per_second": tokens / step,
-        "layers_per_device": layers_dev,
-        "weights": weights,
-        "gradients": grads,
-        "optimizer": optim,
-        "activations": activations,
-        "memory": memory,
-        "fits": memory <= P.capacity,
+        "fits": mem["memory"] <= P.capacity,
         "tp_nodes": tp_n,
+        "cp_nodes": cp_n,
         "dp_nodes": dd_n,
     }

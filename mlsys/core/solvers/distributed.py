@@ -31,21 +31,17 @@ Conventions
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
-from mlsys.core.formulas.memory import optimizer_state_bytes_per_param
-from mlsys.core.formulas.transformer import training_flops_per_token
-from mlsys.core.precision import normalize_precision
+from mlsys.core.layout import TOPOLOGY_NAMES, TrainingLayout, first_violation, layout_facts
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
-from mlsys.core.solvers.efficiency import resolve_efficiency
-from mlsys.core.solvers.memory import _inner_activation_elements, _training_storage_bytes
-from mlsys.core.types import Fleet, TransformerWorkload
+from mlsys.core.solvers._layout import build_problem
+from mlsys.core.solvers._memo import identity_memo
 
 __all__ = ["DistributedModel", "DistributedResult", "DistributedMemory", "build_problem"]
-
-_NARROW = {"fp8", "int8", "fp6", "fp4", "int4"}
 
 
 class DistributedMemory(Result):
@@ -97,6 +93,11 @@ class DistributedResult(Result):
         Expert-parallel all-to-alls.
     pp_communication_time : Quantity [s]
         Pipeline point-to-point sends.
+    cp_communication_time : Quantity [s]
+        Context-parallel (ring attention) K/V exchange left exposed after overlapping
+        each step with one block's attention.
+    cp_communication_total : Quantity [s]
+        All ring-attention exchange, hidden or not.
     pipeline_bubble_time : Quantity [s]
         Idle fill-and-drain time of the pipeline.
     dp_communication_time : Quantity [s]
@@ -134,7 +135,9 @@ class DistributedResult(Result):
     infeasibility_reason : str or None
         Why not.
     parallelism : dict
-        ``{"dp", "tp", "pp", "ep"}`` sizes.
+        ``{"dp", "tp", "pp", "ep"}`` sizes, and ``"cp"`` when ``cp_size > 1``.
+    layout : TrainingLayout
+        The layout solved, with ``dp`` derived from the fleet.
     notes : tuple of str
         Assumptions worth knowing for this configuration.
     """
@@ -145,6 +148,8 @@ class DistributedResult(Result):
         "tp_communication_time": "s",
         "ep_communication_time": "s",
         "pp_communication_time": "s",
+        "cp_communication_time": "s",
+        "cp_communication_total": "s",
         "pipeline_bubble_time": "s",
         "dp_communication_time": "s",
         "dp_communication_total": "s",
@@ -163,6 +168,7 @@ class DistributedResult(Result):
         "feasible": None,
         "infeasibility_reason": None,
         "parallelism": None,
+        "layout": None,
         "notes": None,
     }
     _aliases: ClassVar[dict[str, str]] = {
@@ -173,183 +179,84 @@ class DistributedResult(Result):
     }
 
 
-# -- building the layout-independent problem -------------------------------------------------
-_CACHE: dict[tuple, tuple[Any, Any, _layout.Problem]] = {}
+# -- the layout: built and validated once per distinct set of keywords --------------------
+@lru_cache(maxsize=1024)
+def _layout_from_keywords(
+    tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
+    sched: Any, flash: Any, grad_dtype: Any,
+) -> TrainingLayout:  # fmt: skip
+    return TrainingLayout(
+        tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
+        recompute=rc, sequence_parallel=sp, schedule=sched, flash_attention=flash,
+        grad_dtype=grad_dtype,
+    )  # fmt: skip
 
 
-def build_problem(
-    model: Any,
-    fleet: Any,
-    batch_size: int,
-    precision: str = "bf16",
-    efficiency: Any = None,
-    seq_len: int | None = None,
-    grad_dtype: str | None = None,
-    flash_attention: bool | None = None,
-) -> _layout.Problem:
-    """Reduce a model, fleet and precision to the floats the layout model needs.
+def layout_from_keywords(**kw: Any) -> TrainingLayout:
+    """A :class:`TrainingLayout` from ``solve``-style keywords (memoised; unhashable
+    values are validated without the memo).
 
     Parameters
     ----------
+    **kw
+        ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype``.
+
+    Returns
+    -------
+    TrainingLayout
+    """
+    args = (
+        kw["tp"], kw["pp"], kw["ep"], kw["cp"], kw["v"], kw["m"], kw["zero"], kw["rc"],
+        kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"],
+    )  # fmt: skip
+    try:
+        return _layout_from_keywords(*args)
+    except TypeError:  # an unhashable argument: validate it (and raise) without the memo
+        return _layout_from_keywords.__wrapped__(*args)
+
+
+@identity_memo(objects=1)
+def _facts(model: Any, batch: int, seq_len: int, total: int) -> Any:
+    return layout_facts(model, batch, seq_len, total)
+
+
+@identity_memo(objects=3)
+def resolve_layout(
+    layout: TrainingLayout, model: Any, fleet: Any, batch: int, seq_len: int
+) -> TrainingLayout:
+    """``layout`` with ``dp`` derived from the fleet, checked against every layout rule.
+
+    Parameters
+    ----------
+    layout : TrainingLayout
+        The layout (``dp`` None or the fleet's).
     model : TransformerWorkload
         The network.
     fleet : Fleet
         The cluster.
-    batch_size : int
+    batch : int
         Global batch in sequences.
-    precision : str
-        Matmul precision (``"bf16"``, ``"fp16"``, ``"fp8"``, ``"fp32"`` ...).
-    efficiency : None, float, pair or dict
-        See :func:`mlsys.core.solvers.efficiency.resolve_efficiency`.
-    seq_len : int, optional
-        Tokens per sequence (default the model's).
-    grad_dtype : str, optional
-        Precision of the gradient buffers and their reduction (default
-        :func:`mlsys.core.precision.default_grad_dtype`: fp16 for fp16, else fp32).
-    flash_attention : bool, optional
-        Fused attention that never writes the scores (default True).
+    seq_len : int
+        Tokens per sequence.
 
     Returns
     -------
-    Problem
-        Cached per (model, fleet, arguments).
+    TrainingLayout
+        With ``dp`` set.
+
+    Raises
+    ------
+    ParameterError
+        Naming the parameter, value and allowed values of the first rule broken
+        (:data:`mlsys.core.layout.LAYOUT_RULES`).
     """
-    key = (
-        id(model),
-        id(fleet),
-        batch_size,
-        precision,
-        repr(efficiency),
-        seq_len,
-        grad_dtype,
-        flash_attention,
-    )
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is model and hit[1] is fleet:
-        return hit[2]
-    if not isinstance(model, TransformerWorkload):
-        raise ParameterError(
-            "model",
-            getattr(model, "name", model),
-            "a TransformerWorkload",
-            "DistributedModel prices transformer layouts (tensor/pipeline/expert parallel).",
-        )
-    if not isinstance(fleet, Fleet):
-        raise ParameterError("fleet", fleet, "a Fleet(node=..., count=..., fabric=...)")
-    prec = normalize_precision(precision)
-    acc = fleet.node.accelerator
-    peak = acc.peak_flops_s(prec)
-    peak_attn = peak
-    if prec in _NARROW:
-        for wide in ("bf16", "fp16"):
-            if wide in acc.precisions:
-                peak_attn = acc.peak_flops_s(wide)
-                break
-    w_bytes, g_bytes, e_act, master = _training_storage_bytes(prec, grad_dtype)
-    opt_bytes = optimizer_state_bytes_per_param("adam", master_weights=master)
-    eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
-    s = int(seq_len or model.seq_len)
-    bd = model.param_breakdown
-    scale = model.total_params / bd["total"]  # honour a given total
-    L = float(model.layers)
-    d_attn = float(model.heads * model.head_dim)
-    n_layers_matmul = float(bd["layers_matmul_active"]) * scale
-    n_head = float(model.vocab * model.hidden)
-    model_fpt = float(training_flops_per_token(n_layers_matmul, n_head, L, s, d_attn))
-    sel_fpt = (
-        float(
-            training_flops_per_token(n_layers_matmul, n_head, L, s, d_attn, recompute="selective")
-        )
-        - model_fpt
-    )
-    full_fpt = (
-        float(training_flops_per_token(n_layers_matmul, n_head, L, s, d_attn, recompute="full"))
-        - model_fpt
-    )
-    params_expert = float(bd["mlp_experts"]) * scale if model.is_moe else 0.0
-    intra, inter = fleet.node.intra_fabric, fleet.fabric
-    eff_up = _layout.NETWORK_EFFICIENCY.get(intra.kind, 0.8)
-    eff_out = _layout.NETWORK_EFFICIENCY.get(inter.kind, 0.9)
-    problem = _layout.Problem(
-        L=L,
-        h=float(model.hidden),
-        a=float(model.heads),
-        kv=float(model.kv_heads),
-        d_attn=d_attn,
-        ffn=float(model.ffn_hidden),
-        V=float(model.vocab),
-        s=float(s),
-        gated=1.0 if model.gated_mlp else 0.0,
-        act_inner=_inner_activation_elements(model),
-        moe_layers=float(model.moe_layers),
-        experts=float(model.experts),
-        topk=float(model.experts_per_token) if model.is_moe else 1.0,
-        n_layer=n_layers_matmul / L,
-        n_head=n_head,
-        params_dense=model.total_params - params_expert,
-        params_expert=params_expert,
-        model_flops_per_token=model_fpt,
-        selective_flops_per_token=sel_fpt,
-        full_flops_per_token=full_fpt,
-        peak=peak,
-        peak_attn=peak_attn,
-        hbm_bw=acc.memory_bandwidth_Bps,
-        eta_c=eta_c,
-        eta_m=eta_m,
-        capacity=acc.memory_bytes,
-        g=float(fleet.node.accelerators_per_node),
-        nodes=float(fleet.count),
-        total=float(fleet.total_accelerators),
-        intra_bw=intra.effective_bandwidth_Bps * eff_up,
-        intra_lat=intra.latency_s,
-        inter_bw=inter.effective_bandwidth_Bps * eff_out,
-        inter_lat=inter.latency_s,
-        e_act=e_act,
-        w_bytes=w_bytes,
-        g_bytes=g_bytes,
-        opt_bytes=opt_bytes,
-        batch=float(batch_size),
-        flash=True if flash_attention is None else bool(flash_attention),
-    )
-    if len(_CACHE) > 256:
-        _CACHE.clear()
-    _CACHE[key] = (model, fleet, problem)
-    return problem
-
-
-def _check_layout(
-    model: TransformerWorkload,
-    fleet: Fleet,
-    batch_size: int,
-    tp: int,
-    pp: int,
-    ep: int,
-    v: int,
-    m: int,
-    zero_stage: Any,
-    schedule: str,
-) -> int:
     n = fleet.total_accelerators
-    if n % (tp * pp * ep):
-        raise ParameterError(
-            "tp_size*pp_size*ep_size", tp * pp * ep, f"a divisor of the fleet's {n} accelerators"
-        )
-    if model.heads % tp:
-        raise ParameterError("tp_size", tp, f"a divisor of the model's {model.heads} heads")
-    if pp > model.layers:
-        raise ParameterError("pp_size", pp, f"at most the model's {model.layers} layers")
-    if ep > 1 and (not model.is_moe or model.experts % ep):
-        allowed = f"a divisor of the model's {model.experts} experts" if model.is_moe else "1"
-        raise ParameterError("ep_size", ep, allowed + " (expert parallelism needs an MoE)")
-    if v > 1 and pp == 1:
-        raise ParameterError("v_stages", v, "1 when pp_size is 1 (interleaving needs a pipeline)")
-    if schedule == "gpipe" and v > 1:
-        raise ParameterError("v_stages", v, "1 with schedule='gpipe'")
-    if zero_stage not in (0, 1, 2, 3) or isinstance(zero_stage, bool):
-        raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
-    dp = n // (tp * pp * ep)
-    _checks.microbatch_size(batch_size, dp * ep, m, "dp·ep")
-    return dp
+    lay = layout.with_dp(n)  # memoised: the same layout object comes back for one fleet
+    facts = _facts(model, batch, seq_len, n)
+    rule = first_violation(lay, facts)
+    if rule is not None:
+        raise ParameterError(rule.parameter, rule.value(lay, facts), rule.allowed(lay, facts))
+    return lay
 
 
 class DistributedModel:
@@ -389,6 +296,8 @@ class DistributedModel:
         *,
         schedule: str = "1f1b",
         flash_attention: bool | None = None,
+        cp_size: int = 1,
+        layout: TrainingLayout | None = None,
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -438,6 +347,14 @@ class DistributedModel:
         flash_attention : bool, optional
             Fused attention that never writes the ``s×s`` scores (default True). Pass
             False for 2021–22 Megatron-LM, whose softmax outputs were materialised.
+        cp_size : int
+            Context-parallel size: each sequence is split over ``cp_size`` ranks (ring
+            attention); ``dp = N/(tp·pp·ep·cp)``.
+        layout : TrainingLayout, optional
+            The whole layout at once; when given it replaces ``tp_size``,
+            ``pp_size``, ``ep_size``, ``cp_size``, ``v_stages``, ``microbatch_count``,
+            ``zero_stage``, ``recompute``, ``sequence_parallel``, ``schedule``,
+            ``flash_attention`` and ``grad_dtype``.
 
         Returns
         -------
@@ -446,47 +363,50 @@ class DistributedModel:
         Raises
         ------
         ParameterError
-            For sizes that do not divide the fleet, heads or batch, and unknown names.
+            For a layout that breaks a rule of :data:`mlsys.core.layout.LAYOUT_RULES`
+            (sizes that do not divide the fleet, heads, experts, batch or sequence;
+            interleaving with a micro-batch count that is not a multiple of
+            ``pp_size``) and unknown names.
         InfeasibleError
             With ``raise_errors=True`` when the layout does not fit in memory.
         """
-        tp = _checks.positive_int("tp_size", tp_size)
-        pp = _checks.positive_int("pp_size", pp_size)
-        ep = _checks.positive_int("ep_size", ep_size)
-        v = _checks.positive_int("v_stages", v_stages)
-        m = _checks.positive_int("microbatch_count", microbatch_count)
+        if layout is None:
+            layout = layout_from_keywords(
+                tp=tp_size, pp=pp_size, ep=ep_size, cp=cp_size, v=v_stages, m=microbatch_count,
+                zero=zero_stage, rc=recompute, sp=sequence_parallel, sched=schedule,
+                flash=flash_attention, grad_dtype=grad_dtype,
+            )  # fmt: skip
+        elif not isinstance(layout, TrainingLayout):
+            raise ParameterError("layout", layout, "a TrainingLayout")
         batch = _checks.positive_int("batch_size", batch_size)
         if seq_len is not None:
             seq_len = _checks.positive_int("seq_len", seq_len)
-        rc = _layout.RECOMPUTE_CODES.get(str(recompute).lower())
-        if rc is None:
-            raise ParameterError("recompute", recompute, "'none', 'selective' or 'full'")
         topo_key = topology_override.lower() if isinstance(topology_override, str) else None
-        if topology_override is not None and topo_key not in _layout.TOPOLOGY_CODES:
+        if topology_override is not None and topo_key not in TOPOLOGY_NAMES:
             raise ParameterError(
                 "topology_override", topology_override, "None, 'ring', 'tree' or 'hierarchical'"
             )
-        sched = str(schedule).lower().replace("-", "").replace("_", "")
-        if sched not in _layout.SCHEDULE_CODES:
-            raise ParameterError("schedule", schedule, "'1f1b', 'interleaved' or 'gpipe'")
         P = build_problem(
-            model, fleet, batch, precision, efficiency, seq_len, grad_dtype, flash_attention
-        )
-        dp = _check_layout(model, fleet, batch, tp, pp, ep, v, m, zero_stage, sched)
+            model, fleet, batch, precision, efficiency, seq_len, layout.grad_dtype,
+            layout.flash_attention,
+        )  # fmt: skip
+        lay = resolve_layout(layout, model, fleet, batch, int(P.s))
+        tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
         out = _layout.evaluate(
             P,
             float(tp),
             float(pp),
             float(ep),
             float(dp),
-            float(m),
+            float(lay.microbatch_count),
             float(v),
-            float(zero_stage),
-            float(rc),
-            1.0 if (sequence_parallel and tp > 1) else 0.0,
-            _layout.SCHEDULE_CODES[sched],
-            _layout.TOPOLOGY_CODES[topo_key],
+            float(lay.zero_stage),
+            float(lay.recompute_code),
+            1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
+            int(lay.schedule_code),
+            int(TOPOLOGY_NAMES[topo_key]),
             bool(overlap),
+            float(cp),
         )
         notes = []
         if model.layers % (pp * v):
@@ -494,7 +414,7 @@ class DistributedModel:
                 f"{model.layers} layers do not divide into pp·v = {pp * v} chunks: the "
                 f"heaviest device holds {int(out['layers_per_device'])} layers and sets the pace"
             )
-        if sequence_parallel and tp == 1:
+        if lay.sequence_parallel and tp == 1:
             notes.append("sequence_parallel has no effect with tp_size = 1")
         if out["tp_nodes"] > 1:
             notes.append(
@@ -503,6 +423,11 @@ class DistributedModel:
             )
         if not P.flash:
             notes.append("attention scores are materialised in HBM (no FlashAttention)")
+        if out["cp_nodes"] > 1:
+            notes.append(
+                f"the context-parallel ring of {cp} spans {int(out['cp_nodes'])} nodes: its "
+                "K/V exchange rides the scale-out fabric"
+            )
         memory = DistributedMemory(
             weights=out["weights"],
             gradients=out["gradients"],
@@ -529,6 +454,8 @@ class DistributedModel:
             tp_communication_time=out["tp_communication_time"],
             ep_communication_time=out["ep_communication_time"],
             pp_communication_time=out["pp_communication_time"],
+            cp_communication_time=out["cp_communication_time"],
+            cp_communication_total=out["cp_communication_total"],
             pipeline_bubble_time=out["pipeline_bubble_time"],
             dp_communication_time=out["dp_communication_time"],
             dp_communication_total=out["dp_communication_total"],
@@ -546,6 +473,8 @@ class DistributedModel:
             memory_per_accelerator=memory,
             feasible=feasible,
             infeasibility_reason=reason,
-            parallelism={"dp": dp, "tp": tp, "pp": pp, "ep": ep},
+            # "cp" appears once context parallelism is used (the API's four keys otherwise)
+            parallelism={"dp": dp, "tp": tp, "pp": pp, "ep": ep, **({"cp": cp} if cp > 1 else {})},
+            layout=lay,
             notes=tuple(notes),
         )
