@@ -5,7 +5,14 @@ Quantities and expect a Quantity back. Each adapter here converts its arguments 
 calls the current formula (floats in SI) and returns a Quantity, so old chapters keep
 rendering while :mod:`mlsys.formulas` warns with the new spelling.
 
-Nothing here is physics: every number comes from :mod:`mlsys.core.formulas`.
+The textbook *Machine Learning Systems* (harvard-edge/cs249r_book) calls more of them
+(``calc_checkpoint_size``, ``calc_mtbf_node``, ``calc_young_daly_interval``, …) with plain
+numbers or its own Quantities, counting FLOPs, parameters and dollars as plain numbers;
+:mod:`mlsys.core.fmt_book` has the matching formatting. Those adapters are at the end of
+this module: each converts at the edge and calls the cited formula of
+:mod:`mlsys.core.formulas`. Four identities have no formula there yet (Amdahl's law,
+redundant availability, fiber propagation delay, and the book's effective-FLOPs product);
+they are written here once, with their citations.
 """
 
 from __future__ import annotations
@@ -15,9 +22,35 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mlsys.core.units import Q_, as_si
+from mlsys.core.errors import ParameterError
+from mlsys.core.units import Q_, as_si, to_book_counts
 
-__all__ = ["LegacyFormula", "LEGACY_FORMULAS"]
+__all__ = [
+    "LegacyFormula",
+    "LEGACY_FORMULAS",
+    "BOOK_FORMULAS",
+    "calc_checkpoint_size",
+    "calc_failure_probability",
+    "calc_mtbf_cluster",
+    "calc_mtbf_node",
+    "calc_pipeline_bubble",
+    "calc_effective_flops",
+    "calc_young_daly_interval",
+    "calc_availability_stacked",
+    "calc_amdahls_speedup",
+    "calc_network_latency_ms",
+    "calc_monthly_egress_cost",
+    "model_memory",
+]
+
+_COUNT = "count"  # an argument the book passes as a plain count or a count Quantity
+
+
+def _count(value: Any, name: str) -> Any:
+    """A plain count from a number, an mlsys count Quantity or the book's count Quantity."""
+    if hasattr(value, "units"):
+        return as_si(to_book_counts(value), "dimensionless", name)
+    return as_si(value, "dimensionless", name)
 
 
 @dataclass(frozen=True)
@@ -31,7 +64,8 @@ class LegacyFormula:
     new : str
         The replacement's name in :mod:`mlsys.formulas`.
     arg_units : tuple of (str or None)
-        Unit of each old positional argument (``None``: a plain number).
+        Unit of each old positional argument (``None``: a plain number; ``"count"``: a
+        plain count or a count Quantity, the book's or mlsys's).
     returns : str or None
         Unit the old function returned its Quantity in (``None``: a plain number).
     reorder : callable, optional
@@ -66,7 +100,10 @@ class LegacyFormula:
         converted = {}
         for name, unit in zip(self.arg_names, self.arg_units, strict=True):
             value = values[name]
-            converted[name] = value if unit is None else as_si(value, unit, name)
+            if unit == _COUNT:
+                converted[name] = _count(value, name)
+            else:
+                converted[name] = value if unit is None else as_si(value, unit, name)
         new_args = (
             self.reorder(converted) if self.reorder else tuple(converted[n] for n in self.arg_names)
         )
@@ -135,8 +172,8 @@ LEGACY_FORMULAS: dict[str, LegacyFormula] = {
             "calc_transformer_training_flops",
             "training_flops",
             "n_params n_tokens",
-            ("parameter", "token"),
-            "flop",
+            (_COUNT, _COUNT),
+            "flop_count",  # the book counts FLOPs as plain numbers
         ),
         _entry(
             "calc_kv_cache_size",
@@ -170,3 +207,436 @@ LEGACY_FORMULAS: dict[str, LegacyFormula] = {
     )
 }
 """Old formula name -> adapter (warned about by :mod:`mlsys.formulas`)."""
+
+
+# ---------------------------------------------------------------------------------------
+# The textbook's calc_* functions (harvard-edge/cs249r_book, book/quarto/mlsys/formulas.py)
+# ---------------------------------------------------------------------------------------
+def _core(name: str) -> Callable[..., Any]:
+    return getattr(importlib.import_module("mlsys.core.formulas"), name)
+
+
+def calc_checkpoint_size(n_params: Any, bytes_per_param: Any = 16) -> Any:
+    """Checkpoint size ``N × bytes_per_param`` (the book's call shape; mlsys: ``checkpoint_bytes``).
+
+    Parameters
+    ----------
+    n_params : float or pint.Quantity
+        Parameters (a plain count, or a parameter Quantity).
+    bytes_per_param : float or pint.Quantity, default 16
+        Bytes stored per parameter. The book's default 16 is bf16 weights (2) + bf16
+        gradients (2) + fp32 master weights, momentum and variance (12); mlsys's
+        :func:`~mlsys.core.formulas.checkpoint_bytes` defaults to 14 (no gradients).
+
+    Returns
+    -------
+    pint.Quantity
+        Bytes.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", Sec. 3.1 (16 bytes per parameter of mixed-precision Adam state).
+
+    Examples
+    --------
+    >>> calc_checkpoint_size(175e9).to("TB")
+    <Quantity(2.8, 'terabyte')>
+    """
+    params = _count(n_params, "n_params")
+    per_param = as_si(bytes_per_param, "byte", "bytes_per_param")
+    return Q_(_core("checkpoint_bytes")(params, per_param), "byte")
+
+
+def _seconds_pair(first: Any, second: Any, names: tuple[str, str]) -> tuple[Any, Any]:
+    """Both Quantities (any time unit) or both plain numbers in one unit, as the book has it."""
+    quantities = [hasattr(v, "units") for v in (first, second)]
+    if any(quantities) and not all(quantities):
+        raise ParameterError(
+            names[0] if not quantities[0] else names[1],
+            first if not quantities[0] else second,
+            "a time Quantity, since the other argument is one",
+            "Pass both as Quantities, or both as plain numbers in the same unit.",
+        )
+    if all(quantities):
+        return as_si(first, "s", names[0]), as_si(second, "s", names[1])
+    return as_si(first, "dimensionless", names[0]), as_si(second, "dimensionless", names[1])
+
+
+def calc_failure_probability(mtbf: Any, job_duration: Any) -> float:
+    """Probability of at least one failure in a job, ``1 - exp(-T / MTBF)`` (book's shape).
+
+    Parameters
+    ----------
+    mtbf : float or pint.Quantity
+        Mean time between failures (a time Quantity, or a number in the unit of
+        ``job_duration``).
+    job_duration : float or pint.Quantity
+        Length of the job, in the same way.
+
+    Returns
+    -------
+    float
+        Probability, 0 to 1.
+
+    References
+    ----------
+    See :func:`mlsys.core.formulas.failure_probability` (exponential failures).
+
+    Examples
+    --------
+    >>> round(calc_failure_probability(100.0, 100.0), 4)
+    0.6321
+    """
+    mtbf_x, duration_x = _seconds_pair(mtbf, job_duration, ("mtbf", "job_duration"))
+    return float(_core("failure_probability")(duration_x, mtbf_x))
+
+
+def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
+    """MTBF of ``n`` identical independent components, ``MTBF / n`` (book's shape).
+
+    Parameters
+    ----------
+    component_mtbf_hours : float or pint.Quantity
+        MTBF of one component (a plain number is hours).
+    n_components : int
+        Number of components.
+
+    Returns
+    -------
+    pint.Quantity
+        Hours.
+
+    References
+    ----------
+    See :func:`mlsys.core.formulas.fleet_mtbf_s` (failure rates of independent
+    components add).
+
+    Examples
+    --------
+    >>> calc_mtbf_cluster(50_000, 1000)
+    <Quantity(50.0, 'hour')>
+    """
+    mtbf_s = as_si(component_mtbf_hours, "hour", "component_mtbf_hours") * 3600.0
+    n = _count(n_components, "n_components")
+    return Q_(float(_core("fleet_mtbf_s")(1.0 / mtbf_s, n)), "s").to("hour")
+
+
+def calc_mtbf_node(
+    gpu_mtbf_h: Any,
+    n_gpus: Any,
+    nic_mtbf_h: Any,
+    n_nics: Any,
+    psu_mtbf_h: Any,
+    n_psus: Any,
+    other_mtbf_h: Any = None,
+    n_other: Any = 0,
+) -> Any:
+    """MTBF of a node from its parts: ``1/MTBF = Σ n_i / MTBF_i`` (book's shape).
+
+    Parameters
+    ----------
+    gpu_mtbf_h, nic_mtbf_h, psu_mtbf_h, other_mtbf_h : float or pint.Quantity
+        MTBF of one GPU, NIC, power supply and other part (plain numbers are hours;
+        ``other_mtbf_h`` may be None).
+    n_gpus, n_nics, n_psus, n_other : int
+        How many of each the node has.
+
+    Returns
+    -------
+    pint.Quantity
+        Hours.
+
+    References
+    ----------
+    See :func:`mlsys.core.formulas.fleet_failure_rate` and
+    :func:`mlsys.core.formulas.fleet_mtbf_s` (series system of exponential parts).
+
+    Examples
+    --------
+    >>> round(calc_mtbf_node(50_000, 8, 150_000, 2, 100_000, 2).m_as("hour"), 1)
+    5172.4
+    """
+    rate = _core("fleet_failure_rate")
+    parts = [(gpu_mtbf_h, n_gpus), (nic_mtbf_h, n_nics), (psu_mtbf_h, n_psus)]
+    if other_mtbf_h is not None:
+        parts.append((other_mtbf_h, n_other))
+    total_per_s = 0.0
+    for index, (mtbf_h, count) in enumerate(parts):
+        n = _count(count, f"n_{index}")
+        if n:
+            total_per_s += rate(1.0 / (as_si(mtbf_h, "hour", "mtbf_h") * 3600.0), n)
+    if total_per_s == 0.0:
+        raise ParameterError("n_gpus", n_gpus, "at least one component in the node")
+    return Q_(float(_core("fleet_mtbf_s")(total_per_s, 1)), "s").to("hour")
+
+
+def calc_pipeline_bubble(n_stages: Any, n_microbatches: Any, v_stages: Any = 1) -> float:
+    """Pipeline bubble fraction ``(P - 1) / (V·M + P - 1)`` (book's shape).
+
+    Parameters
+    ----------
+    n_stages : int
+        Pipeline stages ``P``.
+    n_microbatches : int
+        Micro-batches per step ``M``.
+    v_stages : int, default 1
+        Virtual stages per device ``V`` (interleaved 1F1B).
+
+    Returns
+    -------
+    float
+        Fraction of the step the devices idle, 0 to 1.
+
+    References
+    ----------
+    See :func:`mlsys.core.formulas.interleaved_bubble_ratio` (Narayanan et al. 2021,
+    Sec. 2.2) and :func:`mlsys.core.formulas.bubble_ratio_to_fraction`.
+
+    Examples
+    --------
+    >>> round(calc_pipeline_bubble(4, 8), 4)
+    0.2727
+    """
+    ratio = _core("interleaved_bubble_ratio")(n_stages, n_microbatches, v_stages)
+    return float(_core("bubble_ratio_to_fraction")(ratio))
+
+
+def calc_young_daly_interval(checkpoint_cost_s: Any, mtbf_s: Any) -> Any:
+    """Optimal checkpoint interval ``sqrt(2 δ M)`` (book's shape).
+
+    Parameters
+    ----------
+    checkpoint_cost_s : float or pint.Quantity
+        Time to write one checkpoint (a plain number is seconds).
+    mtbf_s : float or pint.Quantity
+        Mean time between failures (a plain number is seconds).
+
+    Returns
+    -------
+    pint.Quantity
+        Seconds.
+
+    References
+    ----------
+    See :func:`mlsys.core.formulas.young_checkpoint_interval_s` (Young 1974).
+
+    Examples
+    --------
+    >>> calc_young_daly_interval(60, 86_400 / 2)
+    <Quantity(2276.83992, 'second')>
+    """
+    delta = as_si(checkpoint_cost_s, "s", "checkpoint_cost_s")
+    mtbf = as_si(mtbf_s, "s", "mtbf_s")
+    return Q_(round(float(_core("young_checkpoint_interval_s")(delta, mtbf)), 5), "s")
+
+
+def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ratio: Any) -> Any:
+    """Delivered FLOP/s of a fleet: ``peak × MFU × η_scaling × goodput`` (book's definition).
+
+    Parameters
+    ----------
+    peak_flops : float or pint.Quantity
+        Aggregate peak FLOP/s (a plain number is FLOP/s).
+    mfu, scaling_eff, goodput_ratio : float
+        Model FLOPs utilization, scaling efficiency and goodput ratio, each 0 to 1.
+
+    Returns
+    -------
+    pint.Quantity
+        FLOP/s in the book's count units.
+
+    References
+    ----------
+    Janapa Reddi et al., *Machine Learning Systems* (harvard-edge/cs249r_book), Vol. II,
+    "effective FLOPS = peak × MFU × scaling efficiency × goodput/rawput"; MFU as defined
+    by Chowdhery et al. (2022), "PaLM", Appendix B.
+
+    Examples
+    --------
+    >>> calc_effective_flops(1e18, 0.5, 0.5, 0.9).m_as("1/s")
+    2.25e+17
+    """
+    peak = as_si(to_book_counts(peak_flops), "1/s", "peak_flops")
+    factors = [
+        as_si(x, "dimensionless", n)
+        for x, n in ((mfu, "mfu"), (scaling_eff, "scaling_eff"), (goodput_ratio, "goodput"))
+    ]
+    return Q_(peak * factors[0] * factors[1] * factors[2], "flop_count/s")
+
+
+def calc_availability_stacked(single_availability: Any, n_replicas: Any) -> float:
+    """Availability of ``k`` independent redundant replicas, ``1 - (1 - A)^k``.
+
+    Parameters
+    ----------
+    single_availability : float
+        Availability of one replica, 0 to 1.
+    n_replicas : int
+        Independent replicas ``k``, any one of which serves.
+
+    Returns
+    -------
+    float
+        System availability, 0 to 1.
+
+    References
+    ----------
+    Trivedi (2002), *Probability and Statistics with Reliability, Queuing and Computer
+    Science Applications*, 2nd ed., Sec. 3.5 (parallel redundancy).
+
+    Examples
+    --------
+    >>> round(calc_availability_stacked(0.99, 3), 6)
+    0.999999
+    """
+    a = as_si(single_availability, "dimensionless", "single_availability")
+    if a > 1.0:
+        raise ParameterError("single_availability", single_availability, "a fraction from 0 to 1")
+    k = _count(n_replicas, "n_replicas")
+    return float(1.0 - (1.0 - a) ** k)
+
+
+def calc_amdahls_speedup(p: Any, s: Any) -> float:
+    """Amdahl's law: overall speedup ``1 / ((1 - p) + p / s)``.
+
+    Parameters
+    ----------
+    p : float
+        Fraction of the work that is sped up, 0 to 1.
+    s : float
+        Speedup of that fraction (> 0).
+
+    Returns
+    -------
+    float
+        Overall speedup.
+
+    References
+    ----------
+    Amdahl (1967), "Validity of the Single Processor Approach to Achieving Large Scale
+    Computing Capabilities", AFIPS Spring Joint Computer Conference.
+
+    Examples
+    --------
+    >>> round(calc_amdahls_speedup(0.9, 10), 4)
+    5.2632
+    """
+    fraction = as_si(p, "dimensionless", "p")
+    if fraction > 1.0:
+        raise ParameterError("p", p, "a fraction from 0 to 1")
+    speedup = as_si(s, "dimensionless", "s", allow_zero=False)
+    return float(1.0 / ((1.0 - fraction) + fraction / speedup))
+
+
+def calc_network_latency_ms(distance_km: Any) -> float:
+    """Round-trip propagation delay over fiber, ``2 d / v_fiber``, in milliseconds.
+
+    Parameters
+    ----------
+    distance_km : float or pint.Quantity
+        One-way distance (a plain number is kilometres).
+
+    Returns
+    -------
+    float
+        Milliseconds; a lower bound (no switching, queueing or serialization).
+
+    References
+    ----------
+    Propagation at ``c / n`` with the refractive index of silica fiber n ≈ 1.5
+    (``SPEED_OF_LIGHT_FIBER_KM_S`` in ``book_assumptions.toml``).
+
+    Examples
+    --------
+    >>> calc_network_latency_ms(1000)
+    10.0
+    """
+    from mlsys.constants import SPEED_OF_LIGHT_FIBER_KM_S
+
+    distance_m = as_si(distance_km, "km", "distance_km") * 1e3
+    speed_m_s = SPEED_OF_LIGHT_FIBER_KM_S.m_as("m/s")
+    return float(2.0 * distance_m / speed_m_s * 1e3)
+
+
+def calc_monthly_egress_cost(bytes_per_sec: Any, cost_per_gb: Any) -> float:
+    """Dollars a month of egress at a steady rate: ``rate × 30 days × price`` (book's shape).
+
+    Parameters
+    ----------
+    bytes_per_sec : float or pint.Quantity
+        Egress rate (a plain number is bytes per second).
+    cost_per_gb : float or pint.Quantity
+        Price per GB (a plain number is dollars per GB).
+
+    Returns
+    -------
+    float
+        Dollars per (30-day) month, the book's month.
+
+    References
+    ----------
+    Cloud egress is billed per GB transferred (e.g. AWS EC2 data-transfer pricing);
+    the book's month is 30 days (``DAYS_PER_MONTH``).
+
+    Examples
+    --------
+    >>> round(calc_monthly_egress_cost(1e6, 0.09), 2)
+    233.28
+    """
+    from mlsys.constants import DAYS_PER_MONTH, SEC_PER_DAY
+
+    rate = as_si(bytes_per_sec, "byte/s", "bytes_per_sec")
+    price_per_byte = as_si(to_book_counts(cost_per_gb), "1/GB", "cost_per_gb") / 1e9
+    return float(rate * DAYS_PER_MONTH * SEC_PER_DAY * price_per_byte)
+
+
+def model_memory(params: Any, bytes_per_param: Any, unit: Any = "MB") -> float:
+    """Bytes to hold the weights, ``N × bytes_per_param``, as a number in ``unit``.
+
+    Parameters
+    ----------
+    params : float or pint.Quantity
+        Parameters (plain count, or a parameter Quantity).
+    bytes_per_param : float or pint.Quantity
+        Bytes per parameter (``BYTES_FP16``, or 2).
+    unit : str or pint.Unit, default "MB"
+        Unit of the returned number.
+
+    Returns
+    -------
+    float
+        Memory in ``unit``.
+
+    References
+    ----------
+    See :func:`mlsys.core.formulas.checkpoint_bytes` (``N × bytes per parameter``).
+
+    Examples
+    --------
+    >>> round(model_memory(25.6e6, 4))
+    102
+    """
+    params_n = _count(params, "params")
+    per_param = as_si(bytes_per_param, "byte", "bytes_per_param")
+    return float(Q_(_core("checkpoint_bytes")(params_n, per_param), "byte").m_as(unit))
+
+
+BOOK_FORMULAS: dict[str, Callable[..., Any]] = {
+    f.__name__: f
+    for f in (
+        calc_checkpoint_size,
+        calc_failure_probability,
+        calc_mtbf_cluster,
+        calc_mtbf_node,
+        calc_pipeline_bubble,
+        calc_effective_flops,
+        calc_young_daly_interval,
+        calc_availability_stacked,
+        calc_amdahls_speedup,
+        calc_network_latency_ms,
+        calc_monthly_egress_cost,
+        model_memory,
+    )
+}
+"""The textbook's formula names served by :mod:`mlsys.formulas` (not deprecated)."""

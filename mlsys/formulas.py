@@ -1,25 +1,39 @@
 """Book-facing formulas: stable names that chapter code imports.
 
 Re-exports every formula of :mod:`mlsys.core.formulas` (pure functions on floats and
-numpy arrays in SI units, each citing its source). Older ``calc_*`` spellings keep
-working through adapters that accept and return Quantities, with a DeprecationWarning
-naming the new spelling.
+numpy arrays in SI units, each citing its source). Older ``calc_*`` spellings of mlsys
+keep working through adapters that accept and return Quantities, with one
+DeprecationWarning per use naming the new spelling (:mod:`mlsys.core.deprecation`).
+
+The textbook *Machine Learning Systems* (harvard-edge/cs249r_book) calls its own
+``calc_*`` functions with plain numbers or Quantities: ``calc_checkpoint_size``,
+``calc_failure_probability``, ``calc_mtbf_cluster``, ``calc_mtbf_node``,
+``calc_pipeline_bubble``, ``calc_effective_flops``, ``calc_young_daly_interval``,
+``calc_availability_stacked``, ``calc_amdahls_speedup``, ``calc_network_latency_ms``,
+``calc_monthly_egress_cost`` and ``model_memory``. They are served here with the book's
+call shapes and meanings (defaults included: a checkpoint is 16 bytes per parameter in
+the book), each a thin adapter over the cited formula (:mod:`mlsys._legacy`).
 
 Examples
 --------
 >>> from mlsys.formulas import ring_allreduce_time
->>> ring_allreduce_time(1e9, 8, 450e9, 1e-6)     # seconds
+>>> round(ring_allreduce_time(1e9, 8, 450e9, 1e-6) * 1e3, 4)     # milliseconds
+3.9029
+>>> from mlsys.formulas import calc_checkpoint_size
+>>> calc_checkpoint_size(175e9).to("TB")
+<Quantity(2.8, 'terabyte')>
 """
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
+from mlsys._legacy import BOOK_FORMULAS
+from mlsys.core.deprecation import deprecated_getattr
 from mlsys.core.formulas import *  # noqa: F403
 from mlsys.core.formulas import __all__ as _core_all
 
-__all__ = list(_core_all)
+globals().update(BOOK_FORMULAS)
+
+__all__ = [*_core_all, *BOOK_FORMULAS]
 
 _DEPRECATED: dict[str, str] = {
     "calc_ring_allreduce_time": "ring_allreduce_time",
@@ -33,15 +47,15 @@ _DEPRECATED: dict[str, str] = {
 """Deprecated name -> current name (read by ``mlsys check`` to suggest the new one)."""
 
 
-def __getattr__(name: str) -> Any:
-    if name in _DEPRECATED:
-        from mlsys._legacy import LEGACY_FORMULAS
+def _legacy_adapter(old: str) -> object:
+    from mlsys._legacy import LEGACY_FORMULAS
 
-        warnings.warn(
-            f"mlsys.formulas.{name} is deprecated; use mlsys.formulas.{_DEPRECATED[name]} "
-            "(floats in SI units) instead",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return LEGACY_FORMULAS[name]
-    raise AttributeError(f"module 'mlsys.formulas' has no attribute {name!r}")
+    return LEGACY_FORMULAS[old]
+
+
+__getattr__ = deprecated_getattr(
+    "mlsys.formulas",
+    _DEPRECATED,
+    _legacy_adapter,
+    notes={old: "floats in SI units" for old in _DEPRECATED},
+)
