@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from mlsys.core.errors import MlsysError
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main", "positive_int", "non_negative_int"]
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -25,6 +28,58 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "numbers": ("mlsys.book.numbers_cli", "record or diff the numbers a book prints"),
     "emulate": ("mlsys.emulate.cli", "run real parallelism on CPU processes (needs torch)"),
 }
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type=``: a whole number of at least 1 ("--nodes 0" is refused).
+
+    Parameters
+    ----------
+    text : str
+        The argument as typed.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Turned by argparse into "prog: error: argument --nodes: ..." and exit status 2.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed: expected 1 or more")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse ``type=``: a whole number of at least 0.
+
+    Parameters
+    ----------
+    text : str
+        The argument as typed.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        When the text is not a whole number, or is negative.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed: expected 0 or more")
+    return value
 
 
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
@@ -78,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(importlib.import_module(args._module).run(args) or 0)
     except MlsysError as exc:
-        print(f"mlsys: error: {exc}", file=sys.stderr)
+        print(f"mlsys {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except ImportError as exc:
         extra = "emulate" if args.command == "emulate" else "book"
@@ -86,6 +141,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mlsys: error: {exc}. Install the optional extra: pip install 'mlsys-book[{extra}]'",
             file=sys.stderr,
         )
+        return 2
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        # A mistake no check caught: a line a person can read, not a traceback (which
+        # MLSYS_TRACEBACK=1 restores for whoever debugs mlsys itself).
+        if os.environ.get("MLSYS_TRACEBACK"):
+            raise
+        message = str(exc)
+        message = message if len(message) <= 240 else message[:239] + "…"
+        print(f"mlsys {args.command}: error: {type(exc).__name__}: {message}", file=sys.stderr)
         return 2
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from mlsys.cli import positive_int
+
 __all__ = ["add_arguments", "run", "roofline_rows", "memory_rows", "table"]
 
 
@@ -20,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--model", default="Llama3_8B", help="model for the roofline table")
     parser.add_argument("--train-model", default="Llama2_70B", help="model for the memory table")
-    parser.add_argument("--dp-size", type=int, default=64, help="data-parallel ranks for ZeRO")
+    parser.add_argument(
+        "--dp-size", type=positive_int, default=64, help="data-parallel ranks for ZeRO"
+    )
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -149,11 +153,15 @@ def run(args: argparse.Namespace) -> int:
     int
         Exit status (0).
     """
+    # Both tables are computed before either is printed: a bad argument fails cleanly,
+    # not after half the output.
+    roofline = roofline_rows(args.model)
+    memory = memory_rows(args.train_model, args.dp_size)
     print(f"Roofline of {args.model} on one accelerator (bf16, 2,048-token context)\n")
     print(
         table(
             ["device", "phase", "batch", "latency", "throughput", "bound", "MFU", "fits"],
-            roofline_rows(args.model),
+            roofline,
         )
     )
     print(
@@ -164,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         table(
             ["stage", "weights", "gradients", "optimizer", "activations", "total", "fits"],
-            memory_rows(args.train_model, args.dp_size),
+            memory,
         )
     )
     return 0

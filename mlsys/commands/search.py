@@ -10,6 +10,7 @@ import argparse
 import json
 import time
 
+from mlsys.cli import positive_int
 from mlsys.commands.demo import table
 
 __all__ = ["add_arguments", "run"]
@@ -25,12 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--model", required=True, help="catalog model, e.g. Llama3_70B")
     parser.add_argument("--node", required=True, help="catalog node, e.g. DGX_H100")
-    parser.add_argument("--nodes", type=int, required=True, help="number of nodes")
+    parser.add_argument("--nodes", type=positive_int, required=True, help="number of nodes")
     parser.add_argument("--fabric", default="IB_NDR", help="scale-out fabric (default IB_NDR)")
-    parser.add_argument("--batch-size", type=int, required=True, help="global batch (sequences)")
-    parser.add_argument("--seq-len", type=int, help="tokens per sequence (model default)")
+    parser.add_argument(
+        "--batch-size", type=positive_int, required=True, help="global batch (sequences)"
+    )
+    parser.add_argument("--seq-len", type=positive_int, help="tokens per sequence (model default)")
     parser.add_argument("--precision", default="bf16", help="compute precision (default bf16)")
-    parser.add_argument("--top", type=int, default=10, help="how many layouts to print")
+    parser.add_argument("--top", type=positive_int, default=10, help="how many layouts to print")
     parser.add_argument("--rejected", action="store_true", help="also list rejection reasons")
     parser.add_argument("--json", action="store_true", help="print records as JSON")
 

@@ -20,9 +20,48 @@ import inspect
 import json
 from typing import Any
 
-from mlsys.core.errors import ParameterError
+from mlsys.cli import positive_int
+from mlsys.core.errors import MlsysError, ParameterError
 
-__all__ = ["SOLVERS", "add_arguments", "run", "parse_value", "build_inputs", "solve"]
+__all__ = [
+    "SOLVERS",
+    "MissingInputError",
+    "add_arguments",
+    "run",
+    "parse_value",
+    "build_inputs",
+    "solve",
+]
+
+# solve() parameter -> how to give it on the command line
+_FLAGS: dict[str, str] = {
+    "model": "--model NAME (e.g. Llama3_8B; `mlsys catalog models` lists them)",
+    "hardware": "--hardware NAME (e.g. H100) or --node NAME",
+    "fleet": "--node NAME [--nodes N --fabric NAME] (e.g. --node DGX_H100)",
+    "node": "--node NAME (e.g. DGX_H100)",
+    "fabric": "--fabric NAME (e.g. IB_NDR)",
+    "grid": "--grid NAME",
+    "datacenter": "--datacenter NAME",
+}
+
+
+class MissingInputError(MlsysError):
+    """A solver needs an input the command line did not give (``--hardware`` ...).
+
+    Parameters
+    ----------
+    solver : str
+        The ``mlsys solve`` name of the solver.
+    parameter : str
+        The ``solve()`` parameter that is missing.
+    """
+
+    def __init__(self, solver: str, parameter: str) -> None:
+        self.solver = solver
+        self.parameter = parameter
+        how = _FLAGS.get(parameter, f"--set {parameter}=VALUE")
+        super().__init__(f"the {solver} solver needs {parameter}: give {how}")
+
 
 # command name -> (module, class)
 SOLVERS: dict[str, tuple[str, str]] = {
@@ -50,7 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="catalog model, e.g. Llama2_70B")
     parser.add_argument("--hardware", help="catalog accelerator, e.g. H100")
     parser.add_argument("--node", help="catalog node, e.g. DGX_H100")
-    parser.add_argument("--nodes", type=int, help="number of nodes in the fleet")
+    parser.add_argument(
+        "--nodes", type=positive_int, help="number of nodes in the fleet (1 or more)"
+    )
     parser.add_argument("--fabric", help="scale-out fabric of the fleet, e.g. IB_NDR")
     parser.add_argument("--grid", help="catalog electricity grid")
     parser.add_argument("--datacenter", help="catalog data centre")
@@ -119,8 +160,12 @@ def build_inputs(args: argparse.Namespace) -> dict[str, Any]:
     if args.fabric:
         inputs["fabric"] = Fabrics.get(args.fabric)
     if "node" in inputs:
-        fabric = inputs.get("fabric") or Fabrics.get("IB_NDR")
-        inputs["fleet"] = Fleet(node=inputs["node"], count=args.nodes or 1, fabric=fabric)
+        count = 1 if args.nodes is None else args.nodes
+        if count > 1 and "fabric" not in inputs:
+            raise MlsysError(f"a fleet of {count} nodes needs --fabric NAME (e.g. IB_NDR)")
+        inputs["fleet"] = Fleet(node=inputs["node"], count=count, fabric=inputs.get("fabric"))
+    elif args.nodes is not None:
+        raise MlsysError(f"--nodes {args.nodes} counts nodes of a type: give --node NAME too")
     if args.grid:
         inputs["grid"] = Grids.get(args.grid)
     if args.datacenter:
@@ -144,6 +189,12 @@ def solve(solver: str, inputs: dict[str, Any], params: dict[str, Any]) -> Any:
     -------
     Result
         The solver's result.
+
+    Raises
+    ------
+    MissingInputError
+        When ``solve()`` has a required parameter that neither the inputs nor
+        ``params`` give.
     """
     module, cls = SOLVERS[solver]
     model = getattr(importlib.import_module(module), cls)()
@@ -157,12 +208,21 @@ def solve(solver: str, inputs: dict[str, Any], params: dict[str, Any]) -> Any:
         )
     kwargs = {k: v for k, v in inputs.items() if k in accepted}
     kwargs.update(params)
+    for name, parameter in signature.parameters.items():
+        required = parameter.default is parameter.empty and parameter.kind not in (
+            parameter.VAR_KEYWORD,
+            parameter.VAR_POSITIONAL,
+        )
+        if required and name not in kwargs:
+            raise MissingInputError(solver, name)
     return model.solve(**kwargs)
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
+    from mlsys.core.fmt import fmt
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(fmt(value))  # the display policy, as in every Result table
     return str(value)
 
 

@@ -2,6 +2,7 @@
 
 import json
 
+from mlsys import Q_
 from mlsys.cli import SUBCOMMANDS, main
 
 
@@ -23,7 +24,8 @@ def test_catalog_list_and_show(capsys):
 def test_catalog_json(capsys):
     assert main(["catalog", "hardware", "H100", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["memory_capacity"] == "80 GB"
+    # The catalog gives the capacity the device exposes: 81,559 MiB (the H100 SXM "80 GB").
+    assert Q_(data["memory_capacity"]).m_as("MiB") == 81559
     assert data["provenance"]["default"]["kind"] == "datasheet"
 
 
