@@ -84,14 +84,21 @@ def test_tensor_parallelism_makes_70b_fit_and_adds_allreduce_time():
     res = SM.solve(Models.Llama2_70B, Nodes.DGX_H100, tp_size=4, prompt_len=512, output_len=64)
     assert res.feasible
     assert res.si("weight_bytes_per_accelerator") == pytest.approx(137.95e9 / 4, rel=1e-3)
-    # Decode: 160 all-reduces of 8192 · 2 bytes on 4 ranks of NVLink 4 (450 GB/s, 2 µs):
-    # each 2·3·2 µs + 1.5 · 16384 / 450e9 = 12.055 µs.
+    # Decode: 160 all-reduces of 8192 · 2 bytes on 4 ranks of NVLink 4 (450 GB/s). NCCL's
+    # cost model (tuning.cc) picks the LL protocol: 6.6 µs + 6 steps × 0.6 µs, plus
+    # 1.5 · 16384 B at half of the 370 GB/s NVLink payload rate: 10.2 + 0.133 = 10.333 µs
+    # (NVLS, 25 µs of latency, loses at this size).
     fab = Nodes.DGX_H100.intra_fabric
-    per = 6 * fab.latency_s + 1.5 * 8192 * 2 / fab.bandwidth_Bps
+    payload = fab.bandwidth_Bps * 370 / 450
+    per = 6.6e-6 + 6 * 0.6e-6 + 1.5 * 8192 * 2 / (payload * 0.5)
     assert res.si("tp_communication_time_decode") == pytest.approx(160 * per, rel=1e-6)
-    # Prefill of 512 tokens: messages of 512 · 8192 · 2 bytes.
-    per_pre = 6 * fab.latency_s + 1.5 * 512 * 8192 * 2 / fab.bandwidth_Bps
-    assert res.si("tp_communication_time_prefill") == pytest.approx(160 * per_pre, rel=1e-6)
+    # Prefill of 512 tokens: 8.39 MB messages. Simple ring: 8.4 + 6 × 3.4 = 28.8 µs + 34.0 µs
+    # = 62.8 µs; NVLS: 25 µs + 8.39 MB / 275 GB/s = 55.5 µs, the faster on NVSwitch 3.
+    m = 512 * 8192 * 2
+    ring = 8.4e-6 + 6 * 3.4e-6 + 1.5 * m / payload
+    nvls = 25e-6 + m / (fab.bandwidth_Bps * 275 / 450)
+    assert nvls < ring
+    assert res.si("tp_communication_time_prefill") == pytest.approx(160 * nvls, rel=1e-6)
     tp8 = SM.solve(Models.Llama2_70B, Nodes.DGX_H100, tp_size=8, prompt_len=512, output_len=64)
     assert tp8.si("itl") < res.si("itl")
 
@@ -103,20 +110,27 @@ def test_ttft_is_one_requests_prefill_unless_batched_prefill():
     alone = SM.solve(Models.Llama2_7B, Hardware.H100, batch_size=1, prompt_len=1024, output_len=128)
     assert single.scheduling == "single-request prefill"
     assert single.si("ttft") == pytest.approx(alone.si("ttft"))
-    # Compute-bound prefill: 16 prompts take about 16 times as long.
-    assert batched.si("ttft") == pytest.approx(16 * single.si("ttft"), rel=0.05)
+    # Compute-bound prefill: 16 prompts take at most 16 times as long — their GEMMs are
+    # 16 times taller, which wastes less of the last wave and amortises the fixed
+    # per-kernel costs — and no less than 16 times the prompt's FLOPs at the ceiling.
+    assert batched.si("ttft") < 16 * single.si("ttft")
+    assert batched.si("ttft") > 16 * single.si("prefill_flops") / (989.4e12 * 0.801)
     assert batched.si("ttft") == pytest.approx(single.si("prefill_time"))
 
 
 def test_phases_bound_and_roofline_consistency():
     res = SM.solve(Models.Llama2_7B, Hardware.H100, batch_size=1, prompt_len=2048, output_len=256)
     assert res.prefill_bound == "compute" and res.decode_bound == "memory"
-    # Prefill time = FLOPs / (peak × 0.75) when compute-bound.
-    assert res.si("ttft") == pytest.approx(res.si("prefill_flops") / (989.4e12 * 0.75))
-    # Decode: bytes / (3.35 TB/s × 0.85); MBU therefore equals the efficiency.
-    assert res.si("itl") == pytest.approx(res.si("decode_bytes_per_step") / (3.35e12 * 0.85))
-    assert res.decode_mbu == pytest.approx(0.85)
-    assert res.prefill_mfu == pytest.approx(0.75)
+    # Prefill, operator by operator, can be no faster than its FLOPs at the H100's matmul
+    # ceiling (989.4 TFLOP/s × 0.801), and the GEMMs' quantisation, element-wise kernels
+    # and fixed costs keep it above: MFU below 0.801.
+    assert res.si("ttft") > res.si("prefill_flops") / (989.4e12 * 0.801)
+    assert 0.5 < res.prefill_mfu < 0.801
+    # Decode streams its bytes at 3.35 TB/s × 0.85 at best, plus 32 layers × 10 kernels ×
+    # 4 µs and the LM head's kernel: MBU below the 0.85 streaming efficiency.
+    floor = res.si("decode_bytes_per_step") / (3.35e12 * 0.85) + 321 * 4e-6
+    assert res.si("itl") >= floor * 0.999
+    assert res.decode_mbu < 0.85
     # e2e = TTFT + 255 ITL
     assert res.si("e2e_latency") == pytest.approx(res.si("ttft") + 255 * res.si("itl"))
     assert res.si("decode_tokens_per_second") == pytest.approx(1 / res.si("itl"))
@@ -157,9 +171,10 @@ def test_max_batch_size_is_the_boundary_of_feasibility():
     kw = dict(prompt_len=2048, output_len=2048)
     probe = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, **kw)
     n = probe.max_batch_size
-    # The library's allowance leaves (80 − 1) / 1.05 = 75.2 GB for tensors; minus 13.5 GB
-    # of weights, at 4096 tokens × 524,288 B = 2.147 GB per sequence: 28 sequences.
-    assert n == 28
+    # The A100 exposes 80 GiB = 85.90 GB; the library's allowance leaves (85.90 − 1) / 1.05
+    # = 80.86 GB for tensors; minus 13.5 GB of weights and the prefill workspace, at
+    # 4096 tokens × 524,288 B = 2.147 GB per sequence: 31 sequences.
+    assert n == 31
     assert SM.solve(Models.Llama2_7B, Hardware.A100_80GB, batch_size=n, **kw).feasible
     over = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, batch_size=n + 1, **kw)
     assert not over.feasible and "KV cache" in over.infeasibility_reason
@@ -197,16 +212,16 @@ def test_fp8_weights_default_to_fp16_kv_and_activations():
 
 def test_pipeline_parallelism_adds_hops_and_fill_to_ttft():
     m, hw = Models.Llama2_70B, Nodes.DGX_H100
-    kw = dict(batch_size=12, prompt_len=4096, output_len=64)
+    kw = dict(batch_size=20, prompt_len=4096, output_len=64)
     tp = SM.solve(m, hw, tp_size=2, **kw)
     pp = SM.solve(m, hw, tp_size=2, pp_size=2, **kw)
-    # tp 2: 69 GB of weights per device leave 6 GB of the 75.2 GB for tensors; the KV
-    # cache of 12 × 4160 tokens × 163,840 B per token per device is 8.2 GB. Two stages
-    # halve both.
+    # tp 2: 69 GB of weights per device leave about 11.5 GB of the (85.52 − 1) / 1.05 =
+    # 80.5 GB for tensors; the KV cache of 20 × 4160 tokens × 163,840 B per token per
+    # device is 13.6 GB. Two stages halve both.
     assert not tp.feasible
     assert pp.feasible and pp.accelerators == 4
     fab = hw.intra_fabric
-    hop = fab.latency_s + 12 / 2 * 8192 * 2 / fab.bandwidth_Bps  # 6 sequences per micro-batch
+    hop = fab.latency_s + 20 / 2 * 8192 * 2 / fab.bandwidth_Bps  # 10 sequences per micro-batch
     assert pp.si("pp_communication_time") == pytest.approx(hop)
     # One prefill crosses both stages: TTFT is not shorter than at tp 4 on one stage.
     tp4 = SM.solve(m, hw, tp_size=4, **kw)
@@ -230,7 +245,14 @@ def test_explicit_fabric_is_used():
         fabric=Fabrics.IB_NDR,
     )
     fast = SM.solve(Models.Llama2_70B, Hardware.H100, tp_size=4, prompt_len=512, output_len=64)
-    assert slow.si("tp_communication_time_prefill") > 5 * fast.si("tp_communication_time_prefill")
+    # 8.39 MB all-reduces on 4 ranks: over InfiniBand NDR (50 GB/s, network steps) the
+    # LL128 ring takes 14 + 6 × 4 µs + 1.5 × 8.39 MB / (50 GB/s × 0.92) = 312 µs; a bare
+    # H100's own NVLink (no switch known, so no NVLS) runs the LL128 ring in
+    # 14 + 6 × 1.9 µs + 1.5 × 8.39 MB / (370 GB/s × 0.92) = 62.4 µs: 5 times less.
+    slow_ar = 14e-6 + 6 * 4e-6 + 1.5 * 512 * 8192 * 2 / (50e9 * 0.92)
+    fast_ar = 14e-6 + 6 * 1.9e-6 + 1.5 * 512 * 8192 * 2 / (370e9 * 0.92)
+    assert slow.si("tp_communication_time_prefill") == pytest.approx(160 * slow_ar, rel=1e-6)
+    assert fast.si("tp_communication_time_prefill") == pytest.approx(160 * fast_ar, rel=1e-6)
 
 
 def test_results_carry_units_and_aliases():
@@ -347,9 +369,16 @@ def test_single_device_agrees_with_single_node_model(model_key, batch, ctx):
         m, hw, batch_size=1, seq_len=ctx, phase="prefill", precision=precision
     )
     assert serve.feasible
-    assert serve.si("itl") == pytest.approx(dec.si("latency"), rel=0.06)
-    assert serve.si("ttft") == pytest.approx(pre.si("latency"), rel=0.06)
-    assert serve.si("ttft") <= pre.si("latency") * 1.001
+    # SingleNodeModel is one roofline over a whole pass at 0.75 of peak; ServingModel
+    # prices each kernel (its own roofline, its fixed 4 µs) and the GEMMs' shapes, so a
+    # decode step is slower by the fixed costs (32-40 layers × 10 kernels × 4 µs, about
+    # 1.3-1.6 ms) and small per-kernel effects, and a prefill lands within a few tens of
+    # percent either way.
+    fixed = Models[model_key].layers * 10 * 4e-6
+    assert serve.si("itl") >= dec.si("latency") * 0.98
+    assert serve.si("itl") <= (dec.si("latency") + fixed) * 1.15
+    # (Mixtral's experts each see a quarter of the prompt's tokens: smaller GEMMs.)
+    assert serve.si("ttft") == pytest.approx(pre.si("latency"), rel=0.4)
 
 
 def test_memory_budget_conventions():
@@ -363,12 +392,13 @@ def test_memory_budget_conventions():
     # Library allowance (as MemoryModel): 1 GB + 5 % of the allocated bytes.
     assert lib.si("framework_overhead_per_accelerator") == pytest.approx(1e9 + 0.05 * allocated)
     assert lib.si("memory_per_accelerator") == pytest.approx(1.05 * allocated + 1e9)
-    # vLLM's gpu_memory_utilization = 0.9: 72 GB for tensors, 8 GB left to the runtime;
-    # (72 − 13.48 − workspace) / 2.147 GB per 4096-token sequence = 27 sequences.
+    # vLLM's gpu_memory_utilization = 0.9 of the 80 GiB (85.90 GB) exposed: 77.31 GB for
+    # tensors, 8.59 GB left to the runtime; (77.31 − 13.48 − workspace) / 2.147 GB per
+    # 4096-token sequence = 29 sequences.
     vllm = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, memory_utilization=0.9, **kw)
-    assert vllm.si("memory_available_per_accelerator") == pytest.approx(72e9)
-    assert vllm.si("framework_overhead_per_accelerator") == pytest.approx(8e9)
-    assert vllm.max_batch_size == 27
+    assert vllm.si("memory_available_per_accelerator") == pytest.approx(0.9 * 80 * 2**30)
+    assert vllm.si("framework_overhead_per_accelerator") == pytest.approx(0.1 * 80 * 2**30)
+    assert vllm.max_batch_size == 29
 
 
 def test_replicated_kv_heads_are_read_by_every_device():

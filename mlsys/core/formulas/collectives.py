@@ -66,6 +66,17 @@ __all__ = [
     "reduce_time",
     "p2p_time",
     "collective_time",
+    # NCCL's protocols and NVLink SHARP
+    "NCCL_PROTOCOLS",
+    "NCCL_RING_BASE_LATENCY_S",
+    "NCCL_RING_STEP_LATENCY_S",
+    "NCCL_PROTOCOL_BANDWIDTH_FRACTION",
+    "NVLINK_WIRE_EFFICIENCY",
+    "NVLS_ALGORITHM_BANDWIDTH_FRACTION",
+    "NVLS_LATENCY_S",
+    "nccl_ring_time",
+    "nvls_allreduce_time",
+    "nccl_allreduce_time",
     # volumes
     "ring_allreduce_bytes_per_rank",
     "hierarchical_allreduce_bytes_per_rank",
@@ -1045,3 +1056,292 @@ def collective_bytes_per_rank(
     if k == "send_recv":
         return _ret(M * np.ones_like(n) if np.ndim(n) else M)
     return _ret(np.where(n > 1, M, 0.0) * np.ones(np.broadcast(M, n).shape))
+
+
+# -- NCCL's protocols (small-message latency) and NVLink SHARP --------------------------
+
+NCCL_PROTOCOLS: tuple[str, ...] = ("LL", "LL128", "Simple")
+"""NCCL's wire protocols: ``LL`` (8-byte stores carrying a 4-byte flag: lowest latency,
+half the bandwidth), ``LL128`` (128-byte lines with an 8-byte flag) and ``Simple``
+(bulk copies with fences: full bandwidth, highest latency)."""
+
+NCCL_RING_BASE_LATENCY_S: dict[str, float] = {"LL": 6.6e-6, "LL128": 14.0e-6, "Simple": 8.4e-6}
+"""Fixed latency of one ring collective per protocol, in seconds (NCCL's cost model,
+``baseLat`` of ``src/graph/tuning.cc``, NCCL 2.2x: Ring LL 6.6 µs, LL128 14 µs, Simple
+8.4 µs)."""
+
+NCCL_RING_STEP_LATENCY_S: dict[str, dict[str, float]] = {
+    "nvlink": {"LL": 0.6e-6, "LL128": 1.9e-6, "Simple": 3.4e-6},
+    "pci": {"LL": 1.0e-6, "LL128": 2.5e-6, "Simple": 5.7e-6},
+    "net": {"LL": 2.7e-6, "LL128": 4.0e-6, "Simple": 14.0e-6},
+}
+"""Latency of one ring step per link type and protocol, in seconds (``hwLat`` of NCCL's
+``src/graph/tuning.cc``, NCCL 2.2x, Ring row: NVLink 0.6/1.9/3.4 µs, PCI 1.0/2.5/5.7 µs,
+network 2.7/4.0/14 µs for LL/LL128/Simple)."""
+
+NCCL_PROTOCOL_BANDWIDTH_FRACTION: dict[str, float] = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
+"""Share of the link bandwidth each protocol delivers (NCCL ``tuning.cc``: LL halves the
+bus bandwidth, its flag takes half of each 8-byte store; LL128 keeps 120 of 128 bytes,
+modelled as 0.92)."""
+
+NVLINK_WIRE_EFFICIENCY = 370.0 / 450.0
+"""Share of NVLink's line rate a collective's payload gets: NCCL reaches about 370 GB/s
+of bus bandwidth on H100's 450 GB/s per direction — "with the protocol overhead (~20 %)"
+(S. Jeaugey, NCCL maintainer, NVIDIA/nccl-tests issue 212, 2024; NVIDIA/nccl issue 1455
+measures 365-370 GB/s ring all-reduce bus bandwidth on 2-8 H100)."""
+
+NVLS_ALGORITHM_BANDWIDTH_FRACTION = 275.0 / 450.0
+"""Algorithm bandwidth of NCCL's NVLink SHARP (NVLS) all-reduce as a share of the
+per-direction NVLink bandwidth: about 275 GB/s on 8 H100 (bus bandwidth ~480 GB/s)
+against 450 GB/s (NVIDIA/nccl-tests issue 212; NVIDIA/nccl issue 1455: 258-273 GB/s on
+5-8 GPUs)."""
+
+NVLS_LATENCY_S = 25e-6
+"""Latency NCCL's cost model gives its NVLS all-reduce on NVLink (``hwLat`` NVLS/Simple,
+``src/graph/tuning.cc``, NCCL 2.2x: 25 µs), which is why small all-reduces stay on the
+ring's LL protocol."""
+
+_RING_STEPS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0}
+_RING_BUS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0}
+
+
+def _link_latencies(link: str) -> dict[str, float]:
+    key = link.strip().lower() if isinstance(link, str) else link
+    if key not in NCCL_RING_STEP_LATENCY_S:
+        raise ParameterError("link", link, "one of " + ", ".join(NCCL_RING_STEP_LATENCY_S))
+    return NCCL_RING_STEP_LATENCY_S[key]
+
+
+def _protocols(protocol: Any) -> tuple[str, ...]:
+    if protocol is None:
+        return NCCL_PROTOCOLS
+    for p in NCCL_PROTOCOLS:
+        if isinstance(protocol, str) and protocol.lower() == p.lower():
+            return (p,)
+    raise ParameterError("protocol", protocol, "None (NCCL's choice) or LL, LL128, Simple")
+
+
+def nccl_ring_time(
+    kind: str,
+    message_bytes: Any,
+    ranks: Any,
+    bandwidth_Bps: Any,
+    link: str = "nvlink",
+    protocol: str | None = None,
+    *,
+    nodes: Any = 1,
+    wire_efficiency: Any = None,
+) -> Any:
+    """Time of a ring all-reduce, all-gather or reduce-scatter as NCCL's cost model prices it.
+
+    For protocol ``p`` with ``s`` ring steps (``2(n-1)`` for all-reduce, ``n-1`` for
+    all-gather and reduce-scatter), of which ``s_net`` cross nodes (``2(k-1)`` or
+    ``k-1`` on ``k`` nodes):
+
+    ``t_p = base_p + (s − s_net)·step_p(link) + s_net·step_p(net)
+    + f·M / (β · η_wire · φ_p)``
+
+    with the bus factor ``f`` (``2(n-1)/n`` or ``(n-1)/n``), the protocol's bandwidth
+    share ``φ_p`` and the wire efficiency ``η_wire``. NCCL's tuner runs the protocol its
+    model says is fastest, so with ``protocol=None`` the time is ``min_p t_p``: LL for
+    small messages (lowest latency), Simple for large ones. The per-protocol LL bandwidth
+    cap of ``tuning.cc`` is not modelled (it matters only between the two regimes).
+
+    Parameters
+    ----------
+    kind : {"all_reduce", "all_gather", "reduce_scatter"}
+        The collective (aliases accepted).
+    message_bytes : float or ndarray
+        Buffer ``M`` in this module's convention, in bytes.
+    ranks : int or ndarray
+        Participants ``n``.
+    bandwidth_Bps : float or ndarray
+        Per-direction link bandwidth of one rank (the slowest link of the ring), in
+        bytes per second.
+    link : {"nvlink", "pci", "net"}
+        Link type of the steps inside a node.
+    protocol : {None, "LL", "LL128", "Simple"}
+        ``None``: NCCL's choice, the fastest.
+    nodes : int or ndarray
+        Nodes the ring spans (their crossings are network steps).
+    wire_efficiency : float or ndarray, optional
+        Payload share of the line rate; default :data:`NVLINK_WIRE_EFFICIENCY` on NVLink,
+        1 otherwise.
+
+    Returns
+    -------
+    float or ndarray
+        Seconds (zero for one rank).
+
+    References
+    ----------
+    NVIDIA NCCL, ``src/graph/tuning.cc`` (``ncclTopoTuneModel``: ``baseLat``, ``hwLat``,
+    protocol bandwidth ratios, the latency sum over intra- and inter-node steps), NCCL
+    2.2x; Jeaugey, NVIDIA/nccl-tests issue 212 (2024) for the NVLink protocol overhead;
+    Patarasuk & Yuan (2009) for the ring's bandwidth term.
+
+    Examples
+    --------
+    A 16 KB all-reduce (one token of a 8192-wide model in fp16) on 4 NVLink GPUs at
+    300 GB/s: LL costs 6.6 + 6 × 0.6 = 10.2 µs of latency plus 1.5 × 16,384 B /
+    (300 GB/s × 0.822 × 0.5) = 0.2 µs, 10.4 µs; Simple would cost 28.9 µs.
+
+    >>> round(nccl_ring_time("all_reduce", 16384, 4, 300e9) * 1e6, 1)
+    10.4
+    >>> round(nccl_ring_time("all_reduce", 16384, 4, 300e9, protocol="Simple") * 1e6, 1)
+    28.9
+    """
+    k = normalize_collective(kind)
+    if k not in _RING_STEPS:
+        raise ParameterError("kind", kind, "all_reduce, all_gather or reduce_scatter")
+    hw = _link_latencies(link)
+    net = NCCL_RING_STEP_LATENCY_S["net"]
+    protos = _protocols(protocol)
+    if wire_efficiency is None:
+        wire_efficiency = NVLINK_WIRE_EFFICIENCY if link == "nvlink" else 1.0
+    fast = _scalar_args(message_bytes, ranks, bandwidth_Bps, 0.0)
+    if fast is not None and type(nodes) in _SCALAR_TYPES and type(wire_efficiency) in _SCALAR_TYPES:
+        M, n, bw, _ = fast
+        if n <= 1.0:
+            return 0.0
+        k_nodes = float(nodes)
+        steps = _RING_STEPS[k] * (n - 1.0)
+        net_steps = _RING_STEPS[k] * (k_nodes - 1.0)
+        volume = _RING_BUS[k] * (n - 1.0) / n * M / (bw * float(wire_efficiency))
+        return min(
+            NCCL_RING_BASE_LATENCY_S[p]
+            + (steps - net_steps) * hw[p]
+            + net_steps * net[p]
+            + volume / NCCL_PROTOCOL_BANDWIDTH_FRACTION[p]
+            for p in protos
+        )
+    M, n, bw = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps)
+    k_nodes = _ranks(nodes, "nodes")
+    eta = np.asarray(wire_efficiency, dtype=float)
+    steps = _RING_STEPS[k] * (n - 1.0)
+    net_steps = _RING_STEPS[k] * (k_nodes - 1.0)
+    volume = _RING_BUS[k] * (n - 1.0) / n * M / (bw * eta)
+    times = [
+        NCCL_RING_BASE_LATENCY_S[p]
+        + (steps - net_steps) * hw[p]
+        + net_steps * net[p]
+        + volume / NCCL_PROTOCOL_BANDWIDTH_FRACTION[p]
+        for p in protos
+    ]
+    return _ret(np.where(n > 1, np.minimum.reduce(np.broadcast_arrays(*times)), 0.0))
+
+
+def nvls_allreduce_time(
+    message_bytes: Any,
+    ranks: Any,
+    bandwidth_Bps: Any,
+    latency_s: Any = NVLS_LATENCY_S,
+    efficiency: Any = NVLS_ALGORITHM_BANDWIDTH_FRACTION,
+) -> Any:
+    """Time of an all-reduce reduced inside the NVSwitch (NVLink SHARP, NCCL's NVLS).
+
+    Each GPU sends its buffer to the switch once, the switch adds the contributions, and
+    each GPU reads the sum back once: the bytes per rank are ``M`` each way, whatever
+    the rank count (a ring needs ``2(n-1)/n · M``). Measured, NVLS sustains an
+    algorithm bandwidth of about 61 % of the per-direction NVLink rate
+    (:data:`NVLS_ALGORITHM_BANDWIDTH_FRACTION`), so ``t = α + M / (β · η)``.
+    nccl-tests reports a bus bandwidth of ``2(n-1)/n`` times the algorithm bandwidth
+    for any algorithm, so NVLS on 8 GPUs shows ``1.75 × 275 ≈ 480`` GB/s, above the
+    ring's 370.
+
+    Parameters
+    ----------
+    message_bytes : float or ndarray
+        Buffer ``M``, in bytes.
+    ranks : int or ndarray
+        GPUs in the NVLink domain taking part (zero time for one).
+    bandwidth_Bps : float or ndarray
+        Per-direction NVLink bandwidth of one GPU, in bytes per second.
+    latency_s : float or ndarray
+        Fixed latency, in seconds (default :data:`NVLS_LATENCY_S`).
+    efficiency : float or ndarray
+        Algorithm bandwidth over link bandwidth (default
+        :data:`NVLS_ALGORITHM_BANDWIDTH_FRACTION`).
+
+    Returns
+    -------
+    float or ndarray
+        Seconds.
+
+    References
+    ----------
+    NVIDIA (2022), "NVIDIA H100 Tensor Core GPU Architecture" whitepaper, NVLink SHARP
+    section; Jeaugey, NVIDIA/nccl-tests issue 212 (2024): peak busBw ~480 GB/s,
+    algbw ~275 GB/s on 8 H100; NVIDIA NCCL ``src/graph/tuning.cc`` (NVLS latency).
+
+    Examples
+    --------
+    1 GB on 8 H100 (450 GB/s per direction): 25 µs + 1 GB / 275 GB/s = 3.661 ms;
+    its nccl-tests bus bandwidth is 1.75 × 1 GB / 3.661 ms = 478 GB/s.
+
+    >>> round(nvls_allreduce_time(1e9, 8, 450e9) * 1e3, 3)
+    3.661
+    """
+    fast = _scalar_args(message_bytes, ranks, bandwidth_Bps, latency_s)
+    if fast is not None and type(efficiency) in _SCALAR_TYPES:
+        M, n, bw, a = fast
+        return a + M / (bw * float(efficiency)) if n > 1.0 else 0.0
+    M, n, bw, a = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps), _lat(latency_s)
+    eta = np.asarray(efficiency, dtype=float)
+    return _ret(np.where(n > 1, a + M / (bw * eta), 0.0))
+
+
+def nccl_allreduce_time(
+    message_bytes: Any,
+    ranks: Any,
+    bandwidth_Bps: Any,
+    link: str = "nvlink",
+    in_network_reduction: bool = False,
+    *,
+    nodes: Any = 1,
+) -> Any:
+    """All-reduce time as NCCL would run it: the faster of its ring protocols and, where the
+    switch reduces in the network (NVSwitch-3 and later, inside one node), NVLS.
+
+    Parameters
+    ----------
+    message_bytes : float or ndarray
+        Buffer ``M``, in bytes.
+    ranks : int or ndarray
+        Participants ``n``.
+    bandwidth_Bps : float or ndarray
+        Per-direction link bandwidth of one rank, in bytes per second.
+    link : {"nvlink", "pci", "net"}
+        Link type inside a node.
+    in_network_reduction : bool
+        The node's switch supports NVLink SHARP (``Fabric.in_network_reduction``).
+    nodes : int or ndarray
+        Nodes spanned (NVLS is used only inside one node here).
+
+    Returns
+    -------
+    float or ndarray
+        Seconds.
+
+    References
+    ----------
+    NVIDIA NCCL ``src/graph/tuning.cc`` (the tuner picks the fastest algorithm and
+    protocol by its cost model); see :func:`nccl_ring_time`, :func:`nvls_allreduce_time`.
+
+    Examples
+    --------
+    1 GB on 8 H100: the ring (Simple) takes 8.4 + 14 × 3.4 µs + 1.75 GB / 370 GB/s =
+    4.786 ms, NVLS 3.661 ms.
+
+    >>> round(nccl_allreduce_time(1e9, 8, 450e9, in_network_reduction=True) * 1e3, 3)
+    3.661
+    >>> round(nccl_allreduce_time(1e9, 8, 450e9) * 1e3, 3)
+    4.786
+    """
+    ring = nccl_ring_time("all_reduce", message_bytes, ranks, bandwidth_Bps, link, nodes=nodes)
+    if not in_network_reduction or link != "nvlink":
+        return ring
+    nvls = nvls_allreduce_time(message_bytes, ranks, bandwidth_Bps)
+    if type(ring) is float and type(nvls) is float and type(nodes) in _SCALAR_TYPES:
+        return min(ring, nvls) if float(nodes) <= 1.0 else ring
+    return _ret(np.where(np.asarray(nodes) <= 1, np.minimum(ring, nvls), ring))

@@ -350,9 +350,10 @@ class ContinuousBatchingModel:
     Examples
     --------
     Llama-2-7B in bf16 on one H100 at 2 requests/s, 512-token prompts and answers of
-    256 tokens on average (exponentially distributed): 2.6 sequences decode together,
-    5.1 ms per token; the replica saturates at 18.7 requests/s and meets a 200 ms TTFT
-    and 20 ms ITL target up to 16.9 requests/s.
+    256 tokens on average (exponentially distributed): 3.3 sequences decode together,
+    6.6 ms per token (weights streamed kernel by kernel, each with its fixed cost); the
+    replica saturates at 16.7 requests/s and meets a 200 ms TTFT and 20 ms ITL target up
+    to 14.3 requests/s.
 
     >>> from mlsys import ContinuousBatchingModel, Hardware, Models
     >>> res = ContinuousBatchingModel().solve(
@@ -360,9 +361,9 @@ class ContinuousBatchingModel:
     ...     output_len={"distribution": "exponential", "mean": 256},
     ...     ttft_slo="200 ms", itl_slo="20 ms")
     >>> round(res.concurrency, 1), round(res.si("itl") * 1e3, 1)
-    (2.6, 5.1)
+    (3.3, 6.6)
     >>> round(res.si("max_arrival_rate"), 1), round(res.si("max_arrival_rate_under_slo"), 1)
-    (18.7, 16.9)
+    (16.7, 14.3)
     """
 
     def solve(

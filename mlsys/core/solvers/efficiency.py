@@ -42,7 +42,13 @@ from typing import Any
 from mlsys.core.errors import ParameterError
 from mlsys.core.precision import normalize_precision
 
-__all__ = ["COMPUTE_EFFICIENCY", "MEMORY_EFFICIENCY", "default_efficiency", "resolve_efficiency"]
+__all__ = [
+    "COMPUTE_EFFICIENCY",
+    "MEMORY_EFFICIENCY",
+    "default_efficiency",
+    "matmul_ceiling",
+    "resolve_efficiency",
+]
 
 COMPUTE_EFFICIENCY: dict[str, float] = {
     "gpu": 0.75,
@@ -116,6 +122,49 @@ def default_efficiency(accelerator: Any, precision: str = "bf16", kind: str = "c
     if normalize_precision(precision) in _NARROW:
         base *= _NARROW_FACTOR
     return base
+
+
+def matmul_ceiling(accelerator: Any, precision: str = "bf16") -> float:
+    """Largest fraction of dense peak a well-shaped GEMM reaches on a device.
+
+    The shape-aware GEMM model (:mod:`mlsys.core.formulas.gemm`) multiplies the peak by
+    this ceiling and then by the shape's tile and wave quantisation efficiencies. The
+    ceiling is the device's measured maximum achievable matmul FLOPS where the catalog
+    has it (``Accelerator.matmul_ceiling``: A100 SXM 0.859, H100 SXM 0.801), lowered for
+    narrow formats by the same factor as :func:`default_efficiency` (0.65/0.75);
+    otherwise the kind's default compute fraction.
+
+    Parameters
+    ----------
+    accelerator : Accelerator or str
+        The device, or a device kind (then the kind's default applies).
+    precision : str
+        Precision of the math.
+
+    Returns
+    -------
+    float
+        Fraction in (0, 1].
+
+    References
+    ----------
+    S. Bekman, *Machine Learning Engineering*, ``compute/accelerator/README.md``,
+    "Maximum Achievable Matmul FLOPS comparison table" (CUDA 12.1): A100 SXM 267.9 of
+    312 TFLOP/s, H100 SXM 792.1 of 989.
+
+    Examples
+    --------
+    >>> matmul_ceiling("gpu", "bf16")
+    0.75
+    """
+    measured = (
+        None if isinstance(accelerator, str) else getattr(accelerator, "matmul_ceiling", None)
+    )
+    if measured is None:
+        return default_efficiency(accelerator, precision, "compute")
+    if normalize_precision(precision) in _NARROW:
+        return measured * _NARROW_FACTOR
+    return float(measured)
 
 
 @lru_cache(maxsize=256)

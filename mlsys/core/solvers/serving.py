@@ -49,10 +49,14 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
-from mlsys.core.formulas.collectives import p2p_time, ring_allreduce_time
+from mlsys.core.formulas.collectives import nccl_allreduce_time, p2p_time
+from mlsys.core.formulas.gemm import gemm_time
+from mlsys.core.formulas.layer_time import transformer_layer_time
+from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
+from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.results import Result
-from mlsys.core.solvers.efficiency import resolve_efficiency
+from mlsys.core.solvers.efficiency import matmul_ceiling, resolve_efficiency
 from mlsys.core.solvers.memory import default_framework_overhead
 from mlsys.core.types import Accelerator, Fabric, Node, TransformerWorkload
 from mlsys.core.units import as_si
@@ -235,6 +239,9 @@ class _Shape:
     # activation traffic of one token through one layer, in elements
     act_elems_per_layer: float
     ffn_active_width: float
+    ffn_hidden: float  # inner width of the dense MLP, or of one expert
+    gated: bool
+    shared_experts: float
 
 
 _SHAPES: dict[int, tuple[TransformerWorkload, _Shape]] = {}
@@ -287,25 +294,14 @@ def _shape(model: TransformerWorkload) -> _Shape:
         expert_params=expert_params * scale_total,
         act_elems_per_layer=act,
         ffn_active_width=ffn,
+        ffn_hidden=float(model.expert_ffn_hidden if model.is_moe else model.ffn_hidden),  # type: ignore[arg-type]
+        gated=bool(model.gated_mlp),
+        shared_experts=float(model.shared_experts) if model.is_moe else 0.0,
     )
     if len(_SHAPES) > 256:
         _SHAPES.clear()
     _SHAPES[id(model)] = (model, shape)
     return shape
-
-
-@lru_cache(maxsize=1024)
-def _allreduce_coeffs(ranks: int, bandwidth_Bps: float, latency_s: float) -> tuple[float, float]:
-    """(seconds at zero bytes, seconds per byte) of a ring all-reduce.
-
-    The alpha-beta cost is affine in the message size, so two evaluations of
-    :func:`ring_allreduce_time` give it exactly; the hot path then needs no call.
-    """
-    if ranks <= 1:
-        return (0.0, 0.0)
-    t0 = ring_allreduce_time(0.0, ranks, bandwidth_Bps, latency_s)
-    t1 = ring_allreduce_time(1e9, ranks, bandwidth_Bps, latency_s)
-    return (t0, (t1 - t0) / 1e9)
 
 
 @lru_cache(maxsize=1024)
@@ -371,12 +367,15 @@ class _Plan:
     w_bytes: float
     a_bytes: float
     kv_bytes: float
-    peak: float  # achievable FLOP/s per device
+    peak: float  # achievable FLOP/s per device (whole-pass roofline, for reporting)
     bw: float  # achievable HBM bytes/s per device
     peak_raw: float
     bw_raw: float
-    ar0: float  # all-reduce seconds at 0 bytes
-    ar1: float  # all-reduce seconds per byte
+    gemm_flops: float  # dense peak x matmul ceiling: the GEMMs' compute rate
+    sm_count: int | None
+    tp_link: str  # NCCL link type of the tensor-parallel all-reduces
+    tp_bw: float  # per-direction bandwidth of the tensor-parallel fabric
+    tp_nvls: bool  # the fabric reduces in the switch (NVLink SHARP)
     p2p0: float
     p2p1: float
     kv_per_token_dev: float  # KV bytes one token occupies on one device
@@ -412,6 +411,66 @@ def _roof(plan: _Plan, flops_dev: float, bytes_dev: float) -> tuple[float, float
     return (tc if tc > tm else tm), tc, tm
 
 
+def _layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float) -> float:
+    """Seconds of one transformer layer on one device (communication excluded)."""
+    s = plan.shape
+    experts_run, ffn_tokens = 1.0, tokens
+    if s.is_moe:
+        # the experts the tokens route to, each with its share of the tokens; shared
+        # experts see every token
+        distinct = s.experts * (1.0 - (1.0 - s.top_k / s.experts) ** tokens)
+        experts_run = distinct + s.shared_experts
+        ffn_tokens = tokens * (s.top_k + s.shared_experts) / experts_run
+    return transformer_layer_time(
+        tokens,
+        batch,
+        q_len,
+        kv_len,
+        s.hidden,
+        s.heads,
+        s.kv_heads,
+        s.head_dim,
+        s.ffn_hidden,
+        s.gated,
+        plan.tp,
+        plan.gemm_flops,
+        plan.peak_raw,
+        plan.bw,
+        plan.a_bytes,
+        sm_count=plan.sm_count,
+        causal=q_len > 1.0,
+        phase="inference",
+        weight_bytes_per_element=plan.w_bytes if plan.w_bytes != plan.a_bytes else None,
+        kv_bytes_per_element=plan.kv_bytes,
+        experts_run=experts_run,
+        ffn_tokens=ffn_tokens,
+        kernel_overhead_s=KERNEL_OVERHEAD_S,
+    )
+
+
+def _lm_head(plan: _Plan, rows: float) -> float:
+    """Seconds of the output projection for ``rows`` positions (vocabulary split by tp)."""
+    s = plan.shape
+    wb = plan.w_bytes if plan.w_bytes != plan.a_bytes else None
+    return gemm_time(
+        rows,
+        s.vocab / plan.tp,
+        s.hidden,
+        plan.gemm_flops,
+        plan.bw,
+        plan.a_bytes,
+        plan.sm_count,
+        weight_bytes_per_element=wb,
+    )
+
+
+def _allreduce(plan: _Plan, message_bytes: float) -> float:
+    """One tensor-parallel all-reduce as NCCL runs it (protocol, NVLS)."""
+    if plan.tp <= 1 or plan.tp_bw <= 0.0:
+        return 0.0
+    return nccl_allreduce_time(message_bytes, plan.tp, plan.tp_bw, plan.tp_link, plan.tp_nvls)
+
+
 def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
     """(time, flops, bytes, tp_comm, pp_comm, t_compute, t_memory) of prefilling
     ``n_seq`` prompts of ``prompt`` tokens in one pass, whole replica."""
@@ -427,12 +486,14 @@ def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
     # tp_size exceeds them) and the PP split over layers.
     bytes_dev = (_weights_read(plan, tokens) + act) / d + tokens * plan.kv_per_token_dev
     bytes_ = bytes_dev * d
-    t_stage, tc, tm = _roof(plan, flops / d, bytes_dev)
+    _, tc, tm = _roof(plan, flops / d, bytes_dev)
     m = tokens * s.hidden * plan.a_bytes
-    tp_comm = 2.0 * s.layers * (plan.ar0 + plan.ar1 * m) if plan.tp > 1 else 0.0
+    tp_comm = 2.0 * s.layers * _allreduce(plan, m)
     pp_comm = (plan.pp - 1) * (plan.p2p0 + plan.p2p1 * m) if plan.pp > 1 else 0.0
-    # Each stage holds 1/pp of the layers; one pass crosses all stages in turn.
-    time = plan.pp * t_stage + tp_comm + pp_comm
+    # One pass crosses every stage in turn: all layers, then the LM head of the last
+    # positions, kernel by kernel.
+    compute = s.layers * _layer(plan, tokens, n_seq, prompt, prompt) + _lm_head(plan, n_seq)
+    time = compute + tp_comm + pp_comm
     return time, flops, bytes_, tp_comm, pp_comm, plan.pp * tc, plan.pp * tm
 
 
@@ -451,9 +512,11 @@ def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
     d = plan.tp * p
     bytes_dev = (_weights_read(plan, mb) + act) / d + mb * context * plan.kv_per_token_dev
     bytes_mb = bytes_dev * d
-    t_stage, tc, tm = _roof(plan, flops_mb / d, bytes_dev)
+    _, tc, tm = _roof(plan, flops_mb / d, bytes_dev)
+    # one stage's share of the layers and of the LM head, kernel by kernel
+    t_stage = (s.layers * _layer(plan, mb, mb, 1.0, context) + _lm_head(plan, mb)) / p
     m = mb * s.hidden * plan.a_bytes
-    tp_stage = 2.0 * (s.layers / p) * (plan.ar0 + plan.ar1 * m) if plan.tp > 1 else 0.0
+    tp_stage = 2.0 * (s.layers / p) * _allreduce(plan, m)
     pp_comm = (p - 1) * (plan.p2p0 + plan.p2p1 * m) if p > 1 else 0.0
     cycles = micro if micro > p else float(p)
     itl = cycles * (t_stage + tp_stage) + pp_comm
@@ -498,6 +561,16 @@ def _resolve_hardware(hardware: Any, fabric: Any) -> tuple[Accelerator, float, f
             raise ParameterError("fabric", fabric, "a Fabric (e.g. Fabrics.NVLINK4) or None")
         return acc, fab.effective_bandwidth_Bps, fab.latency_s, per_node
     return acc, acc.scaleup_bandwidth_Bps, DEFAULT_SCALEUP_LATENCY_S, per_node
+
+
+def _fabric_of(hardware: Any, fabric: Any) -> Fabric | None:
+    """The tensor-parallel fabric object, if any (the explicit one, else the node's)."""
+    if fabric is not None:
+        return fabric
+    if isinstance(hardware, Node):
+        return hardware.intra_fabric
+    node = getattr(hardware, "node", None)
+    return node.intra_fabric if isinstance(node, Node) else None
 
 
 _PLANS: dict[tuple, tuple[Any, Any, Any, _Plan]] = {}
@@ -624,15 +697,18 @@ def _build_plan(
             f"{acc.label} has no scale-up link in the catalog; pass fabric= to "
             "use tensor or pipeline parallelism"
         )
-    if tp > 1 and fab_bw > 0:
-        ar0, ar1 = _allreduce_coeffs(tp, fab_bw, fab_lat)
-    else:
-        ar0 = ar1 = 0.0
     p2p0, p2p1 = _p2p_coeffs(fab_bw, fab_lat) if (pp > 1 and fab_bw > 0) else (0.0, 0.0)
+    # KV heads split by tensor parallelism, replicated once each when tp exceeds them
     kv_heads_dev = shape.kv_heads / tp if tp <= shape.kv_heads else 1.0
     kvb = BYTES_PER_ELEMENT[kv]
-    kv_per_token_dev = 2.0 * (shape.layers / pp) * kv_heads_dev * shape.head_dim * kvb
+    kv_per_token_dev = kv_cache_bytes(shape.layers / pp, kv_heads_dev, shape.head_dim, 1, 1, kvb)
     peak = acc.peak_flops_s(cp)
+    # the shape-aware GEMMs run at the device's matmul ceiling (an explicit efficiency
+    # replaces it), then lose their tile and wave quantisation
+    ceiling = matmul_ceiling(acc, cp) if efficiency is None else eff_c
+    fab_obj = _fabric_of(hardware, fabric)
+    tp_link = "nvlink" if fab_obj is None or fab_obj.kind == "scale-up" else "net"
+    nvls = bool(fab_obj is not None and fab_obj.in_network_reduction)
     bw = acc.memory_bandwidth_Bps
     if memory_utilization is None:
         fixed = default_framework_overhead(acc, 0.0)
@@ -653,8 +729,11 @@ def _build_plan(
         bw=bw * eff_m,
         peak_raw=peak,
         bw_raw=bw,
-        ar0=ar0,
-        ar1=ar1,
+        gemm_flops=peak * ceiling,
+        sm_count=acc.sm_count,
+        tp_link=tp_link,
+        tp_bw=fab_bw,
+        tp_nvls=nvls,
         p2p0=p2p0,
         p2p1=p2p1,
         kv_per_token_dev=kv_per_token_dev,
@@ -708,14 +787,16 @@ class ServingModel:
     --------
     Llama-2-70B in fp16 on 4 A100 80GB with tensor parallelism, one request of 2048
     prompt tokens and 128 output tokens: the prefill is compute-bound (286 TFLOP over
-    4 × 312 TFLOP/s × 0.75, plus 29 ms of all-reduces), a decode step memory-bound
-    (34.5 GB of weights per device at 2.039 TB/s × 0.85, plus 2 ms of all-reduces).
+    4 × 312 TFLOP/s × the 0.859 matmul ceiling, less the GEMMs' tile and wave
+    quantisation, plus element-wise kernels and 37 ms of all-reduces), a decode step
+    memory-bound (34.5 GB of weights per device at 2.039 TB/s × 0.85 = 19.9 ms, plus
+    80 layers × 10 kernels × 4 µs and 160 all-reduces of 10.4 µs: 1.7 ms).
 
     >>> from mlsys import Hardware, Models, ServingModel
     >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.A100_80GB, prompt_len=2048,
     ...                            output_len=128, tp_size=4, precision="fp16")
     >>> round(res.si("ttft") * 1e3), round(res.si("itl") * 1e3, 1), res.decode_bound
-    (334, 21.9, 'memory')
+    (354, 31.3, 'memory')
 
     The same model on one 80 GB device does not fit, and no latency is reported:
 

@@ -1,0 +1,641 @@
+"""Time of one matrix multiply (GEMM) from its shape, and of attention with and without a
+fused kernel.
+
+A GEMM ``C[M×N] = A[M×K] · B[K×N]`` on a GPU is cut into output tiles, one thread block
+each, and the thread blocks run on the streaming multiprocessors (SMs) in *waves*. Two
+effects make its throughput depend on the shape (NVIDIA, "Matrix Multiplication
+Background User's Guide", sections "Tile Quantization" and "Wave Quantization"):
+
+* **Tile quantisation**: a tile is computed whole even where it hangs over the edge of
+  ``C``, so the useful share of the work is ``M·N / (⌈M/t_m⌉ t_m · ⌈N/t_n⌉ t_n)``.
+* **Wave quantisation**: ``T`` tiles on ``S`` SMs (one tile per SM at a time) take
+  ``⌈T/S⌉`` waves; the last wave may leave SMs idle, so the useful share of the SM time
+  is ``T / (⌈T/S⌉ · S)``. The guide's example: 256×128 tiles of a 1792×1792 output on an
+  A100's 108 SMs make 7 × 14 = 98 tiles, one wave with 10 SMs idle. When a grid is
+  smaller than one wave the libraries split the reduction dimension ``K`` over
+  ``⌊S/T⌋`` thread blocks per tile (split-K; NVIDIA CUTLASS, "Efficient GEMM in CUDA",
+  "Parallelized Reductions"), which this module models too.
+
+Over both sits the device's **ceiling**: the largest fraction of the dense peak a
+well-shaped GEMM reaches at all (measured "maximum achievable matmul FLOPS": 85.9 % on
+A100 SXM, 80.1 % on H100 SXM; :func:`mlsys.core.solvers.efficiency.matmul_ceiling`).
+And each GEMM is its own roofline (Williams et al. 2009): a skinny GEMM — few tokens,
+as in decoding — moves ``(MK + KN + MN)·e`` bytes for only ``2MNK`` FLOPs and is
+memory-bound.
+
+Attention runs either as a fused kernel (FlashAttention-2: the scores never reach
+memory; it sustains a measured fraction of peak, Dao 2023) or, unfused, as a batched
+GEMM ``Q·Kᵀ``, a softmax over the ``s×s`` scores in memory, and a batched GEMM with
+``V`` (Megatron-LM before FlashAttention).
+
+Every function takes floats or numpy arrays in SI units and broadcasts; when every
+argument is a Python or numpy real scalar it computes with :mod:`math` on floats (a
+fraction of a microsecond per call), otherwise with numpy — the same expressions either
+way, so the solvers (scalar) and the vectorised layout search (arrays) run this code.
+
+References
+----------
+NVIDIA (2023), "Matrix Multiplication Background User's Guide", NVIDIA Deep Learning
+Performance documentation, sections "Tile Quantization" and "Wave Quantization".
+NVIDIA CUTLASS documentation, "Efficient GEMM in CUDA", section "Parallelized
+Reductions" (split-K).
+Williams, Waterman & Patterson (2009), "Roofline: an insightful visual performance
+model", CACM 52(4).
+Dao (2023), "FlashAttention-2: Faster Attention with Better Parallelism and Work
+Partitioning", arXiv:2307.08691, Sec. 4.1 and Fig. 4-6.
+Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053 (unfused attention).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_TILE",
+    "SPLIT_K_MIN_DEPTH",
+    "FLASH_ATTENTION_FORWARD_FRACTION",
+    "FLASH_ATTENTION_BACKWARD_FRACTION",
+    "gemm_flops",
+    "gemm_bytes",
+    "tile_quantization_efficiency",
+    "wave_quantization_efficiency",
+    "gemm_efficiency",
+    "gemm_time",
+    "attention_flops",
+    "attention_time",
+]
+
+ArrayLike = Any
+
+DEFAULT_TILE: tuple[int, int] = (256, 128)
+"""Output tile ``(t_m, t_n)`` of one thread block: 256×128, the tile of the NVIDIA guide's
+A100 wave-quantisation example and the largest cuBLAS uses for half-precision GEMMs;
+both orientations (256×128 and 128×256) are tried and the better kept."""
+
+SPLIT_K_MIN_DEPTH = 256
+"""Least ``K`` depth one split-K slice keeps (four 64-deep main-loop steps), so a grid
+smaller than a wave is split at most ``K / 256`` ways."""
+
+FLASH_ATTENTION_FORWARD_FRACTION = 0.70
+"""Fraction of the dense tensor-core peak FlashAttention-2's forward pass sustains:
+Dao (2023) Fig. 4-5 measure 50-73 % on A100 (up to 230 TFLOP/s of 312 at head dim 128,
+long sequences); 0.70 is the head-dim-128 figure at the sequence lengths of training."""
+
+FLASH_ATTENTION_BACKWARD_FRACTION = 0.60
+"""The same for the backward pass, which Dao (2023) Fig. 6 measures lower (about
+55-63 % of A100 peak at head dim 128): it runs five matmuls per block, and the atomic
+updates of dQ."""
+
+_SCALARS = frozenset(
+    {int, float}
+    | {t for t in set(np.sctypeDict.values()) if issubclass(t, (np.integer, np.floating))}
+)
+
+
+def _all_scalar(*args: Any) -> bool:
+    return all(type(a) in _SCALARS for a in args)
+
+
+def _ret(x: Any) -> Any:
+    return float(x) if np.ndim(x) == 0 else x
+
+
+class _Ops:
+    """The elementary operations a formula body uses: math on floats or numpy on arrays."""
+
+    __slots__ = ("ceil", "floor", "maximum", "minimum")
+
+    def __init__(self, ceil: Any, floor: Any, maximum: Any, minimum: Any) -> None:
+        self.ceil, self.floor, self.maximum, self.minimum = ceil, floor, maximum, minimum
+
+
+_MATH = _Ops(math.ceil, math.floor, max, min)
+_NUMPY = _Ops(np.ceil, np.floor, np.maximum, np.minimum)
+
+
+def _ops(*args: Any) -> _Ops:
+    return _MATH if _all_scalar(*args) else _NUMPY
+
+
+def _arrays(*args: Any) -> tuple[Any, ...]:
+    return tuple(np.asarray(a, dtype=float) for a in args)
+
+
+# -- work and traffic ----------------------------------------------------------------
+
+
+def gemm_flops(m: ArrayLike, n: ArrayLike, k: ArrayLike) -> ArrayLike:
+    """FLOPs of ``C[M×N] = A[M×K]·B[K×N]``: ``2·M·N·K`` (one multiply and one add each).
+
+    Parameters
+    ----------
+    m, n, k : int or ndarray
+        The GEMM dimensions (rows of ``A`` and ``C``, columns of ``B`` and ``C``, the
+        reduction depth).
+
+    Returns
+    -------
+    float or ndarray
+        FLOP.
+
+    References
+    ----------
+    NVIDIA, "Matrix Multiplication Background User's Guide", section "Math and Memory
+    Bounds" (``2·M·N·K`` FLOPs).
+
+    Examples
+    --------
+    The query/key/value projection of Llama-2-7B for 2048 tokens (M 2048, N 12288,
+    K 4096): 2·2048·12288·4096 = 206.2 GFLOP.
+
+    >>> round(gemm_flops(2048, 12288, 4096) / 1e9, 1)
+    206.2
+    """
+    if _all_scalar(m, n, k):
+        return 2.0 * float(m) * float(n) * float(k)
+    m, n, k = _arrays(m, n, k)
+    return _ret(2.0 * m * n * k)
+
+
+def gemm_bytes(m: ArrayLike, n: ArrayLike, k: ArrayLike, bytes_per_element: ArrayLike) -> ArrayLike:
+    """Memory traffic of one GEMM at best: read ``A`` and ``B`` once, write ``C`` once.
+
+    ``(M·K + K·N + M·N) · e`` bytes — the minimum traffic, which large on-chip tiles
+    approach; it is the memory side of the GEMM's own roofline.
+
+    Parameters
+    ----------
+    m, n, k : int or ndarray
+        The GEMM dimensions.
+    bytes_per_element : float or ndarray
+        Bytes of one element ``e`` (2 for fp16/bf16, 1 for fp8).
+
+    Returns
+    -------
+    float or ndarray
+        Bytes.
+
+    References
+    ----------
+    NVIDIA, "Matrix Multiplication Background User's Guide", section "Math and Memory
+    Bounds" (arithmetic intensity ``2MNK / (2(MK + NK + MN))`` in fp16).
+
+    Examples
+    --------
+    A decode step's QKV projection of Llama-2-7B for one token (M 1, N 12288, K 4096) in
+    fp16: (4096 + 50,331,648 + 12,288) × 2 = 100.70 MB, nearly all of it the weights.
+
+    >>> round(gemm_bytes(1, 12288, 4096, 2.0) / 1e6, 2)
+    100.7
+    """
+    if _all_scalar(m, n, k, bytes_per_element):
+        m, n, k = float(m), float(n), float(k)
+        return (m * k + k * n + m * n) * float(bytes_per_element)
+    m, n, k, e = _arrays(m, n, k, bytes_per_element)
+    return _ret((m * k + k * n + m * n) * e)
+
+
+# -- quantisation ----------------------------------------------------------------------
+
+
+def _tiles(o: _Ops, m: Any, n: Any, tm: float, tn: float) -> tuple[Any, Any, Any]:
+    """(tile count, useful fraction of the tiles' area, padded area) for one orientation.
+
+    An empty GEMM (``m`` or ``n`` zero) counts one tile for the wave arithmetic and has
+    no padded area, so its compute time is zero rather than 0/0."""
+    rows, cols = o.ceil(m / tm), o.ceil(n / tn)
+    padded = rows * tm * cols * tn
+    one = o.maximum(rows, 1.0) * tm * o.maximum(cols, 1.0) * tn
+    return o.maximum(rows * cols, 1.0), (m * n) / one, padded
+
+
+def _waves(o: _Ops, tiles: Any, k: Any, sm: float) -> Any:
+    """Useful share of the SM time: split-K below one wave, then wave quantisation."""
+    split = o.maximum(1.0, o.minimum(o.floor(sm / tiles), o.floor(k / SPLIT_K_MIN_DEPTH)))
+    units = tiles * split
+    return units / (o.ceil(units / sm) * sm)
+
+
+def tile_quantization_efficiency(
+    m: ArrayLike, n: ArrayLike, tile_m: int = DEFAULT_TILE[0], tile_n: int = DEFAULT_TILE[1]
+) -> ArrayLike:
+    """Useful share of the output tiles' area: ``M·N / (⌈M/t_m⌉ t_m · ⌈N/t_n⌉ t_n)``.
+
+    The tile is laid either way (``t_m × t_n`` or ``t_n × t_m``) and the better kept,
+    as the libraries hold kernels of both orientations.
+
+    Parameters
+    ----------
+    m, n : int or ndarray
+        Output rows and columns.
+    tile_m, tile_n : int
+        Output tile of one thread block (default 256×128).
+
+    Returns
+    -------
+    float or ndarray
+        Fraction in (0, 1].
+
+    References
+    ----------
+    NVIDIA, "Matrix Multiplication Background User's Guide", section "Tile Quantization".
+
+    Examples
+    --------
+    An output of 2048 × 1000 in 256×128 tiles needs 8 × 8 = 64 tiles covering
+    2048 × 1024: 1000/1024 = 97.7 % useful. Laid 128×256 it needs 16 × 4 tiles and the
+    same area, so the efficiency is the same.
+
+    >>> round(tile_quantization_efficiency(2048, 1000), 4)
+    0.9766
+    """
+    o = _ops(m, n)
+    if o is _NUMPY:
+        m, n = _arrays(m, n)
+    _, a, _ = _tiles(o, m, n, float(tile_m), float(tile_n))
+    _, b, _ = _tiles(o, m, n, float(tile_n), float(tile_m))
+    return _ret(o.maximum(a, b))
+
+
+def wave_quantization_efficiency(
+    m: ArrayLike,
+    n: ArrayLike,
+    k: ArrayLike,
+    sm_count: ArrayLike,
+    tile_m: int = DEFAULT_TILE[0],
+    tile_n: int = DEFAULT_TILE[1],
+) -> ArrayLike:
+    """Useful share of the SMs' time over the waves of a GEMM's tiles.
+
+    ``T = ⌈M/t_m⌉·⌈N/t_n⌉`` tiles. A grid smaller than one wave (``T < S``) is split
+    along ``K`` into ``s = max(1, min(⌊S/T⌋, ⌊K/256⌋))`` slices (split-K); the
+    ``U = T·s`` thread blocks then take ``⌈U/S⌉`` waves, of which the useful share is
+    ``U / (⌈U/S⌉ · S)``. The orientation of the tile is the one
+    :func:`tile_quantization_efficiency` picks.
+
+    Parameters
+    ----------
+    m, n, k : int or ndarray
+        The GEMM dimensions.
+    sm_count : int or ndarray
+        Streaming multiprocessors ``S`` (A100 108, H100 SXM 132).
+    tile_m, tile_n : int
+        Output tile of one thread block (default 256×128).
+
+    Returns
+    -------
+    float or ndarray
+        Fraction in (0, 1].
+
+    References
+    ----------
+    NVIDIA, "Matrix Multiplication Background User's Guide", section "Wave
+    Quantization"; NVIDIA CUTLASS, "Efficient GEMM in CUDA", "Parallelized Reductions"
+    (split-K).
+
+    Examples
+    --------
+    The guide's case: a 1792 × 1792 output in 256×128 tiles is 7 × 14 = 98 tiles on 108
+    SMs, fewer than a wave, so split-K runs ⌊108/98⌋ = 1 slice: one wave, 98/108 =
+    90.7 % useful. With M = 2304 instead, 9 × 14 = 126 tiles take two waves: 126/216 =
+    58.3 %.
+
+    >>> round(wave_quantization_efficiency(1792, 1792, 4096, 108), 4)
+    0.9074
+    >>> round(wave_quantization_efficiency(2304, 1792, 4096, 108), 4)
+    0.5833
+    """
+    o = _ops(m, n, k, sm_count)
+    if o is _NUMPY:
+        m, n, k, sm_count = _arrays(m, n, k, sm_count)
+    return _ret(_best(o, m, n, k, float(tile_m), float(tile_n), sm_count)[1])
+
+
+def _best(o: _Ops, m: Any, n: Any, k: Any, tm: float, tn: float, sm: Any) -> tuple[Any, Any, Any]:
+    """(tile efficiency, wave efficiency, padded area) of the better tile orientation."""
+    tiles_a, tile_a, pad_a = _tiles(o, m, n, tm, tn)
+    tiles_b, tile_b, pad_b = _tiles(o, m, n, tn, tm)
+    wave_a, wave_b = _waves(o, tiles_a, k, sm), _waves(o, tiles_b, k, sm)
+    if o is _MATH:
+        if tile_a * wave_a >= tile_b * wave_b:
+            return tile_a, wave_a, pad_a
+        return tile_b, wave_b, pad_b
+    pick_a = tile_a * wave_a >= tile_b * wave_b
+    return (
+        np.where(pick_a, tile_a, tile_b),
+        np.where(pick_a, wave_a, wave_b),
+        np.where(pick_a, pad_a, pad_b),
+    )
+
+
+def gemm_efficiency(
+    m: ArrayLike,
+    n: ArrayLike,
+    k: ArrayLike,
+    sm_count: ArrayLike | None = None,
+    tile_m: int = DEFAULT_TILE[0],
+    tile_n: int = DEFAULT_TILE[1],
+) -> ArrayLike:
+    """Product of tile and wave quantisation efficiencies of one GEMM (compute side).
+
+    Multiply the device's achievable peak (peak × ceiling) by this to get the GEMM's
+    compute rate. Without an SM count only tile quantisation applies.
+
+    Parameters
+    ----------
+    m, n, k : int or ndarray
+        The GEMM dimensions.
+    sm_count : int or ndarray, optional
+        Streaming multiprocessors; ``None`` leaves wave quantisation out.
+    tile_m, tile_n : int
+        Output tile of one thread block (default 256×128).
+
+    Returns
+    -------
+    float or ndarray
+        Fraction in (0, 1].
+
+    References
+    ----------
+    NVIDIA, "Matrix Multiplication Background User's Guide", "Tile Quantization" and
+    "Wave Quantization".
+
+    Examples
+    --------
+    A 4096 × 4096 × 4096 GEMM on an A100: 16 × 32 = 512 tiles (no tile waste) in
+    ⌈512/108⌉ = 5 waves: 512/540 = 94.8 %.
+
+    >>> round(gemm_efficiency(4096, 4096, 4096, 108), 4)
+    0.9481
+    """
+    tm, tn = float(tile_m), float(tile_n)
+    if sm_count is None:
+        return tile_quantization_efficiency(m, n, tile_m, tile_n)
+    o = _ops(m, n, k, sm_count)
+    if o is _NUMPY:
+        m, n, k, sm_count = _arrays(m, n, k, sm_count)
+    tile, wave, _ = _best(o, m, n, k, tm, tn, sm_count)
+    return _ret(tile * wave)
+
+
+def gemm_time(
+    m: ArrayLike,
+    n: ArrayLike,
+    k: ArrayLike,
+    achievable_flops: ArrayLike,
+    bandwidth_Bps: ArrayLike,
+    bytes_per_element: ArrayLike,
+    sm_count: ArrayLike | None = None,
+    tile_m: int = DEFAULT_TILE[0],
+    tile_n: int = DEFAULT_TILE[1],
+    weight_bytes_per_element: ArrayLike | None = None,
+) -> ArrayLike:
+    """Time of one GEMM on one device: its own roofline with shape-aware compute.
+
+    ``t = max(2MNK / (F · η_tile · η_wave), (MK + KN + MN)·e / B)`` where ``F`` is the
+    device's achievable FLOP/s (dense peak × its matmul ceiling), ``η`` the
+    quantisation efficiencies of :func:`gemm_efficiency` and ``B`` the achievable memory
+    bandwidth. Fixed launch costs are separate
+    (:mod:`mlsys.core.formulas.overheads`).
+
+    Parameters
+    ----------
+    m, n, k : int or ndarray
+        The GEMM dimensions (``M`` is the token count for a linear layer's forward pass).
+    achievable_flops : float or ndarray
+        Peak FLOP/s of the precision times the device's matmul ceiling, in FLOP/s.
+    bandwidth_Bps : float or ndarray
+        Achievable memory bandwidth, in bytes per second.
+    bytes_per_element : float or ndarray
+        Bytes of one element.
+    sm_count : int or ndarray, optional
+        Streaming multiprocessors; ``None`` leaves wave quantisation out.
+    tile_m, tile_n : int
+        Output tile of one thread block (default 256×128).
+    weight_bytes_per_element : float or ndarray, optional
+        Bytes of one element of ``B`` (the weights of a linear layer) when they are
+        stored narrower than the activations (weight-only quantisation); default
+        ``bytes_per_element``.
+
+    Returns
+    -------
+    float or ndarray
+        Seconds.
+
+    References
+    ----------
+    NVIDIA, "Matrix Multiplication Background User's Guide" (tile and wave
+    quantisation; math vs memory bound); Williams, Waterman & Patterson (2009), CACM
+    52(4) (the roofline).
+
+    Examples
+    --------
+    4096³ in bf16 on an A100 (312 TFLOP/s × 0.859 ceiling, 2.039 TB/s × 0.85): 137.4
+    GFLOP at 268.0 TFLOP/s × 0.948 = 0.5409 ms; the 100.7 MB take 0.058 ms, so compute
+    binds.
+
+    >>> round(gemm_time(4096, 4096, 4096, 312e12 * 0.859, 2.039e12 * 0.85, 2.0, 108) * 1e3, 4)
+    0.5409
+    """
+    tm, tn = float(tile_m), float(tile_n)
+    if sm_count is None:
+        o = _ops(m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element)
+        if o is _NUMPY:
+            m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element = _arrays(
+                m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element
+            )
+        pad_a = _tiles(o, m, n, tm, tn)[2]
+        pad_b = _tiles(o, m, n, tn, tm)[2]
+        padded, wave = o.minimum(pad_a, pad_b), 1.0
+    else:
+        o = _ops(m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element, sm_count)
+        if o is _NUMPY:
+            m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element, sm_count = _arrays(
+                m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element, sm_count
+            )
+        _, wave, padded = _best(o, m, n, k, tm, tn, sm_count)
+    # the padded tiles are computed whole: 2·K FLOPs per padded output element
+    t_compute = 2.0 * k * padded / (achievable_flops * wave)
+    if weight_bytes_per_element is None:
+        t_memory = (m * k + k * n + m * n) * bytes_per_element / bandwidth_Bps
+    else:
+        t_memory = (
+            (m * k + m * n) * bytes_per_element + k * n * weight_bytes_per_element
+        ) / bandwidth_Bps
+    return _ret(o.maximum(t_compute, t_memory))
+
+
+# -- attention ---------------------------------------------------------------------------
+
+
+def attention_flops(
+    batch: ArrayLike,
+    q_len: ArrayLike,
+    kv_len: ArrayLike,
+    heads: ArrayLike,
+    head_dim: ArrayLike,
+    causal: bool = True,
+) -> ArrayLike:
+    """Matmul FLOPs of one attention forward pass: ``Q·Kᵀ`` and ``P·V``.
+
+    ``4 · b · s_q · s_kv · n_h · d`` (two GEMMs of ``2·s_q·s_kv·d`` per head), halved
+    by a causal mask when queries and keys are the same sequence (prefill, training).
+
+    Parameters
+    ----------
+    batch : float or ndarray
+        Sequences ``b``.
+    q_len : float or ndarray
+        Query tokens per sequence ``s_q`` (the prompt in prefill, 1 in decode).
+    kv_len : float or ndarray
+        Key/value tokens per sequence ``s_kv``.
+    heads : float or ndarray
+        Query heads on this device ``n_h``.
+    head_dim : float or ndarray
+        Head dimension ``d``.
+    causal : bool
+        Halve for a causal mask (``s_q = s_kv``).
+
+    Returns
+    -------
+    float or ndarray
+        FLOP.
+
+    References
+    ----------
+    Dao (2023), "FlashAttention-2", arXiv:2307.08691, Sec. 4.1 (forward FLOPs
+    ``4 · seqlen² · head_dim · heads``, halved with causal masking).
+
+    Examples
+    --------
+    One 2048-token sequence through the 32 heads of a Llama-2-7B layer (d 128), causal:
+    4·2048²·32·128 / 2 = 34.36 GFLOP.
+
+    >>> round(attention_flops(1, 2048, 2048, 32, 128) / 1e9, 2)
+    34.36
+    """
+    factor = 2.0 if causal else 4.0
+    if _all_scalar(batch, q_len, kv_len, heads, head_dim):
+        return factor * float(batch) * float(q_len) * float(kv_len) * float(heads) * head_dim
+    b, sq, skv, nh, d = _arrays(batch, q_len, kv_len, heads, head_dim)
+    return _ret(factor * b * sq * skv * nh * d)
+
+
+def attention_time(
+    batch: ArrayLike,
+    q_len: ArrayLike,
+    kv_len: ArrayLike,
+    heads: ArrayLike,
+    kv_heads: ArrayLike,
+    head_dim: ArrayLike,
+    peak_flops: ArrayLike,
+    bandwidth_Bps: ArrayLike,
+    bytes_per_element: ArrayLike,
+    fused: bool = True,
+    causal: bool = True,
+    backward: bool = False,
+    achievable_flops: ArrayLike | None = None,
+) -> ArrayLike:
+    """Time of the attention core (scores, softmax, weighted values) on one device.
+
+    **Fused** (FlashAttention-2): the ``s×s`` scores stay on chip. Compute runs at
+    :data:`FLASH_ATTENTION_FORWARD_FRACTION` of ``peak_flops`` (backward:
+    :data:`FLASH_ATTENTION_BACKWARD_FRACTION`, 2.5× the forward FLOPs: five matmuls
+    instead of two); memory traffic is Q, K, V and O once (backward: those, dO, and the
+    dQ, dK, dV written), and the time is the larger of the two.
+
+    **Unfused** (Megatron-LM before FlashAttention): a batched GEMM ``Q·Kᵀ`` writes the
+    scores, one fused scale-mask-softmax kernel reads them and writes the
+    probabilities, and a batched GEMM reads those with ``V``: two GEMMs, each its own
+    roofline (:func:`gemm_time`), plus ``2·b·n_h·s_q·s_kv·e`` bytes of softmax traffic.
+    Backward: twice the GEMMs (gradients of both operands) and the softmax gradient
+    reading the probabilities and their gradient and writing one (three passes).
+
+    Decoding is ``q_len = 1``: both variants then stream the KV cache.
+
+    Parameters
+    ----------
+    batch : float or ndarray
+        Sequences ``b``.
+    q_len, kv_len : float or ndarray
+        Query and key/value tokens per sequence.
+    heads, kv_heads : float or ndarray
+        Query heads and key/value heads on this device (after tensor parallelism).
+    head_dim : float or ndarray
+        Head dimension ``d``.
+    peak_flops : float or ndarray
+        Dense tensor-core peak of the precision, in FLOP/s (the fused kernel's fraction
+        applies to it).
+    bandwidth_Bps : float or ndarray
+        Achievable memory bandwidth, in bytes per second.
+    bytes_per_element : float or ndarray
+        Bytes of one activation element.
+    fused : bool
+        FlashAttention (True) or the unfused GEMM-softmax-GEMM (False).
+    causal : bool
+        Causal mask over ``s_q = s_kv`` (prefill, training); False for decode.
+    backward : bool
+        Time of the backward pass instead of the forward.
+    achievable_flops : float or ndarray, optional
+        FLOP/s of the unfused GEMMs (peak × matmul ceiling); default ``peak_flops``.
+
+    Returns
+    -------
+    float or ndarray
+        Seconds.
+
+    References
+    ----------
+    Dao (2023), "FlashAttention-2: Faster Attention with Better Parallelism and Work
+    Partitioning", arXiv:2307.08691, Sec. 3-4, Fig. 4-6 (forward and backward throughput
+    on A100; the backward does 2.5× the forward's matmul FLOPs).
+    Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention with
+    IO-Awareness", NeurIPS 2022, Sec. 3.2 (standard attention moves ``Θ(N²)`` bytes of
+    scores; FlashAttention ``Θ(N² d² M⁻¹)``).
+    Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053 (unfused attention).
+
+    Examples
+    --------
+    A Llama-2-7B layer (32 heads, d 128), one 2048-token sequence, fp16, FlashAttention
+    forward on an A100 (312 TFLOP/s, 2.039 TB/s × 0.85): 34.36 GFLOP at 0.70 × 312 =
+    218.4 TFLOP/s = 157.3 µs (the 67 MB of Q, K, V, O take 38.7 µs).
+
+    >>> round(attention_time(1, 2048, 2048, 32, 32, 128, 312e12, 2.039e12 * 0.85, 2.0) * 1e6, 1)
+    157.3
+    """
+    flops = attention_flops(batch, q_len, kv_len, heads, head_dim, causal)
+    o = _ops(batch, q_len, kv_len, heads, kv_heads, head_dim, peak_flops, bandwidth_Bps)
+    if o is _NUMPY:
+        batch, q_len, kv_len, heads, kv_heads, head_dim, peak_flops, bandwidth_Bps = _arrays(
+            batch, q_len, kv_len, heads, kv_heads, head_dim, peak_flops, bandwidth_Bps
+        )
+    e = bytes_per_element
+    # Q and O (query heads), K and V (key/value heads), once each.
+    qkvo = batch * (2.0 * q_len * heads + 2.0 * kv_len * kv_heads) * head_dim * e
+    if fused:
+        if backward:
+            # reads Q, K, V, O, dO; writes dQ, dK, dV: about twice the forward traffic
+            return _ret(
+                o.maximum(
+                    2.5 * flops / (peak_flops * FLASH_ATTENTION_BACKWARD_FRACTION),
+                    2.0 * qkvo / bandwidth_Bps,
+                )
+            )
+        return _ret(
+            o.maximum(flops / (peak_flops * FLASH_ATTENTION_FORWARD_FRACTION), qkvo / bandwidth_Bps)
+        )
+    rate = peak_flops if achievable_flops is None else achievable_flops
+    # Each score GEMM is a batch of b·n_h GEMMs [s_q × d]·[d × s_kv]; a causal mask does
+    # not shrink the unfused GEMMs, which compute the whole square.
+    bh = batch * heads
+    gemm_qk = gemm_time(q_len, kv_len, head_dim, rate, bandwidth_Bps, e, None)
+    gemm_pv = gemm_time(q_len, head_dim, kv_len, rate, bandwidth_Bps, e, None)
+    scores = bh * q_len * kv_len * e
+    # The b·n_h small GEMMs of a batched GEMM run side by side and fill the SMs, so no
+    # wave quantisation is applied to them.
+    gemms = bh * (gemm_qk + gemm_pv)
+    softmax_passes = 3.0 if backward else 2.0
+    return _ret((2.0 if backward else 1.0) * gemms + softmax_passes * scores / bandwidth_Bps)
