@@ -34,16 +34,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mlsys.validation._case import BASES, BOUNDS, Case
+from mlsys.validation._case import BASES, BOUNDS, Case, load_data, records
 
-__all__ = ["BASES", "BOUNDS", "GROUPS", "Case", "run_all", "run_group", "to_records"]
+__all__ = [
+    "BASES",
+    "BOUNDS",
+    "GROUPS",
+    "Case",
+    "load_data",
+    "records",
+    "run_all",
+    "run_group",
+    "to_records",
+]
 
 
 def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
     from mlsys.validation import compute, memory, operations, parallelism, serving, training
 
     return {
-        "memory": [memory.zero_cases, memory.activation_cases],
+        "memory": [memory.zero_cases, memory.activation_cases, training.layout_fit_cases],
         "compute": [compute.param_cases, compute.flop_cases],
         "parallelism": [parallelism.parallelism_cases],
         "training": [training.korthikanti_cases, training.other_run_cases],

@@ -13,7 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as _toml
 
-__all__ = ["BASES", "BOUNDS", "Case", "load_data"]
+__all__ = ["BASES", "BOUNDS", "Case", "load_data", "records"]
 
 BASES = ("fit", "prediction")
 """``fit``: the published value informed a library default (the comparison is in-sample).
@@ -30,9 +30,53 @@ _DATA = Path(__file__).with_name("data")
 
 @cache
 def load_data(name: str) -> dict[str, Any]:
-    """Parse ``mlsys/validation/data/<name>.toml`` (shipped in the wheel)."""
+    """One published data set of the suite, parsed (the project's only loader of it).
+
+    Parameters
+    ----------
+    name : str
+        Stem of a file in ``mlsys/validation/data/`` (shipped in the wheel):
+        ``"compute"``, ``"memory"``, ``"operations"``, ``"parallelism"``,
+        ``"serving"`` or ``"training"``.
+
+    Returns
+    -------
+    dict
+        The TOML document. Every published value appears in exactly one of these files,
+        beside its citation; the suite and the tests read it from here.
+    """
     with (_DATA / f"{name}.toml").open("rb") as fh:
         return _toml.load(fh)
+
+
+def records(name: str, section: str) -> list[dict[str, Any]]:
+    """The rows of one table of a data set, each as a dict.
+
+    A table is written either as an array of tables (``[[section]]``) or compactly as
+    ``columns = [...]`` and ``rows = [[...], ...]``; both come back as dicts keyed by
+    column name, so no caller indexes a row by position.
+
+    Parameters
+    ----------
+    name : str
+        Data set (see :func:`load_data`).
+    section : str
+        Table within it (e.g. ``"narayanan"``).
+
+    Returns
+    -------
+    list of dict
+    """
+    table = load_data(name)[section]
+    if isinstance(table, list):
+        return [dict(row) for row in table]
+    columns = table["columns"]
+    out = []
+    for row in table["rows"]:
+        if len(row) != len(columns):
+            raise ValueError(f"{name}.{section}: row {row!r} does not match columns {columns!r}")
+        out.append(dict(zip(columns, row, strict=True)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -70,6 +114,11 @@ class Case:
     note : str
         Why mlsys is off, where the error exceeds about 10 %; otherwise empty or a
         remark on the setup.
+    open_issue : str
+        Non-empty for a comparison known to fail today: names the missing physics (and
+        the issue fixing it). The case still reports its error on the accuracy page; the
+        test suite marks it as an expected failure that must start passing once fixed.
+        Set per row in the data file, never from the error itself.
     """
 
     group: str
@@ -85,6 +134,7 @@ class Case:
     url: str = ""
     bound: str | None = None
     note: str = ""
+    open_issue: str = ""
 
     def __post_init__(self) -> None:
         if self.basis not in BASES:

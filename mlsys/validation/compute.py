@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.types import Fleet, TransformerWorkload
-from mlsys.validation._case import Case, load_data
+from mlsys.validation._case import Case, load_data, records
 
 __all__ = ["flop_cases", "param_cases"]
 
@@ -13,24 +13,38 @@ _GROUP = "Parameters and FLOPs"
 
 
 def param_cases() -> list[Case]:
-    """Catalog models' parameter counts against the counts their authors publish."""
+    """Catalog models' parameter counts against the counts their authors publish.
+
+    Mixture-of-experts rows also compare the parameters active per token.
+    """
     out = []
-    for row in load_data("compute")["params"]:
-        out.append(
-            Case(
-                group=_GROUP,
-                name=row["name"],
-                quantity="parameters",
-                unit="parameters",
-                published=float(row["published"]),
-                predicted=float(Models[row["catalog"]].total_params),
-                tolerance=row["tolerance"],
-                basis="prediction",
-                method="accounting",
-                citation=row["citation"],
-                url=row["url"],
+    for row in records("compute", "params"):
+        model = Models[row["catalog"]]
+        pairs = [("parameters", row["published"], model.total_params)]
+        if "published_active" in row:
+            pairs.append(
+                (
+                    "active parameters per token",
+                    row["published_active"],
+                    model.active_params_per_token,
+                )
             )
-        )
+        for quantity, published, predicted in pairs:
+            out.append(
+                Case(
+                    group=_GROUP,
+                    name=row["name"],
+                    quantity=quantity,
+                    unit="parameters",
+                    published=float(published),
+                    predicted=float(predicted),
+                    tolerance=row["tolerance"],
+                    basis="prediction",
+                    method="accounting",
+                    citation=row["citation"],
+                    url=row["url"],
+                )
+            )
     return out
 
 

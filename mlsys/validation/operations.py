@@ -6,7 +6,7 @@ from __future__ import annotations
 from mlsys.core.catalog import Models
 from mlsys.core.solvers.reliability import ReliabilityModel
 from mlsys.core.solvers.sustainability import SustainabilityModel
-from mlsys.validation._case import Case, load_data
+from mlsys.validation._case import Case, load_data, records
 
 __all__ = ["carbon_cases", "reliability_cases"]
 
@@ -23,15 +23,18 @@ def carbon_cases() -> list[Case]:
     p, t = data["patterson"], data["touvron"]
     sus = SustainabilityModel()
     out = []
-    for name, chips, days, watts, pue, kg, mwh, tco2 in p["rows"]:
+    for row in records("operations", "patterson"):
         res = sus.solve(
-            duration=days * _DAY, accelerators=chips, power_per_accelerator=float(watts),
-            pue=pue, carbon_intensity=kg,
+            duration=row["days"] * _DAY, accelerators=row["chips"],
+            power_per_accelerator=float(row["watts_per_chip"]), pue=row["pue"],
+            carbon_intensity=row["kg_per_kwh"],
         )  # fmt: skip
+        name = f"{row['model']} ({row['chips']:,} {row['accelerator']})"
         for quantity, unit, pub, got in (
-            ("energy", "MWh", mwh, res.si("energy") / 3.6e9),
-            ("operational carbon", "tCO2e", tco2, res.si("operational_carbon") / 1e3),
-        ):
+            ("energy", "MWh", row["published_mwh"], res.si("energy") / 3.6e9),
+            ("operational carbon", "tCO2e", row["published_tco2e"],
+             res.si("operational_carbon") / 1e3),
+        ):  # fmt: skip
             out.append(
                 Case(
                     group="Energy and carbon", name=name, quantity=quantity, unit=unit,
@@ -40,15 +43,17 @@ def carbon_cases() -> list[Case]:
                     url=p["url"],
                 )
             )  # fmt: skip
-    for name, hours, mwh, tco2 in t["rows"]:
+    for row in records("operations", "touvron"):
         res = sus.solve(
-            accelerator=t["accelerator"], accelerator_hours=float(hours), utilization=1.0,
-            pue=t["pue"], carbon_intensity=t["kg_per_kwh"],
+            accelerator=t["accelerator"], accelerator_hours=float(row["gpu_hours"]),
+            utilization=1.0, pue=t["pue"], carbon_intensity=t["kg_per_kwh"],
         )  # fmt: skip
+        name = row["model"]
         for quantity, unit, pub, got in (
-            ("energy", "MWh", mwh, res.si("energy") / 3.6e9),
-            ("operational carbon", "tCO2e", tco2, res.si("operational_carbon") / 1e3),
-        ):
+            ("energy", "MWh", row["published_mwh"], res.si("energy") / 3.6e9),
+            ("operational carbon", "tCO2e", row["published_tco2e"],
+             res.si("operational_carbon") / 1e3),
+        ):  # fmt: skip
             out.append(
                 Case(
                     group="Energy and carbon", name=name, quantity=quantity, unit=unit,

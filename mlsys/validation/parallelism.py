@@ -16,7 +16,7 @@ from mlsys.core.formulas import (
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.solvers.reliability import ReliabilityModel
 from mlsys.core.types import Fleet
-from mlsys.validation._case import Case, load_data
+from mlsys.validation._case import Case, load_data, records
 
 __all__ = ["parallelism_cases"]
 
@@ -39,9 +39,13 @@ def parallelism_cases() -> list[Case]:
     out = []
 
     z = data["zero_communication"]
-    for stage, volume in z["rows"]:
+    for row in records("parallelism", "zero_communication"):
+        stage = row["stage"]
         got = zero_communication_elements(z["psi"], stage) / z["psi"]
-        out.append(_case(f"ZeRO stage {stage}", "communication per step", "Ψ", volume, got, z))
+        out.append(
+            _case(f"ZeRO stage {stage}", "communication per step", "Ψ", row["volume_over_psi"],
+                  got, z)
+        )  # fmt: skip
 
     p = data["pipeline"]
     pp, m, v = p["pp"], p["microbatches"], p["v_stages"]

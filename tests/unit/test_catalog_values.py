@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from mlsys import Datacenters, Fabrics, Grids, Hardware, Models, Nodes
+from mlsys import Datacenters, Fabrics, Grids, Hardware, Models, Nodes, TransformerWorkload
+from mlsys.validation import load_data, records
 
 TERA = 1e12
 GIGA = 1e9
@@ -298,28 +299,26 @@ def test_node_scaleup_matches_its_accelerator():
 # Models: derived parameter counts against published totals
 # ---------------------------------------------------------------------------------
 
-# (key, published total, published active or None, rel tolerance, citation)
-PARAMS = [
-    ("GPT3_175B", 174.6e9, None, 0.01, "Brown et al. 2020 Table D.1; Narayanan et al. 2021"),
-    ("Llama2_7B", 6.74e9, None, 0.01, "Llama-2-7b-hf: 6,738,415,616"),
-    ("Llama2_13B", 13.0e9, None, 0.01, "Llama-2-13b-hf: 13.0B"),
-    ("Llama2_70B", 69.0e9, None, 0.01, "Llama-2-70b-hf: 68.98B"),
-    ("Llama3_8B", 8.03e9, None, 0.01, "Llama-3.1-8B: 8.03B"),
-    ("Llama3_70B", 70.6e9, None, 0.01, "Llama-3.1-70B: 70.6B"),
-    ("Llama3_405B", 405.9e9, None, 0.01, "Llama-3.1-405B: 405.9B"),
-    ("Mixtral_8x7B", 46.7e9, 12.9e9, 0.01, "Jiang et al. 2024: 46.7B total, 12.9B active"),
-    ("DeepSeek_V3", 671e9, 37e9, 1e-9, "DeepSeek-V3 report: 671B total, 37B activated"),
-    ("GPT2_XL", 1.5576e9, None, 0.01, "openai-community/gpt2-xl checkpoint: 1,557.6M"),
-    ("BERT_Large", 335e6, None, 0.01, "google-bert/bert-large-uncased: 335M (paper: 340M)"),
-]  # fmt: skip
+# Published totals live once, in the validation data set (compute.toml [[params]]),
+# each with its citation and tolerance.
+PARAMS = records("compute", "params")
 
 
-@pytest.mark.parametrize(("key", "total", "active", "rel", "source"), PARAMS)
-def test_parameter_counts(key, total, active, rel, source):
-    model = Models[key]
-    assert model.total_params == pytest.approx(total, rel=rel), source
-    if active is not None:
-        assert model.active_params_per_token == pytest.approx(active, rel=rel), source
+@pytest.mark.parametrize("row", PARAMS, ids=[r["name"] for r in PARAMS])
+def test_parameter_counts(row):
+    model = Models[row["catalog"]]
+    assert model.total_params == pytest.approx(row["published"], rel=row["tolerance"]), row
+    if "published_active" in row:
+        assert model.active_params_per_token == pytest.approx(
+            row["published_active"], rel=row["tolerance"]
+        ), row
+
+
+def test_every_catalog_transformer_has_a_published_count():
+    covered = {r["catalog"] for r in PARAMS}
+    for key in Models.list():
+        if isinstance(Models[key], TransformerWorkload):
+            assert key in covered, key
 
 
 def test_bert_large_within_two_percent_of_the_papers_340m():
@@ -376,40 +375,48 @@ def _mwh(chips, days, watts, pue):
     return chips * days * 24 * watts * pue / 1e6
 
 
-# (datacenter, chips, days, W per chip, published MWh, published tCO2e) — Patterson et
-# al. 2021 Table 4 as transcribed in /work/shared/validation/published.md.
-PATTERSON = [
-    ("MICROSOFT_GPT3", 10_000, 14.8, 330, 1287, 552.1),
-    ("GOOGLE_T5", 512, 20, 310, 85.7, 46.7),
-    ("GOOGLE_MEENA", 1024, 30, 289, 232, 96.4),
-    ("GOOGLE_SWITCH", 1024, 27, 245, 179, 72.2),
-]
+# Patterson et al. 2021 Table 4 and Touvron et al. 2023 Table 15, read from the
+# validation data set (mlsys/validation/data/operations.toml), where each published
+# figure is written once with its citation.
+PATTERSON = records("operations", "patterson")
+PATTERSON_DC = {
+    "GPT-3": "MICROSOFT_GPT3",
+    "T5": "GOOGLE_T5",
+    "Meena": "GOOGLE_MEENA",
+    "Switch Transformer": "GOOGLE_SWITCH",
+}
 
 
-@pytest.mark.parametrize(("dc", "chips", "days", "watts", "mwh", "tco2e"), PATTERSON)
-def test_patterson_table4(dc, chips, days, watts, mwh, tco2e):
-    d = Datacenters[dc]
-    energy = _mwh(chips, days, watts, d.pue)
-    assert energy == pytest.approx(mwh, rel=0.01)
-    assert energy * d.grid.carbon_kg_per_kwh == pytest.approx(tco2e, rel=0.01)  # t/MWh
+@pytest.mark.parametrize("row", PATTERSON, ids=[r["model"] for r in PATTERSON])
+def test_patterson_table4(row):
+    d = Datacenters[PATTERSON_DC[row["model"]]]
+    assert d.pue == row["pue"]
+    # the catalog grid carries the intensity the table prints for this run
+    assert d.grid.carbon_kg_per_kwh == row["kg_per_kwh"]
+    energy = _mwh(row["chips"], row["days"], row["watts_per_chip"], d.pue)
+    assert energy == pytest.approx(row["published_mwh"], rel=0.01)
+    assert energy * d.grid.carbon_kg_per_kwh == pytest.approx(row["published_tco2e"], rel=0.01)
 
 
-def test_patterson_pues_and_gpt3_factor():
-    assert [Datacenters[k].pue for k in ["MICROSOFT_GPT3", "GOOGLE_T5", "GOOGLE_MEENA",
-                                         "GOOGLE_SWITCH"]] == [1.10, 1.12, 1.09, 1.10]  # fmt: skip
-    assert Datacenters.MICROSOFT_GPT3.grid.carbon_kg_per_kwh == 0.429
+def test_switch_transformer_is_59_tonnes_not_72():
+    # Table 4: 179 MWh at 0.330 kg/kWh = 59.07 tCO2e (an earlier transcription had 72.2).
+    d = Datacenters.GOOGLE_SWITCH
+    assert 179 * d.grid.carbon_kg_per_kwh == pytest.approx(59.07, abs=0.01)
 
 
-@pytest.mark.parametrize(
-    ("gpu_hours", "mwh", "tco2e"),
-    [(82_432, 36, 14), (135_168, 59, 23), (530_432, 233, 90), (1_022_362, 449, 173)],
-)
-def test_touvron_table15(gpu_hours, mwh, tco2e):
-    # Touvron et al. 2023 Table 15: GPU-hours x 0.4 kW x PUE 1.1 x 0.385 kg/kWh.
+TOUVRON = load_data("operations")["touvron"]
+
+
+@pytest.mark.parametrize("row", records("operations", "touvron"), ids=lambda r: r["model"])
+def test_touvron_table15(row):
+    # Touvron et al. 2023 Table 15: GPU-hours x 0.4 kW x PUE 1.1 x 0.385 kg/kWh, with the
+    # catalog's A100 TDP and META_LLAMA facility standing in for the paper's constants.
     d = Datacenters.META_LLAMA
-    energy = gpu_hours * Hardware.A100_80GB.tdp_W * d.pue / 1e6
-    assert energy == pytest.approx(mwh, abs=1)
-    assert energy * d.grid.carbon_kg_per_kwh == pytest.approx(tco2e, abs=1)
+    assert Hardware.A100_80GB.tdp_W == TOUVRON["watts_per_gpu"]
+    assert d.pue == TOUVRON["pue"] and d.grid.carbon_kg_per_kwh == TOUVRON["kg_per_kwh"]
+    energy = row["gpu_hours"] * Hardware.A100_80GB.tdp_W * d.pue / 1e6
+    assert energy == pytest.approx(row["published_mwh"], abs=1)
+    assert energy * d.grid.carbon_kg_per_kwh == pytest.approx(row["published_tco2e"], abs=1)
 
 
 def test_facility_averages():

@@ -19,7 +19,11 @@ def _id(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
-def test_case_within_tolerance(case):
+def test_case_within_tolerance(case, request):
+    if case.open_issue:
+        # a known gap, named in the data file: it must fail today and start passing once
+        # the physics lands (then remove its open_issue entry)
+        request.applymarker(pytest.mark.xfail(reason=case.open_issue, strict=True))
     assert case.passed, (
         f"{case.name} ({case.quantity}): published {case.published:.4g} {case.unit}, "
         f"mlsys {case.predicted:.4g} ({case.rel_error:+.1%}; tolerance {case.tolerance:.0%}, "
@@ -33,6 +37,13 @@ def test_every_case_is_cited_and_explained():
         # an error beyond ~10 % must say why mlsys is off
         if abs(case.rel_error) > 0.10:
             assert case.note, _id(case)
+
+
+def test_open_issues_are_explained_and_few():
+    open_cases = [c for c in CASES if c.open_issue]
+    assert len(open_cases) <= 3, [_id(c) for c in open_cases]
+    for case in open_cases:
+        assert "issue" in case.open_issue.lower() and len(case.open_issue) > 40
 
 
 def test_ids_are_unique():

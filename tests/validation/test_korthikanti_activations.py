@@ -1,8 +1,9 @@
 """Activation memory per layer against Korthikanti et al. (2022), Table 2.
 
 The six formulas are evaluated from the paper's symbols (coefficients in
-``data/korthikanti.toml``) for a GPT-3 175B layer (s = 2048, b = 1, h = 12288, a = 96,
-t = 8) and compared with :func:`mlsys.core.formulas.activation_bytes_per_layer`.
+``mlsys/validation/data/memory.toml``, the suite's one copy) for a GPT-3 175B layer
+(s = 2048, b = 1, h = 12288, a = 96, t = 8) and compared with
+:func:`mlsys.core.formulas.activation_bytes_per_layer`.
 
 Worked derivation for the table's configuration (sbh = 2048 · 12288 = 25,165,824;
 as/h = 96 · 2048 / 12288 = 16):
@@ -17,10 +18,6 @@ as/h = 96 · 2048 / 12288 = 16):
 
 from __future__ import annotations
 
-# --- data-file loader (kept in this file: tests/validation has no shared helpers) ---
-import sys as _sys
-from pathlib import Path as _Path
-
 import pytest
 
 from mlsys.core.formulas import (
@@ -29,69 +26,47 @@ from mlsys.core.formulas import (
     interleaved_activation_factor,
     pipeline_inflight_microbatches,
 )
+from mlsys.validation import load_data, run_group
 
-if _sys.version_info >= (3, 11):
-    import tomllib as _toml
-else:  # pragma: no cover
-    import tomli as _toml
-
-
-def load(name):
-    with (_Path(__file__).with_name("data") / name).open("rb") as fh:
-        return _toml.load(fh)
-
-
-def matches_printed(computed, published, rel):
-    """Within ``rel`` of the printed value, or equal to it at the printed precision."""
-    if abs(computed - published) <= rel * abs(published):
-        return True
-    digits = (
-        len(repr(float(published)).replace(".", "").replace("-", "").lstrip("0").rstrip("0")) or 1
-    )
-    return float(f"{computed:.{digits}g}") == float(published)
-
-
-K = load("korthikanti.toml")
-C = K["config"]
-SBH = C["seq_len"] * C["batch_size"] * C["hidden"]
-AS_H = C["heads"] * C["seq_len"] / C["hidden"]
+K = load_data("memory")["korthikanti"]
+SBH = K["seq_len"] * K["batch_size"] * K["hidden"]
+AS_H = K["heads"] * K["seq_len"] / K["hidden"]
 
 WORKED_GB = {
     "no parallelism": 114 * SBH / 1e9,
     "tensor parallel": 23 * SBH / 1e9,
     "tensor + sequence parallel": 14.25 * SBH / 1e9,
-    "tensor parallel + selective recompute": 13 * SBH / 1e9,
-    "tensor + sequence parallel + selective recompute": 4.25 * SBH / 1e9,
+    "TP + selective recompute": 13 * SBH / 1e9,
+    "TP + SP + selective recompute": 4.25 * SBH / 1e9,
     "full recompute": 2 * SBH / 1e9,
 }
 
 
 def _paper_bytes(v, t):
-    return SBH * (v["c0"] + v["c_t"] / t + v["c_att"] * AS_H / t)
+    c0, ct, catt = v["coefficients"]
+    return SBH * (c0 + ct / t + catt * AS_H / t)
 
 
 @pytest.mark.parametrize("v", K["variant"], ids=[v["name"] for v in K["variant"]])
 def test_table2_variant(v):
-    t = v.get("tp", C["tp_size"])
+    t = v.get("tp", K["tp_size"])
     got = activation_bytes_per_layer(
-        C["seq_len"],
-        C["batch_size"],
-        C["hidden"],
-        C["heads"],
-        t,
-        v["sequence_parallel"],
+        K["seq_len"], K["batch_size"], K["hidden"], K["heads"], t, v["sequence_parallel"],
         v["recompute"],
-    )
-    assert got == pytest.approx(_paper_bytes(v, t), rel=1e-12), K["source"]["citation"]
+    )  # fmt: skip
+    assert got == pytest.approx(_paper_bytes(v, t), rel=1e-12), K["citation"]
     assert got / 1e9 == pytest.approx(WORKED_GB[v["name"]], rel=1e-12)
+
+
+def test_suite_cases_are_these_variants():
+    cases = [c for c in run_group("memory") if c.group == "Memory: activations per layer"]
+    assert len(cases) == len(K["variant"]) and all(c.passed for c in cases)
 
 
 def test_worked_numbers_in_gb():
     # the rounded figures of the module docstring
     assert WORKED_GB["no parallelism"] == pytest.approx(2.869, abs=5e-4)
-    assert WORKED_GB["tensor + sequence parallel + selective recompute"] == pytest.approx(
-        0.107, abs=5e-4
-    )
+    assert WORKED_GB["TP + SP + selective recompute"] == pytest.approx(0.107, abs=5e-4)
 
 
 def test_tensor_parallel_with_t1_is_no_parallelism():
@@ -112,11 +87,11 @@ def test_first_stage_with_interleaving_gpt3():
     # (p micro-batches of L/p layers), × (1 + (p−1)/(p·m)) with m interleaved chunks.
     # 175B, TP+SP+selective, p = 8, 3 chunks: 96 × 4.25 sbh × (1 + 7/24) = 13.262 GB
     # plus the embedding dropout sbhp/t (Sec. 4.3) = 0.025 GB.
-    p, L, m = C["pp_size"], C["layers"], C["v_stages"]
+    p, L, m = K["pp_size"], K["layers"], K["v_stages"]
     per_layer = activation_bytes_per_layer(2048, 1, 12288, 96, 8, True, "selective")
     held = per_layer * (L / p) * pipeline_inflight_microbatches(p, 64)
     held *= interleaved_activation_factor(p, m)
-    extra = embedding_activation_bytes(2048, 1, 12288, 51200, 8, p)
+    extra = embedding_activation_bytes(2048, 1, 12288, K["vocab"], 8, p)
     assert held == pytest.approx(96 * 4.25 * SBH * (1 + 7 / 24))
     assert held / 1e9 == pytest.approx(13.262, abs=1e-3)
     assert extra == pytest.approx(SBH * p / 8)

@@ -20,8 +20,10 @@ import math
 import pytest
 
 from mlsys import Q_, ReliabilityModel, TransformerWorkload
+from mlsys.validation import load_data, run_group
 
-LLAMA3 = {"gpus": 16384, "days": 54, "interruptions": 419}
+# Llama 3's interruption snapshot, read from mlsys/validation/data/operations.toml.
+LLAMA3 = load_data("operations")["llama3_reliability"]
 
 
 def test_llama3_fleet_interrupted_every_three_hours():
@@ -35,7 +37,8 @@ def test_llama3_rate_scales_to_smaller_jobs():
     # Same per-GPU rate at 1/16 the size: 16 x the MTBF (series system).
     big = ReliabilityModel().solve(16384, Q_(1, "day"), checkpoint_time=60)
     small = ReliabilityModel().solve(1024, Q_(1, "day"), checkpoint_time=60)
-    assert small.fleet_mtbf.to("hour").magnitude == pytest.approx(16 * 54 * 24 / 419, rel=0.01)
+    published_mtbf_h = LLAMA3["days"] * 24 / LLAMA3["interruptions"]
+    assert small.fleet_mtbf.to("hour").magnitude == pytest.approx(16 * published_mtbf_h, rel=0.01)
     assert small.si("fleet_mtbf") == pytest.approx(16 * big.si("fleet_mtbf"))
 
 
@@ -53,9 +56,14 @@ def test_llama3_effective_training_time_above_90_percent():
         vocab=128256,
         params=405e9,
     )
-    res = ReliabilityModel().solve(16384, Q_(54, "day"), model=model)
+    res = ReliabilityModel().solve(LLAMA3["gpus"], Q_(LLAMA3["days"], "day"), model=model)
     assert res.si("checkpoint_time") == pytest.approx(405e9 * 14 / 2e12)
-    assert 0.90 < res.goodput < 0.95
+    assert LLAMA3["effective_training_time"] < res.goodput < 0.95
+
+
+def test_suite_reliability_cases_pass():
+    cases = [c for c in run_group("operations") if c.group == "Reliability"]
+    assert len(cases) == 2 and all(c.passed for c in cases)
 
 
 @pytest.mark.parametrize(

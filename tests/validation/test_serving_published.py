@@ -1,8 +1,8 @@
 """ServingModel against published decode and prefill latencies.
 
-Rows live in ``data/serving_published.toml`` with their sources (lmdeploy's A100
-static-inference benchmark, TensorRT-LLM's first-token-latency tables) and the
-tolerance each is held to, with the reason for every tolerance above 30 %.
+Rows live in ``mlsys/validation/data/serving.toml`` (the suite's one copy) with their
+sources (lmdeploy's A100 static-inference benchmark, TensorRT-LLM's first-token-latency
+tables) and the tolerance each is held to, with the reason for every tolerance above 30 %.
 
 The model is an optimistic roofline (default efficiencies, no launch or framework
 overhead), so two things are asserted per row: it never predicts more than 5 % above
@@ -17,25 +17,13 @@ tolerance.
 
 from __future__ import annotations
 
-import sys as _sys
-from pathlib import Path as _Path
-
 import pytest
 
 from mlsys import ContinuousBatchingModel, Hardware, Models, ServingModel
+from mlsys.validation import load_data
 
-if _sys.version_info >= (3, 11):
-    import tomllib as _toml
-else:  # pragma: no cover
-    import tomli as _toml
-
-
-def load(name):
-    with (_Path(__file__).with_name("data") / name).open("rb") as fh:
-        return _toml.load(fh)
-
-
-POINTS = load("serving_published.toml")["point"]
+SERVING = load_data("serving")
+POINTS = SERVING["point"]
 
 
 def predict(row):
@@ -114,7 +102,7 @@ def test_llama2_70b_fp16_decode_on_8_a100_is_weights_over_aggregate_bandwidth():
     assert res.si("itl") == pytest.approx(t_weights + t_comm, rel=0.01)
 
 
-CAPACITY = load("serving_published.toml")["capacity"]
+CAPACITY = SERVING["capacity"]
 
 
 @pytest.mark.parametrize("row", CAPACITY, ids=[r["id"] for r in CAPACITY])
@@ -138,7 +126,7 @@ def test_published_saturation_throughput(row):
         assert predicted / rps - 1.0 <= row["tolerance"], (row["id"], predicted, rps)
 
 
-THROUGHPUT = load("serving_published.toml")["throughput"]
+THROUGHPUT = SERVING["throughput"]
 
 
 @pytest.mark.parametrize("row", THROUGHPUT, ids=[r["id"] for r in THROUGHPUT])
