@@ -138,8 +138,11 @@ class Formatted(str):
     """A formatted number: a ``str`` that Quarto and Jupyter insert verbatim.
 
     It compares, concatenates and prints like the plain string it is. In a notebook or a
-    Quarto inline expression it renders through ``_repr_markdown_``, so no quotes appear;
-    a dollar sign is escaped there so that "$4.2M and $1.3M" is not read as TeX math.
+    Quarto inline expression it renders through ``_repr_markdown_`` as a Pandoc span,
+    ``[3.35 TB/s]{.mlsys-num title="…"}``, whose title is the number's origin (see
+    :mod:`mlsys.core.provenance`; no title when none is known); the ``mlsys`` Quarto
+    extension turns the title into a hover box in HTML and drops the span elsewhere. A
+    dollar sign is escaped so that "$4.2M and $1.3M" is not read as TeX math.
 
     Examples
     --------
@@ -147,7 +150,7 @@ class Formatted(str):
     >>> s == "3.35 TB/s"
     True
     >>> Formatted("$4.2M")._repr_markdown_()
-    '\\\\$4.2M'
+    '[\\\\$4.2M]{.mlsys-num}'
     """
 
     __slots__ = ()
@@ -158,7 +161,11 @@ class Formatted(str):
     def _repr_markdown_(self) -> str:
         text = str(self).replace("$", "\\$")
         origin = self.origin
-        return text if origin is None else span(text, origin)
+        if origin is not None:
+            return span(text, origin)
+        # Marked even without an origin, so a rendered page can be audited for the
+        # numbers that lack one (mlsys.book.numbers.html_provenance_coverage).
+        return f"[{text}]{{.mlsys-num}}" if text else text
 
 
 class _Sourced(Formatted):
