@@ -394,10 +394,11 @@ def iter_steps(
     doc : QmdDocument
         A document read from a file (includes are resolved against its directory).
 
-    Yields
-    ------
-    (QmdDocument, CodeCell or InlineExpr)
-        The document that holds the item (the chapter or an included file), and the item.
+    Returns
+    -------
+    Iterator of (QmdDocument, CodeCell or InlineExpr)
+        A generator of the document that holds each item (the chapter or an included
+        file), and the item.
 
     Raises
     ------
