@@ -56,6 +56,7 @@ from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.results import Result
+from mlsys.core.solvers._memo import MISSING, IdentityMemo, freeze, identity_memo
 from mlsys.core.solvers.efficiency import matmul_ceiling, resolve_efficiency
 from mlsys.core.solvers.memory import default_framework_overhead
 from mlsys.core.types import Accelerator, Fabric, Node, TransformerWorkload
@@ -244,13 +245,8 @@ class _Shape:
     shared_experts: float
 
 
-_SHAPES: dict[int, tuple[TransformerWorkload, _Shape]] = {}
-
-
+@identity_memo(objects=1)
 def _shape(model: TransformerWorkload) -> _Shape:
-    hit = _SHAPES.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
     b = model.param_breakdown
     scale_total = model.total_params / b["total"]
     scale_active = model.active_params_per_token / b["active"]
@@ -298,9 +294,6 @@ def _shape(model: TransformerWorkload) -> _Shape:
         gated=bool(model.gated_mlp),
         shared_experts=float(model.shared_experts) if model.is_moe else 0.0,
     )
-    if len(_SHAPES) > 256:
-        _SHAPES.clear()
-    _SHAPES[id(model)] = (model, shape)
     return shape
 
 
@@ -346,8 +339,9 @@ def _tokens(value: Any, name: str, minimum: float = 1.0) -> float:
         if not isinstance(x, (int, float)) or isinstance(x, bool):
             raise ParameterError(name, value, f"a number of tokens >= {minimum:g}")
         x = float(x)
-    if not math.isfinite(x) or x < minimum:
-        raise ParameterError(name, value, f"a number of tokens >= {minimum:g}")
+    if not math.isfinite(x) or x < minimum or not x.is_integer():
+        # a request holds whole tokens: 2.5 output tokens is a mistake, not a mean
+        raise ParameterError(name, value, f"a whole number of tokens >= {minimum:g}")
     return x
 
 
@@ -573,7 +567,8 @@ def _fabric_of(hardware: Any, fabric: Any) -> Fabric | None:
     return node.intra_fabric if isinstance(node, Node) else None
 
 
-_PLANS: dict[tuple, tuple[Any, Any, Any, _Plan]] = {}
+_PLANS = IdentityMemo(maxsize=512)
+"""(model, hardware, fabric) by identity, the other arguments by value -> _Plan."""
 
 
 def _plan(
@@ -588,35 +583,19 @@ def _plan(
     fabric: Any,
     memory_utilization: float | None,
 ) -> _Plan:
-    try:
-        eff_key: Any = (
-            efficiency
-            if efficiency is None or isinstance(efficiency, float)
-            else (
-                tuple(sorted(efficiency.items()))
-                if isinstance(efficiency, dict)
-                else tuple(efficiency)
-            )
-        )
-        key = (
-            id(model),
-            id(hardware),
-            id(fabric),
-            precision,
-            kv_precision,
-            activation_precision,
-            tp,
-            pp,
-            eff_key,
-            memory_utilization,
-        )
-        hash(key)
-    except TypeError:
-        key = None
-    if key is not None:
-        hit = _PLANS.get(key)
-        if hit is not None and hit[0] is model and hit[1] is hardware and hit[2] is fabric:
-            return hit[3]
+    objects = (model, hardware, fabric)
+    values = (
+        freeze(precision),
+        freeze(kv_precision),
+        freeze(activation_precision),
+        tp,
+        pp,
+        freeze(efficiency),
+        memory_utilization,
+    )
+    hit = _PLANS.get(objects, values)
+    if hit is not MISSING:
+        return hit
     plan = _build_plan(
         model,
         hardware,
@@ -629,10 +608,7 @@ def _plan(
         fabric,
         memory_utilization,
     )
-    if key is not None:
-        if len(_PLANS) > 512:
-            _PLANS.clear()
-        _PLANS[key] = (model, hardware, fabric, plan)
+    _PLANS.put(objects, values, plan)
     return plan
 
 
