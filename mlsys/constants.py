@@ -312,7 +312,7 @@ def provenance(name: str) -> dict[str, Any]:
     >>> provenance("MFU_TRAINING_HIGH")["kind"]
     'estimate'
     >>> provenance("NVLINK_H100_BW")["book_value"]
-    '900 GB/s'
+    '900 GB / s'
     """
     info: dict[str, Any]
     if name in _ASSUMPTIONS:
@@ -343,7 +343,7 @@ def book_differences() -> dict[str, dict[str, str]]:
     Examples
     --------
     >>> book_differences()["B200_FLOPS_FP16_TENSOR"]["book"]
-    '4500 TFLOP/s'
+    '4500 TFLOPs / s'
     """
     return {name: dict(row) for name, row in _book_table()["differences"].items()}
 
