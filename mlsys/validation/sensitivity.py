@@ -1,0 +1,389 @@
+"""How much the accuracy suite's error moves when a calibration constant moves.
+
+Every default the performance model rests on (achievable fractions of peak, network
+efficiencies, fixed per-kernel and per-collective latencies, failure rates) is a
+:class:`Constant`: where it lives, its source, and its value. :func:`sensitivity` scales
+one at a time by each factor (±20 % by default), re-runs the suite and reports the mean
+absolute error of the **two-sided performance cases** (training and serving separately,
+and of every two-sided case), so ``docs/calibration.md``'s sensitivity table is computed,
+not typed.
+
+>>> from mlsys.validation.sensitivity import sensitivity, markdown_table
+>>> print(markdown_table(sensitivity()))        # doctest: +SKIP
+
+How a constant is moved: the module attribute (or one key of a dict attribute) is
+rebound to ``value × factor`` for the duration of a ``with perturbed(...)`` block, in
+its home module **and** in every loaded ``mlsys`` module that imported the same object
+by name, and every solver cache is cleared before and after, so no stale result leaks
+in either direction. A value captured as a function default argument would escape this;
+none of the constants below is.
+"""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from mlsys.validation._case import Case
+
+__all__ = [
+    "CONSTANTS",
+    "FACTORS",
+    "Constant",
+    "clear_solver_caches",
+    "markdown_table",
+    "perturbed",
+    "sensitivity",
+    "suite_errors",
+]
+
+FACTORS = (0.8, 1.2)
+"""Default multipliers: the constant at 80 % and at 120 % of its value."""
+
+_CACHED_PACKAGES = ("mlsys.core.solvers", "mlsys.core.formulas")
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One calibration constant of the performance model.
+
+    Attributes
+    ----------
+    name : str
+        What it is, in words (with its unit where it has one).
+    module : str
+        Dotted path of the module that defines it.
+    attribute : str
+        Its name in that module.
+    key : str or None
+        The key, when the attribute is a dict of constants (e.g. ``"gpu"``); ``None``
+        for a scalar, or to scale every value of a dict together.
+    source : str
+        Where the value comes from (citation), and whether a published result in the
+        suite informed it (a fit).
+    """
+
+    name: str
+    module: str
+    attribute: str
+    key: str | None
+    source: str
+
+    def _home(self) -> Any:
+        return importlib.import_module(self.module)
+
+    def value(self) -> Any:
+        """The constant's current value (a float; a dict when ``key`` is ``None`` on a dict)."""
+        held = getattr(self._home(), self.attribute)
+        return held[self.key] if self.key is not None else held
+
+    def describe(self) -> str:
+        """The value as printed in the table."""
+        v = self.value()
+        if isinstance(v, dict):
+            return "per entry (all scaled together)"
+        return f"{v:.3g}"
+
+
+def clear_solver_caches() -> None:
+    """Empty every memo and ``lru_cache`` of the loaded solver and formula modules."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(_CACHED_PACKAGES):
+            continue
+        for obj in list(vars(module).values()):
+            memo = getattr(obj, "memo", None)
+            if memo is not None and hasattr(memo, "clear"):
+                memo.clear()
+            if callable(getattr(obj, "cache_clear", None)):
+                obj.cache_clear()
+
+
+def _scaled(value: Any, key: str | None, factor: float) -> Any:
+    if isinstance(value, dict):
+        out = dict(value)
+        for k in [key] if key is not None else list(out):
+            out[k] = _scale_number(out[k], factor)
+        return out
+    return _scale_number(value, factor)
+
+
+def _scale_number(value: Any, factor: float) -> Any:
+    if isinstance(value, dict):  # nested tables (e.g. per link type) scale throughout
+        return {k: _scale_number(v, factor) for k, v in value.items()}
+    return float(value) * factor
+
+
+@contextmanager
+def perturbed(constant: Constant, factor: float) -> Iterator[None]:
+    """Temporarily multiply a constant by ``factor`` everywhere mlsys reads it.
+
+    Parameters
+    ----------
+    constant : Constant
+        Which constant.
+    factor : float
+        Multiplier (e.g. 1.2 for +20 %).
+
+    Yields
+    ------
+    None
+        Inside the block every solver sees the scaled value; on exit the original
+        object is restored and the caches are cleared again.
+    """
+    original = getattr(constant._home(), constant.attribute)
+    replacement = _scaled(original, constant.key, factor)
+    holders = [
+        m
+        for n, m in list(sys.modules.items())
+        if m is not None
+        and n.startswith("mlsys")
+        and getattr(m, constant.attribute, None) is original
+    ]
+    clear_solver_caches()
+    try:
+        for m in holders:
+            setattr(m, constant.attribute, replacement)
+        yield
+    finally:
+        for m in holders:
+            setattr(m, constant.attribute, original)
+        clear_solver_caches()
+
+
+def _mean_abs(cases: Sequence[Case]) -> float:
+    return statistics.fmean(abs(c.rel_error) for c in cases) if cases else float("nan")
+
+
+def suite_errors(cases: Sequence[Case]) -> dict[str, float]:
+    """Mean and maximum |relative error| of the suite's two-sided cases.
+
+    Parameters
+    ----------
+    cases : sequence of Case
+        Usually :func:`mlsys.validation.run_all`.
+
+    Returns
+    -------
+    dict
+        ``training_mean``, ``training_max``, ``serving_mean``, ``serving_max`` over the
+        two-sided (``bound is None``) performance-model cases of the ``Training`` and
+        ``Serving`` groups, ``all_mean`` over every two-sided case, and the counts
+        ``training_n``, ``serving_n``. Fractions (0.05 is 5 %).
+    """
+    two_sided = [c for c in cases if c.bound is None]
+    perf = [c for c in two_sided if c.method == "performance model"]
+    train = [c for c in perf if c.group.startswith("Training")]
+    serve = [c for c in perf if c.group.startswith("Serving")]
+    return {
+        "training_mean": _mean_abs(train),
+        "training_max": max((abs(c.rel_error) for c in train), default=float("nan")),
+        "training_n": float(len(train)),
+        "serving_mean": _mean_abs(serve),
+        "serving_max": max((abs(c.rel_error) for c in serve), default=float("nan")),
+        "serving_n": float(len(serve)),
+        "all_mean": _mean_abs(two_sided),
+    }
+
+
+def sensitivity(
+    constants: Sequence[Constant] | None = None,
+    factors: Sequence[float] = FACTORS,
+    suite: Callable[[], list[Case]] | None = None,
+) -> list[dict[str, Any]]:
+    """The suite's mean errors with each constant scaled by each factor, one at a time.
+
+    Parameters
+    ----------
+    constants : sequence of Constant, optional
+        Default :data:`CONSTANTS`.
+    factors : sequence of float
+        Multipliers applied to each constant in turn (default 0.8 and 1.2).
+    suite : callable, optional
+        Returns the cases to score (default :func:`mlsys.validation.run_all`).
+
+    Returns
+    -------
+    list of dict
+        One row per constant: ``name``, ``source``, ``value`` (as printed), ``base``
+        (:func:`suite_errors` unperturbed) and ``moved`` (``{factor: suite_errors}``).
+    """
+    if suite is None:
+        from mlsys.validation import run_all as suite
+    constants = CONSTANTS if constants is None else constants
+    clear_solver_caches()
+    base = suite_errors(suite())
+    rows = []
+    for constant in constants:
+        moved = {}
+        for factor in factors:
+            with perturbed(constant, factor):
+                moved[factor] = suite_errors(suite())
+        rows.append(
+            {
+                "name": constant.name,
+                "source": constant.source,
+                "value": constant.describe(),
+                "base": base,
+                "moved": moved,
+            }
+        )
+    return rows
+
+
+def _pp(delta: float) -> str:
+    """A change of a mean error in percentage points, signed."""
+    return f"{delta * 100:+.1f}"
+
+
+def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The sensitivity rows as a Markdown table (percentage points of mean |error|).
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        :func:`sensitivity`'s output.
+
+    Returns
+    -------
+    str
+        A header line stating the unperturbed means, then one row per constant with the
+        change of the training, serving and all-case mean |error| at each factor.
+    """
+    if not rows:
+        return ""
+    base = rows[0]["base"]
+    factors = list(rows[0]["moved"])
+    head = "| constant | value | source |"
+    rule = "|---|---|---|"
+    for f in factors:
+        tag = f"{(f - 1) * 100:+.0f}%"
+        head += f" training {tag} | serving {tag} | all {tag} |"
+        rule += "---:|---:|---:|"
+    lines = [
+        f"Unperturbed: training mean |error| {base['training_mean']:.1%} "
+        f"(max {base['training_max']:.1%}, {base['training_n']:.0f} cases), serving "
+        f"{base['serving_mean']:.1%} (max {base['serving_max']:.1%}, "
+        f"{base['serving_n']:.0f} cases), all two-sided cases {base['all_mean']:.1%}. "
+        "Cells: change of the mean |error| in percentage points.",
+        "",
+        head,
+        rule,
+    ]
+    for r in rows:
+        cells = f"| {r['name']} | {r['value']} | {r['source']} |"
+        for f in factors:
+            m = r["moved"][f]
+            cells += (
+                f" {_pp(m['training_mean'] - base['training_mean'])}"
+                f" | {_pp(m['serving_mean'] - base['serving_mean'])}"
+                f" | {_pp(m['all_mean'] - base['all_mean'])} |"
+            )
+        lines.append(cells)
+    return "\n".join(lines)
+
+
+_EFF = "mlsys.core.solvers.efficiency"
+_COLL = "mlsys.core.formulas.collectives"
+
+CONSTANTS: tuple[Constant, ...] = (
+    Constant(
+        "GEMM compute fraction of dense peak, GPU (bf16/fp16)",
+        _EFF,
+        "COMPUTE_EFFICIENCY",
+        "gpu",
+        "Maximum achievable matmul FLOPS (Bekman, *ML Engineering*: A100 85.9 %, H100 "
+        "80.1 %) less shape losses; set so Korthikanti et al. (2022) Table 5 sits inside "
+        "(**fit**)",
+    ),
+    Constant(
+        "narrow-format (fp8/int8) compute factor",
+        _EFF,
+        "_NARROW_FACTOR",
+        None,
+        "estimate: 0.65/0.75 for the scaling and cast kernels around each FP8 GEMM",
+    ),
+    Constant(
+        "HBM streaming fraction of peak, GPU",
+        _EFF,
+        "MEMORY_EFFICIENCY",
+        "gpu",
+        "Jia et al. (2018), V100 microbenchmarks: 750 of 900 GB/s (83 %)",
+    ),
+    Constant(
+        "network efficiency, scale-up (NVLink)",
+        "mlsys.core.solvers._layout",
+        "NETWORK_EFFICIENCY",
+        "scale-up",
+        "nccl-tests `doc/PERFORMANCE.md` bus bandwidth on DGX A100 (≈ 230–240 of 300 GB/s)",
+    ),
+    Constant(
+        "network efficiency, scale-out (InfiniBand/RoCE)",
+        "mlsys.core.solvers._layout",
+        "NETWORK_EFFICIENCY",
+        "scale-out",
+        "NIC line rate delivered to NCCL (≈ 90 %)",
+    ),
+    Constant(
+        "NVLink wire efficiency of a collective's payload",
+        _COLL,
+        "NVLINK_WIRE_EFFICIENCY",
+        None,
+        "Jeaugey (NCCL), NVIDIA/nccl-tests issue 212: ≈ 370 of 450 GB/s busbw on H100",
+    ),
+    Constant(
+        "NVLink SHARP all-reduce algorithm bandwidth fraction",
+        _COLL,
+        "NVLS_ALGORITHM_BANDWIDTH_FRACTION",
+        None,
+        "NVIDIA/nccl-tests issue 212, NVIDIA/nccl issue 1455: ≈ 275 of 450 GB/s on 8 H100",
+    ),
+    Constant(
+        "NCCL ring base latency per protocol (s)",
+        _COLL,
+        "NCCL_RING_BASE_LATENCY_S",
+        None,
+        "NCCL `src/graph/tuning.cc` baseLat (Ring LL 6.6, LL128 14, Simple 8.4 µs)",
+    ),
+    Constant(
+        "NCCL ring step latency per link and protocol (s)",
+        _COLL,
+        "NCCL_RING_STEP_LATENCY_S",
+        None,
+        "NCCL `src/graph/tuning.cc` hwLat (NVLink LL 0.6 … network Simple 14 µs)",
+    ),
+    Constant(
+        "fixed time per kernel (s)",
+        "mlsys.core.formulas.overheads",
+        "KERNEL_OVERHEAD_S",
+        None,
+        "Gray (2019): 0.9 µs (streamed) to 6.7 µs (synchronised launches) per kernel",
+    ),
+    Constant(
+        "FlashAttention forward fraction of peak",
+        "mlsys.core.formulas.gemm",
+        "FLASH_ATTENTION_FORWARD_FRACTION",
+        None,
+        "Dao (2023), FlashAttention-2, Fig. 4–5: 50–73 % of A100 peak",
+    ),
+    Constant(
+        "FlashAttention backward fraction of peak",
+        "mlsys.core.formulas.gemm",
+        "FLASH_ATTENTION_BACKWARD_FRACTION",
+        None,
+        "Dao (2023), FlashAttention-2, Fig. 6: ≈ 55–63 % of A100 peak",
+    ),
+    Constant(
+        "per-GPU failure rates (1/s)",
+        "mlsys.core.solvers.reliability",
+        "DEFAULT_FAILURE_RATES",
+        None,
+        "Dubey et al. (2024), Llama 3, Table 5: 419 interruptions / (16,384 GPUs × 54 "
+        "days) (**fit**)",
+    ),
+)
+"""The calibration constants the sensitivity table covers."""

@@ -1,0 +1,78 @@
+"""mlsys.validation.sensitivity: the calibration table's machinery, checked by derivation.
+
+A synthetic two-case suite whose training prediction is proportional to the default GPU
+compute fraction (and 10 % high at the default) moves by a known amount:
+
+* ×1.2: the ratio becomes 1.10 × 1.2 = 1.32, the error +32 %: the training mean rises by
+  22 percentage points;
+* ×0.8: 1.10 × 0.8 = 0.88, the error −12 %: the mean |error| rises by 2 points;
+
+while its serving case (not reading the constant) stays at −10 % either way.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsys.core.solvers.efficiency import COMPUTE_EFFICIENCY, default_efficiency
+from mlsys.validation import Case, run_all
+from mlsys.validation.sensitivity import (
+    CONSTANTS,
+    Constant,
+    markdown_table,
+    perturbed,
+    sensitivity,
+    suite_errors,
+)
+
+GEMM = next(c for c in CONSTANTS if c.attribute == "COMPUTE_EFFICIENCY")
+
+
+def _case(group: str, predicted: float) -> Case:
+    return Case(group=group, name="synthetic", quantity="q", unit="s", published=100.0,
+                predicted=predicted, tolerance=0.5, basis="prediction",
+                method="performance model", citation="derivation in this test")  # fmt: skip
+
+
+def _synthetic_suite() -> list[Case]:
+    ratio = default_efficiency("gpu", "bf16") / 0.75  # 1 at the default
+    return [_case("Training: synthetic", 110.0 * ratio), _case("Serving: synthetic", 90.0)]
+
+
+def test_synthetic_suite_moves_as_derived():
+    (row,) = sensitivity([GEMM], suite=_synthetic_suite)
+    assert row["base"]["training_mean"] == pytest.approx(0.10)
+    assert row["moved"][1.2]["training_mean"] == pytest.approx(0.32)
+    assert row["moved"][0.8]["training_mean"] == pytest.approx(0.12)
+    for factor in (0.8, 1.2):
+        assert row["moved"][factor]["serving_mean"] == pytest.approx(0.10)
+    table = markdown_table([row])
+    assert "+22.0" in table and "+2.0" in table
+
+
+def test_perturbation_is_undone_and_caches_do_not_leak():
+    before = [c.predicted for c in run_all()]
+    with perturbed(GEMM, 1.2):
+        assert COMPUTE_EFFICIENCY["gpu"] == 0.75  # the dict object itself is untouched
+        assert default_efficiency("gpu", "bf16") == pytest.approx(0.9)
+        during = [c.predicted for c in run_all()]
+    assert default_efficiency("gpu", "bf16") == 0.75
+    after = [c.predicted for c in run_all()]
+    assert after == before
+    assert during != before
+
+
+def test_every_constant_resolves_and_is_cited():
+    for c in CONSTANTS:
+        value = c.value()
+        assert value is not None and c.source, c.name
+        assert isinstance(c, Constant)
+
+
+def test_suite_errors_split_training_and_serving_two_sided_cases():
+    cases = [_case("Training: a", 120.0), _case("Serving: b", 95.0)]
+    bound = Case(**{**cases[1].__dict__, "bound": "at_most", "predicted": 10.0})
+    got = suite_errors([*cases, bound])
+    assert got["training_mean"] == pytest.approx(0.20)
+    assert got["serving_mean"] == pytest.approx(0.05)  # the one-sided case is left out
+    assert got["serving_n"] == 1
