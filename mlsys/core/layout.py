@@ -211,7 +211,7 @@ class TrainingLayout(BaseModel):
     def _recompute(cls, value: Any) -> str:
         key = value.lower() if isinstance(value, str) else value
         if key not in RECOMPUTE_NAMES:
-            raise ParameterError("recompute", value, "'none', 'selective' or 'full'")
+            raise ParameterError("recompute", value, "one of 'none', 'selective', 'full'")
         return key
 
     @field_validator("schedule", mode="before")
@@ -492,8 +492,8 @@ def _experts_broken(x: Any, f: LayoutFacts) -> Any:
 
 def _experts_allowed(x: Any, f: LayoutFacts) -> str:
     if not f.is_moe:
-        return "1 (expert parallelism needs an MoE)"
-    return f"a divisor of the model's {f.experts} experts"
+        return "1 for a dense (non-MoE) model"
+    return f"a divisor of experts={f.experts}"
 
 
 LAYOUT_RULES: tuple[LayoutRule, ...] = (
@@ -511,7 +511,7 @@ LAYOUT_RULES: tuple[LayoutRule, ...] = (
         "heads not divisible by tp",
         lambda x, f: f.heads % x.tp != 0,
         lambda x, f: x.tp,
-        lambda x, f: f"a divisor of the model's {f.heads} heads",
+        lambda x, f: f"a divisor of heads={f.heads} (tensor parallelism splits the heads)",
     ),
     LayoutRule(
         Rejection.LAYERS,
@@ -519,7 +519,7 @@ LAYOUT_RULES: tuple[LayoutRule, ...] = (
         "more pipeline stages than layers",
         lambda x, f: x.pp > f.layers,
         lambda x, f: x.pp,
-        lambda x, f: f"at most the model's {f.layers} layers",
+        lambda x, f: f"at most layers={f.layers}",
     ),
     LayoutRule(
         Rejection.EXPERTS,

@@ -306,6 +306,8 @@ def pipeline_inflight_microbatches(
     >>> float(pipeline_inflight_microbatches(8, 32))
     8.0
     """
+    if all_float(pp_size, microbatch_count):  # one solve: math only
+        return microbatch_count if gpipe else min(pp_size, microbatch_count)
     p, m, gp = num(pp_size), num(microbatch_count), num(gpipe)
     o = ops(p, m, gp)
     return ret(o.where(gp, m, o.min(p, m)))
@@ -343,8 +345,12 @@ def interleaved_activation_factor(pp_size: ArrayLike, v_stages: ArrayLike) -> Ar
     >>> round(float(interleaved_activation_factor(8, 3)), 3)
     1.292
     """
-    p, v = num(pp_size), num(v_stages)
-    return ret(ops(p, v).where(v > 1.0, 1.0 + (p - 1.0) / (p * v), 1.0))
+    if all_float(pp_size, v_stages):  # one solve: math only
+        p, v, o = pp_size, v_stages, ScalarOps
+    else:
+        p, v = num(pp_size), num(v_stages)
+        o = ops(p, v)
+    return ret(o.where(v > 1.0, 1.0 + (p - 1.0) / (p * v), 1.0))
 
 
 OPTIMIZER_STATE_BYTES: dict[str, float] = {

@@ -101,6 +101,7 @@ __all__ = [
     "evaluate",
     "memory_terms",
     "training_storage_bytes",
+    "require_rules",
 ]
 
 NETWORK_EFFICIENCY: dict[str, float] = {"scale-up": 0.80, "scale-out": 0.90}
@@ -439,6 +440,40 @@ def build_problem(
         batch=float(batch_size),
         flash=True if flash_attention is None else bool(flash_attention),
     )
+
+
+@identity_memo(objects=2)
+def require_rules(
+    layout: Any, model: Any, total_accelerators: int | None, batch: int, seq_len: int
+) -> bool:
+    """Check ``layout`` against :data:`mlsys.core.layout.LAYOUT_RULES` (memoised: a
+    layout that passed once for a model, fleet size, batch and sequence passes again).
+
+    Parameters
+    ----------
+    layout : TrainingLayout
+        The layout, ``dp`` set.
+    model : TransformerWorkload
+        The network.
+    total_accelerators : int or None
+        Fleet size (None: no world-size rule).
+    batch : int
+        Global batch, in sequences.
+    seq_len : int
+        Tokens per sequence.
+
+    Returns
+    -------
+    bool
+        True (a broken rule raises).
+
+    Raises
+    ------
+    ParameterError
+        For the first rule broken, naming the parameter, value and what is allowed.
+    """
+    layout.require(model, total_accelerators, batch, seq_len)
+    return True
 
 
 # -- memory per device ----------------------------------------------------------------------

@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
-from mlsys.core.layout import TOPOLOGY_NAMES, TrainingLayout, first_violation, layout_facts
+from mlsys.core.layout import TOPOLOGY_NAMES, TrainingLayout
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
 from mlsys.core.solvers._layout import build_problem
@@ -215,11 +215,6 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         return _layout_from_keywords.__wrapped__(*args)
 
 
-@identity_memo(objects=1)
-def _facts(model: Any, batch: int, seq_len: int, total: int) -> Any:
-    return layout_facts(model, batch, seq_len, total)
-
-
 @identity_memo(objects=3)
 def resolve_layout(
     layout: TrainingLayout, model: Any, fleet: Any, batch: int, seq_len: int
@@ -252,10 +247,7 @@ def resolve_layout(
     """
     n = fleet.total_accelerators
     lay = layout.with_dp(n)  # memoised: the same layout object comes back for one fleet
-    facts = _facts(model, batch, seq_len, n)
-    rule = first_violation(lay, facts)
-    if rule is not None:
-        raise ParameterError(rule.parameter, rule.value(lay, facts), rule.allowed(lay, facts))
+    _layout.require_rules(lay, model, n, batch, seq_len)
     return lay
 
 

@@ -38,16 +38,21 @@ Accounting
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import functools
+from typing import Any, ClassVar, NamedTuple
 
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.memory import (
     OPTIMIZER_STATE_BYTES,
     optimizer_state_bytes_per_param,
 )
-from mlsys.core.precision import BYTES_PER_ELEMENT, default_grad_dtype, normalize_precision
+from mlsys.core.formulas.transformer import kv_cache_bytes
+from mlsys.core.layout import TrainingLayout
+from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.results import Result
-from mlsys.core.solvers import _checks
+from mlsys.core.solvers import _checks, _layout
+from mlsys.core.solvers._layout import training_storage_bytes
+from mlsys.core.solvers._memo import identity_memo
 from mlsys.core.units import as_si
 
 __all__ = [
@@ -83,29 +88,10 @@ the reserved memory is typical in steady-state training."""
 
 _MODES = ("training", "inference")
 _RECOMPUTE = ("none", "selective", "full")
-_WIDE = ("fp32", "tf32", "fp64")
 
 
-def _training_storage_bytes(prec: str, grad_dtype: str | None) -> tuple[float, float, float, bool]:
-    """Bytes per weight, gradient and activation element in training, and whether the
-    optimizer keeps an fp32 master copy; shared with DistributedModel.
-
-    ``prec`` is a canonical precision. Below 32-bit compute the model weights and the
-    stored activations are 16-bit: mixed precision keeps fp16/bf16 weights beside fp32
-    masters (Micikevicius et al. 2018), and FP8 training casts weights and inputs to
-    FP8 per matmul while keeping bf16 parameters (NVIDIA Transformer Engine; the
-    DeepSeek-V3 report, arXiv:2412.19437, Sec. 3.3). Gradients follow ``grad_dtype``,
-    by default :func:`~mlsys.core.precision.default_grad_dtype`.
-    """
-    gd = (
-        default_grad_dtype(prec)
-        if grad_dtype is None
-        else normalize_precision(grad_dtype, "grad_dtype")
-    )
-    if prec in _WIDE:
-        e = BYTES_PER_ELEMENT[prec]
-        return e, BYTES_PER_ELEMENT[gd], e, False
-    return 2.0, BYTES_PER_ELEMENT[gd], 2.0, True
+# the storage rules live with the layout model (one place); old private name kept
+_training_storage_bytes = training_storage_bytes
 
 
 def default_framework_overhead(accelerator: Any, allocated_bytes: float) -> float:
@@ -182,8 +168,12 @@ class MemoryResult(Result):
         The parallel layout and ZeRO stage, as solved.
     microbatch_size : int
         Sequences per micro-batch on one replica (training) or per replica (inference).
-    sequence_parallel : bool
+    sequence_parallel, flash_attention : bool
         As solved.
+    cp_size : int
+        Context-parallel size, as solved.
+    schedule : str
+        Pipeline schedule, as solved.
     """
 
     _title: ClassVar[str] = "Memory per accelerator"
@@ -219,6 +209,9 @@ class MemoryResult(Result):
         "v_stages": None,
         "kv_cache_len": None,
         "sequence_parallel": None,
+        "cp_size": None,
+        "flash_attention": None,
+        "schedule": None,
     }
     _aliases: ClassVar[dict[str, str]] = {
         "optimizer_bytes": "optimizer_state",
@@ -227,46 +220,87 @@ class MemoryResult(Result):
     }
 
 
-_SHAPES: dict[int, tuple[Any, tuple]] = {}
+class _Shape(NamedTuple):
+    """A model's sizes as floats (memoised per model)."""
+
+    transformer: bool
+    total: float  # parameters
+    experts: float  # parameters in routed experts
+    layers: float
+    hidden: float
+    heads: float
+    kv_heads: float
+    head_dim: float
+    ffn_hidden: float
+    mlp_matrices_up: float  # 2 for a gated MLP (gate and up), else 1
+    vocab: float
+    seq_len: float
+    expert_count: float
+    activation_bytes_per_sample: float  # generic workloads, at 16 bits
 
 
-def _shape(model: Any) -> tuple:
-    hit = _SHAPES.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
+@identity_memo(objects=1)
+def _shape(model: Any) -> _Shape:
     if hasattr(model, "hidden"):
         br = model.param_breakdown
         total = float(model.total_params)
         # a given total rescales the derived split between dense and expert parameters
         scale = total / br["total"]
-        experts = br["mlp_experts"] * scale
-        shape = (
-            "transformer",
-            total,
-            experts,
-            float(model.layers),
-            float(model.hidden),
-            float(model.heads),
-            float(model.kv_heads),
-            float(model.head_dim),
-            float(model.ffn_hidden),
-            2.0 if model.gated_mlp else 1.0,
-            float(model.vocab),
-            float(model.seq_len),
-            float(model.experts),
-            _inner_activation_elements(model),
+        return _Shape(
+            transformer=True,
+            total=total,
+            experts=br["mlp_experts"] * scale,
+            layers=float(model.layers),
+            hidden=float(model.hidden),
+            heads=float(model.heads),
+            kv_heads=float(model.kv_heads),
+            head_dim=float(model.head_dim),
+            ffn_hidden=float(model.ffn_hidden),
+            mlp_matrices_up=2.0 if model.gated_mlp else 1.0,
+            vocab=float(model.vocab),
+            seq_len=float(model.seq_len),
+            expert_count=float(model.experts),
+            activation_bytes_per_sample=0.0,
         )
-    else:
-        shape = (
-            "generic",
-            float(model.params),
-            0.0,
-            float(getattr(model, "activation_bytes_per_sample", 0.0) or 0.0),
-        )
-    if len(_SHAPES) >= 256:
-        _SHAPES.pop(next(iter(_SHAPES)))
-    _SHAPES[id(model)] = (model, shape)
-    return shape
+    return _Shape(
+        transformer=False,
+        total=float(model.params),
+        experts=0.0,
+        layers=0.0,
+        hidden=0.0,
+        heads=0.0,
+        kv_heads=0.0,
+        head_dim=0.0,
+        ffn_hidden=0.0,
+        mlp_matrices_up=0.0,
+        vocab=0.0,
+        seq_len=1.0,
+        expert_count=0.0,
+        activation_bytes_per_sample=float(
+            getattr(model, "activation_bytes_per_sample", 0.0) or 0.0
+        ),
+    )
+
+
+_NO_EFFICIENCY = 1.0  # memory terms do not depend on compute efficiency
+
+
+@functools.lru_cache(maxsize=1024)
+def _layout_cached(*args: Any) -> TrainingLayout:
+    (dp, tp, pp, ep, cp, zero, rc, sp, m, v, sched, flash, grad_dtype) = args
+    return TrainingLayout(
+        dp=dp, tp=tp, pp=pp, ep=ep, cp=cp, zero_stage=zero, recompute=rc,
+        sequence_parallel=sp, microbatch_count=m, v_stages=v, schedule=sched,
+        flash_attention=flash, grad_dtype=grad_dtype,
+    )  # fmt: skip
+
+
+def _memory_layout(*args: Any) -> TrainingLayout:
+    """The layout of MemoryModel's keywords, validated once per distinct set."""
+    try:
+        return _layout_cached(*args)
+    except TypeError:  # unhashable: validate (and raise) without the cache
+        return _layout_cached.__wrapped__(*args)
 
 
 class MemoryModel:
@@ -305,6 +339,10 @@ class MemoryModel:
         raise_errors: bool = False,
         *,
         grad_dtype: str | None = None,
+        flash_attention: bool = True,
+        schedule: str = "1f1b",
+        cp_size: int = 1,
+        layout: TrainingLayout | None = None,
     ) -> MemoryResult:
         """Memory per device of ``model`` on ``hardware`` under a parallel layout.
 
@@ -361,6 +399,21 @@ class MemoryModel:
             Training: precision of the gradient buffers (default
             :func:`~mlsys.core.precision.default_grad_dtype`: fp32, fp16 for fp16
             training), as in DistributedModel.
+        flash_attention : bool
+            Training: fused attention that never stores the ``s×s`` scores (default
+            True, as in DistributedModel). Pass False for Korthikanti et al.'s
+            ``5as/h`` term (2021–22 Megatron-LM).
+        schedule : {"1f1b", "interleaved", "gpipe"}
+            Training: pipeline schedule (GPipe holds all ``m`` micro-batches).
+        cp_size : int
+            Training: context-parallel size (each sequence split over ``cp_size``
+            ranks; activations divided by it).
+        layout : TrainingLayout, optional
+            Training: the whole layout at once (``dp`` required); replaces
+            ``dp_size``, ``tp_size``, ``pp_size``, ``ep_size``, ``cp_size``,
+            ``zero_stage``, ``recompute``, ``sequence_parallel``,
+            ``microbatch_count``, ``v_stages``, ``schedule``, ``flash_attention``
+            and ``grad_dtype``.
 
         Returns
         -------
@@ -388,85 +441,100 @@ class MemoryModel:
         kv_prec = (
             prec if kv_precision is None else normalize_precision(kv_precision, "kv_precision")
         )
-        rec = _checks.choice("recompute", recompute, _RECOMPUTE)
-        dp = _checks.positive_int("dp_size", dp_size)
-        tp = _checks.positive_int("tp_size", tp_size)
-        pp = _checks.positive_int("pp_size", pp_size)
-        ep = _checks.positive_int("ep_size", ep_size)
-        m = _checks.positive_int("microbatch_count", microbatch_count)
-        v = _checks.positive_int("v_stages", v_stages)
-        if isinstance(zero_stage, bool) or zero_stage not in (0, 1, 2, 3):
-            raise ParameterError("zero_stage", zero_stage, "0, 1, 2 or 3")
-        z = int(zero_stage)
-        if not isinstance(sequence_parallel, bool):
-            raise ParameterError("sequence_parallel", sequence_parallel, "True or False")
+        if layout is None:
+            layout = _memory_layout(
+                dp_size, tp_size, pp_size, ep_size, cp_size, zero_stage, recompute,
+                sequence_parallel, microbatch_count, v_stages, schedule, flash_attention,
+                grad_dtype,
+            )  # fmt: skip
+        elif not isinstance(layout, TrainingLayout) or layout.dp is None:
+            raise ParameterError("layout", layout, "a TrainingLayout with dp set")
+        lay = layout
+        dp, tp, pp, ep, cp = lay.dp, lay.tp, lay.pp, lay.ep, lay.cp
+        m, v, z, rec = lay.microbatch_count, lay.v_stages, lay.zero_stage, lay.recompute
         if batch_size is None:
-            b = dp * m if mode_key == "training" else dp
+            b = dp * ep * m if mode_key == "training" else dp
         else:
             b = _checks.positive_int("batch_size", batch_size)
-        w_bytes, g_bytes, e_act, master = _training_storage_bytes(prec, grad_dtype)
-        k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=master)
-        opt_key = str(optimizer).lower()
         e = BYTES_PER_ELEMENT[prec]
         e_kv = BYTES_PER_ELEMENT[kv_prec]
+        optimizer_state_bytes_per_param(optimizer)  # an unknown name raises in either mode
+        opt_key = str(optimizer).lower()
         shape = _shape(model)
-
-        if shape[0] == "transformer":
-            (_, total, expert_params, L, h, a, kvh, hd, f, mats_up, V, s0, E, _inner) = shape
-            if a % tp:
-                raise ParameterError(
-                    "tp_size",
-                    tp_size,
-                    f"a divisor of heads={int(a)}",
-                    "Tensor parallelism splits attention heads evenly.",
-                )
-            if E > 1 and E % ep:
-                raise ParameterError("ep_size", ep_size, f"a divisor of experts={int(E)}")
-            if E <= 1 and ep != 1:
-                raise ParameterError("ep_size", ep_size, "1 for a dense (non-MoE) model")
-            if pp > L:
-                raise ParameterError("pp_size", pp_size, f"at most layers={int(L)}")
-            s = int(s0) if seq_len is None else _checks.positive_int("seq_len", seq_len)
+        if shape.transformer:
+            s = int(shape.seq_len) if seq_len is None else _checks.positive_int("seq_len", seq_len)
         else:
-            total, expert_params = shape[1], 0.0
             if ep != 1:
-                raise ParameterError("ep_size", ep_size, "1 for a non-MoE workload")
+                raise ParameterError("ep_size", ep, "1 for a non-MoE workload")
             s = 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
-
-        psi = (total - expert_params) / (tp * pp) + expert_params / (tp * pp * ep)
+        psi = (shape.total - shape.experts) / (tp * pp) + shape.experts / (tp * pp * ep)
 
         kv_cache = 0.0
         kv_len = 0
         if mode_key == "training":
-            b_local = _checks.microbatch_size(b, dp, m, "dp_size")
-            w_div = dp if z >= 3 else 1
-            g_div = dp if z >= 2 else 1
-            k_div = dp if z >= 1 else 1
-            weights = psi * w_bytes / w_div
-            grads = psi * g_bytes / g_div
-            opt = psi * k_opt / k_div
-            acts = _training_activations(
-                shape, s, b_local, tp, pp, m, v, sequence_parallel, rec, e_act
-            )
+            w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, lay.grad_dtype)
+            k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=master)
+            if shape.transformer:
+                # the one training-memory model: the layout evaluation itself
+                _layout.require_rules(lay, model, None, b, s)
+                P = _layout.build_problem(
+                    model, acc, b, prec, _NO_EFFICIENCY, s, lay.grad_dtype,
+                    lay.flash_attention, optimizer,
+                )  # fmt: skip
+                mem = _layout.memory_terms(
+                    P, float(tp), float(pp), float(ep), float(dp), float(m), float(v),
+                    float(z), float(lay.recompute_code),
+                    1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
+                    int(lay.schedule_code), float(cp),
+                )  # fmt: skip
+                b_local = int(b // (dp * ep * m))
+                weights, grads, opt = mem["weights"], mem["gradients"], mem["optimizer"]
+                acts = mem["activations"]
+            else:
+                b_local = _checks.microbatch_size(b, dp, m, "dp_size")
+                w_div = dp if z >= 3 else 1
+                g_div = dp if z >= 2 else 1
+                k_div = dp if z >= 1 else 1
+                weights = psi * w_bytes / w_div
+                grads = psi * g_bytes / g_div
+                opt = psi * k_opt / k_div
+                # generic workloads: per-sample bytes at 16 bit, held for min(p, m)
+                # micro-batches of 1/p of the network
+                acts = shape.activation_bytes_per_sample * b_local * (e_act / 2.0)
+                acts *= min(pp, m) / pp
         else:
+            k_opt = 0.0
             b_local = -(-b // dp)
             weights = psi * e
             grads = opt = 0.0
-            if shape[0] == "transformer":
+            if shape.transformer:
+                if shape.expert_count <= 1 and ep != 1:
+                    raise ParameterError("ep_size", ep, "1 for a dense (non-MoE) model")
+                # heads, layers, experts (a batch of dp·ep·m passes the batch rules)
+                _layout.require_rules(lay, model, None, dp * ep * m, s)
                 kv_len = (
                     s if kv_cache_len is None else _checks.nonneg_int("kv_cache_len", kv_cache_len)
                 )
-                kv_per_device = max(kvh / tp, 1.0)
-                kv_cache = 2.0 * (L / pp) * kv_per_device * hd * kv_len * b_local * e_kv
+                L, h, a, hd = shape.layers, shape.hidden, shape.heads, shape.head_dim
+                kvh, f = shape.kv_heads, shape.ffn_hidden
+                # KV heads split over tp (replicated when tp exceeds them), layers over pp
+                kv_cache = kv_cache_bytes(L / pp, max(kvh / tp, 1.0), hd, kv_len, b_local, e_kv)
                 # one layer's transient working set over the prompt, plus fp32 logits of
                 # the last position
-                acts = e * b_local * s * (2.0 * h + (a + 2.0 * kvh) * hd / tp + mats_up * f / tp)
-                acts += 4.0 * b_local * V / tp
+                acts = (
+                    e
+                    * b_local
+                    * s
+                    * (2.0 * h + (a + 2.0 * kvh) * hd / tp + shape.mlp_matrices_up * f / tp)
+                )
+                acts += 4.0 * b_local * shape.vocab / tp
             else:
-                acts = shape[3] * b_local * (e / 2.0) / pp
+                acts = shape.activation_bytes_per_sample * b_local * (e / 2.0) / pp
         allocated = weights + grads + opt + acts + kv_cache
         if framework_overhead is None:
-            overhead = default_framework_overhead(acc, allocated)
+            # training: none by default, as in DistributedModel (one answer for one
+            # layout); inference: the runtime allowance serving solvers also use
+            overhead = 0.0 if mode_key == "training" else default_framework_overhead(acc, allocated)
         else:
             overhead = as_si(framework_overhead, "byte", "framework_overhead")
         total_bytes = allocated + overhead
@@ -506,7 +574,7 @@ class MemoryModel:
             feasible=feasible,
             infeasibility_reason=reason,
             params_per_device=psi,
-            optimizer_bytes_per_param=k_opt if mode_key == "training" else 0.0,
+            optimizer_bytes_per_param=k_opt,
             mode=mode_key,
             precision=prec,
             kv_precision=kv_prec,
@@ -523,57 +591,8 @@ class MemoryModel:
             microbatch_count=m,
             v_stages=v,
             kv_cache_len=kv_len,
-            sequence_parallel=sequence_parallel,
+            sequence_parallel=lay.sequence_parallel,
+            cp_size=cp,
+            flash_attention=lay.flash_attention,
+            schedule=lay.schedule,
         )
-
-
-def _inner_activation_elements(model: Any) -> float:
-    """sbh-sized tensors stored inside a layer's attention and MLP blocks (12 for GPT).
-
-    Q and the attention-output input (1 each), K and V (``kv_heads/heads`` each), and the
-    MLP's ``2f/h`` (``3f/h`` gated), ``f`` being the layer-average width a token passes
-    through (``(k + shared)·f_expert`` in MoE layers). See
-    :func:`mlsys.core.formulas.activation_bytes_per_layer`.
-    """
-    h = float(model.hidden)
-    kv_ratio = float(model.kv_heads) / float(model.heads)
-    moe_layers = float(model.moe_layers)
-    dense_layers = float(model.layers) - moe_layers
-    width = (
-        dense_layers * float(model.ffn_hidden)
-        + moe_layers
-        * (model.experts_per_token + model.shared_experts)
-        * float(model.expert_ffn_hidden or model.ffn_hidden)
-    ) / float(model.layers)
-    return 2.0 + 2.0 * kv_ratio + (3.0 if model.gated_mlp else 2.0) * width / h
-
-
-def _training_activations(
-    shape: tuple, s: int, b: int, t: int, p: int, m: int, v: int, sp: bool, rec: str, e: float
-) -> float:
-    """First-stage stored activations (Korthikanti et al. 2022, Sec. 4), bytes."""
-    if shape[0] != "transformer":
-        # generic workloads: per-sample bytes at 16 bit, held for min(p, m) micro-batches
-        # of 1/p of the network
-        return shape[3] * b * (e / 2.0) * min(p, m) / p
-    L, h, a, V = shape[3], shape[4], shape[5], shape[10]
-    sbh = float(s) * b * h
-    # Same arithmetic as formulas.memory.activation_bytes_per_layer, inlined for speed
-    # (a test checks the two agree).
-    if rec == "full":
-        per_layer = e * sbh
-    else:
-        boundary = 4.0 * e + 2.0
-        if sp:
-            boundary /= t
-        per_sbh = boundary + shape[13] * e / t
-        if rec == "none":
-            per_sbh += (2.0 * e + 1.0) * a * s / (h * t)
-        per_layer = sbh * per_sbh
-    held = per_layer * (L / p) * min(p, m)
-    if v > 1:
-        held *= 1.0 + (p - 1.0) / (p * v)
-    extra = sbh / t * min(p, m)  # embedding dropout mask of each in-flight micro-batch
-    if p == 1:
-        extra += 4.0 * sbh / t * (1.0 + V / h)
-    return held + extra

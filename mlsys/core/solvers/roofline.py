@@ -43,9 +43,12 @@ import math
 from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.formulas.memory import activation_bytes_per_layer, embedding_activation_bytes
+from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks
+from mlsys.core.solvers._memo import identity_memo
 from mlsys.core.solvers.efficiency import resolve_efficiency
 from mlsys.core.solvers.memory import default_framework_overhead
 
@@ -166,20 +169,10 @@ class SingleNodeResult(Result):
 
 
 # ------------------------------------------------------------------ per-model constants
-_CACHE: dict[int, tuple[Any, tuple]] = {}
-_CACHE_MAX = 256
-
-
+@identity_memo(objects=1)
 def _shape(model: Any) -> tuple:
-    """Per-model float constants, computed once per model object.
-
-    Pydantic models holding dicts are unhashable, so the cache is keyed by ``id`` and
-    keeps a reference to the model (its id cannot be reused while cached).
-    """
-    key = id(model)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is model:
-        return hit[1]
+    """Per-model float constants, computed once per model object (the one bounded memo
+    of :mod:`mlsys.core.solvers._memo`)."""
     if hasattr(model, "hidden"):
         h = float(model.hidden)
         a = float(model.heads)
@@ -216,9 +209,6 @@ def _shape(model: Any) -> tuple:
             float(model.flops_per_sample),
             float(getattr(model, "activation_bytes_per_sample", 0.0) or 0.0),
         )
-    if len(_CACHE) >= _CACHE_MAX:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = (model, shape)
     return shape
 
 
@@ -486,15 +476,22 @@ def _transformer_ops(
         ("lm_head", f_head, b_head, True),
     ]
     weights = P * e
-    kv_bytes = 0.0 if training else 2.0 * L * kv * b * (kv_len + (1 if decode else s)) * e
+    kv_bytes = (
+        0.0
+        if training
+        else kv_cache_bytes(L, kv / _hd, _hd, kv_len + (1.0 if decode else float(s)), float(b), e)
+    )
     # transient working set of one layer (inference) or stored activations (training)
     if training:
-        sbh = float(s) * b * h
-        # Korthikanti et al. (2022) Table 2, no parallelism, generalised to the layer's
-        # shape (formulas.memory.activation_bytes_per_layer)
-        inner = 2.0 + 2.0 * kv / q + (mats_up + 1.0) * f_eff / (L * h)
-        per_layer = sbh * (4.0 * e + 2.0 + inner * e) + (2.0 * e + 1.0) * a * float(s) * s * b
-        act = L * per_layer + 4.0 * sbh * (1.0 + V / h)  # Korthikanti Table 2 / Sec. 4.3
+        # Korthikanti et al. (2022) Table 2, no parallelism, scores stored, generalised to
+        # the layer's shape; plus the embedding and output-layer buffers of their Sec. 4.3
+        per_layer = activation_bytes_per_layer(
+            float(s), float(b), h, a, 1.0, False, "none", e,
+            ffn_hidden=f_eff / L, kv_heads=kv / _hd, gated_mlp=mats_up == 2.0,
+        )  # fmt: skip
+        act = L * per_layer + embedding_activation_bytes(
+            float(s), float(b), h, V, 1.0, 1.0, inflight_microbatches=1.0
+        )
         ops = [(n, 3.0 * fl, 3.0 * by, True) for n, fl, by, _ in ops]
         ops.append(("optimizer", _ADAM_FLOPS_PER_PARAM * P, _ADAM_BYTES_PER_PARAM_STEP * P, False))
         return ops, (weights, 0.0, act, P * e, 12.0 * P), int(T)
