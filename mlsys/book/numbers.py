@@ -10,6 +10,13 @@ file:line with its old and new text.
 Values are matched across versions by (file, expression, occurrence of that expression
 in the file), not by line, so editing prose above a number does not make it "change".
 
+Each value also records where it comes from: ``source`` is the hover text the page shows
+for it (a catalog entry and its datasheet or paper, or the solver and its inputs; see
+:mod:`mlsys.core.provenance`), ``None`` when none is known. ``text`` is the number as a
+reader sees it, without the span that carries the source.
+:func:`manifest_provenance_coverage` and :func:`html_provenance_coverage` count the
+values with and without a source, in a manifest or in a rendered HTML page.
+
 Examples
 --------
 >>> old = {"files": {"ch.qmd": [{"line": 3, "col": 5, "expression": "bw", "text": "3.35 TB/s"}]}}
@@ -22,12 +29,14 @@ ch.qmd:4: bw: 3.35 TB/s → 4.8 TB/s
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 from mlsys.book.check import Finding, find_qmd_files
+from mlsys.core.provenance import split_span
 
 __all__ = [
     "MANIFEST_VERSION",
@@ -38,6 +47,9 @@ __all__ = [
     "load_manifest",
     "diff_manifests",
     "format_diff",
+    "ProvenanceCoverage",
+    "manifest_provenance_coverage",
+    "html_provenance_coverage",
 ]
 
 #: Format version written into every manifest.
@@ -147,7 +159,14 @@ def collect_numbers(
         for v in result.inline_values:
             # A value written in an included file is recorded there, once per distinct
             # text (two chapters may include the same file).
-            entry = {"line": v.line, "col": v.col, "expression": v.expression, "text": v.text}
+            text, source = split_span(v.text) if v.mime == "text/markdown" else (v.text, None)
+            entry = {
+                "line": v.line,
+                "col": v.col,
+                "expression": v.expression,
+                "text": text,
+                "source": source,
+            }
             values = by_file.setdefault(_relative(Path(v.file), base), [])
             if entry not in values:
                 values.append(entry)
@@ -249,3 +268,159 @@ def format_diff(diff: NumbersDiff) -> str:
         f"{len(diff.changed)} changed, {len(diff.added)} added, {len(diff.removed)} removed"
     )
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------
+# How many printed numbers say where they come from
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProvenanceCoverage:
+    """How many printed numbers carry their origin.
+
+    Attributes
+    ----------
+    with_source : int
+        Numbers whose origin is recorded (a hover text in HTML).
+    without_source : int
+        Numbers printed without one.
+    missing : tuple of str
+        Where the ones without a source are (``file:line: expression`` for a manifest,
+        the number's text for a page), for an author to fix.
+    """
+
+    with_source: int
+    without_source: int
+    missing: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        """All numbers counted."""
+        return self.with_source + self.without_source
+
+    @property
+    def fraction(self) -> float:
+        """Share with a source, in [0, 1] (1 when there is nothing to count)."""
+        return self.with_source / self.total if self.total else 1.0
+
+    def __add__(self, other: ProvenanceCoverage) -> ProvenanceCoverage:
+        return ProvenanceCoverage(
+            self.with_source + other.with_source,
+            self.without_source + other.without_source,
+            self.missing + other.missing,
+        )
+
+
+def _is_number(text: str) -> bool:
+    """Inline values that show a number (not a name such as "compute" or an empty check)."""
+    return any(ch.isdigit() for ch in text)
+
+
+def manifest_provenance_coverage(manifest: dict[str, Any]) -> ProvenanceCoverage:
+    """Count a manifest's inline numbers with and without a recorded source.
+
+    Every inline value whose text shows a digit counts, whether or not it came from
+    ``fmt``: a bare ``{python} 2 * layers`` is a number without a source.
+
+    Parameters
+    ----------
+    manifest : dict
+        As :func:`collect_numbers` writes it.
+
+    Returns
+    -------
+    ProvenanceCoverage
+
+    Examples
+    --------
+    >>> m = {"files": {"a.qmd": [
+    ...     {"line": 3, "expression": "fmt(bw)", "text": "3.35 TB/s", "source": "H100 ..."},
+    ...     {"line": 4, "expression": "n", "text": "8", "source": None},
+    ...     {"line": 5, "expression": "x.bound", "text": "memory", "source": None}]}}
+    >>> c = manifest_provenance_coverage(m)
+    >>> c.with_source, c.without_source, c.missing
+    (1, 1, ('a.qmd:4: n',))
+    """
+    have, lack, missing = 0, 0, []
+    for file, values in sorted(manifest.get("files", {}).items()):
+        for v in values:
+            if not _is_number(v.get("text", "")):
+                continue
+            if v.get("source"):
+                have += 1
+            else:
+                lack += 1
+                missing.append(f"{file}:{v['line']}: {v['expression']}")
+    return ProvenanceCoverage(have, lack, tuple(missing))
+
+
+class _NumberSpans(HTMLParser):
+    """Collects the text of ``span.mlsys-num`` elements and whether each has a title."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[str, bool]] = []
+        self._open: list[list[Any]] = []  # [text parts, has title, depth]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._open:
+            self._open[-1][2] += 1
+        if tag != "span":
+            return
+        values = dict(attrs)
+        classes = (values.get("class") or "").split()
+        if "mlsys-num" in classes:
+            titled = bool(values.get("title") or values.get("data-mlsys-source"))
+            self._open.append([[], titled, 0])
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self._open:
+            return
+        if self._open[-1][2] > 0:
+            self._open[-1][2] -= 1
+            return
+        parts, titled, _ = self._open.pop()
+        self.found.append(("".join(parts).strip(), titled))
+
+    def handle_data(self, data: str) -> None:
+        for item in self._open:
+            item[0].append(data)
+
+
+def html_provenance_coverage(pages: str | Iterable[str]) -> ProvenanceCoverage:
+    """Count the numbers mlsys printed in rendered HTML, with and without a hover source.
+
+    mlsys marks every number its formatting functions print (``span.mlsys-num``) and
+    gives it a ``title`` when its origin is known; this reads the real render, so it
+    counts what a reader sees. Numbers printed without ``fmt`` (a bare ``{python} n``)
+    carry no mark and are not seen here: :func:`manifest_provenance_coverage` counts
+    those too.
+
+    Parameters
+    ----------
+    pages : str or iterable of str
+        The HTML text of one page, or of several.
+
+    Returns
+    -------
+    ProvenanceCoverage
+        ``missing`` lists the texts of the numbers without a source.
+
+    Examples
+    --------
+    >>> page = ('<p><span class="mlsys-num" title="H100 datasheet">3.35 TB/s</span> and '
+    ...         '<span class="mlsys-num">8</span></p>')
+    >>> c = html_provenance_coverage(page)
+    >>> c.with_source, c.without_source, c.missing
+    (1, 1, ('8',))
+    """
+    total = ProvenanceCoverage(0, 0)
+    for page in [pages] if isinstance(pages, str) else pages:
+        parser = _NumberSpans()
+        parser.feed(page)
+        parser.close()
+        have = sum(1 for _, titled in parser.found if titled)
+        missing = tuple(text for text, titled in parser.found if not titled)
+        total = total + ProvenanceCoverage(have, len(missing), missing)
+    return total

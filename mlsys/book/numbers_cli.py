@@ -24,6 +24,7 @@ from mlsys.book.numbers import (
     dump_manifest,
     format_diff,
     load_manifest,
+    manifest_provenance_coverage,
 )
 
 __all__ = ["add_arguments", "run"]
@@ -50,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--exit-zero", action="store_true", help="exit 0 even when --diff finds changes"
     )
     parser.add_argument("--json", action="store_true", help="print the --diff result as JSON")
+    parser.add_argument(
+        "--provenance",
+        action="store_true",
+        help="report how many numbers carry their source, and list those that do not",
+    )
     parser.add_argument(
         "--jobs", "-j", type=int, default=2, metavar="N", help="chapters run at once (default: 2)"
     )
@@ -112,6 +118,14 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"mlsys numbers: wrote {count} values from {len(manifest['files'])} files to {args.out}"
         )
-    elif old is None:
+    elif old is None and not args.provenance:
         sys.stdout.write(dump_manifest(manifest))
+    if args.provenance:
+        coverage = manifest_provenance_coverage(manifest)
+        for where in coverage.missing:
+            print(f"{where}: no source", file=sys.stderr)
+        print(
+            f"mlsys numbers: {coverage.with_source} of {coverage.total} inline numbers "
+            f"carry their source ({coverage.fraction:.1%})"
+        )
     return status

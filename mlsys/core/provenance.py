@@ -94,7 +94,11 @@ class CatalogOrigin:
         """
         if self._text is None:
             what = self.field.replace("_", " ") + (f" ({self.key})" if self.key else "")
-            self._text = f"{self.entry.label}, {what}: {_source_text(self.source)}"
+            # The entry's default note is about other fields (often its peak FLOP/s):
+            # only a field's own source record brings its note along.
+            own = self.field in self.entry.provenance
+            text = _source_text(self.source, note=own)
+            self._text = f"{self.entry.label}, {what}: {text}"
         return self._text
 
 
@@ -148,9 +152,7 @@ class ResultOrigin:
         head = self.solver + (f" → {self.field}" if self.field else "")
         args = ", ".join(f"{k}={_input_text(v)}" for k, v in self.inputs.items() if v is not None)
         sources = "; ".join(
-            f"{e.label}: {_source_text(e.provenance_of('default') or _first(e))}"
-            for e in self.entries
-            if e.provenance
+            f"{e.label}: {_brief(e.provenance_of('default') or _first(e))}" for e in self.entries
         )
         text = f"{head}({args})"
         return f"{text}. Sources: {sources}" if sources else text
@@ -188,11 +190,24 @@ def _first(entry: Any) -> Any:
     return next(iter(entry.provenance.values()), None)
 
 
-def _source_text(source: Any) -> str:
+def _source_text(source: Any, *, note: bool = True) -> str:
     if source is None:
         return "no source recorded"
     text = f"{source.kind}, {source.reference}"
-    return f"{text} ({source.note})" if source.note else text
+    return f"{text} ({source.note})" if note and source.note else text
+
+
+def _brief(source: Any) -> str:
+    """A source in a few words, for a list of several: kind and the reference's head."""
+    if source is None:
+        return "no source recorded"
+    reference = source.reference.split(":")[0].split(";")[0]
+    if len(reference) > _BRIEF_CHARS:
+        reference = reference[: _BRIEF_CHARS - 1] + "…"
+    return f"{source.kind}, {reference}"
+
+
+_BRIEF_CHARS = 80
 
 
 def _input_text(value: Any) -> str:
@@ -387,9 +402,11 @@ def split_span(markdown: str) -> tuple[str, str | None]:
     --------
     >>> split_span('[3.35 TB/s]{.mlsys-num title="H100 \\\\"SXM\\\\""}')
     ('3.35 TB/s', 'H100 "SXM"')
-    >>> split_span("16,384")
-    ('16,384', None)
+    >>> split_span("[16,384]{.mlsys-num}"), split_span("16,384")
+    (('16,384', None), ('16,384', None))
     """
+    if markdown.startswith("[") and markdown.endswith("]{.mlsys-num}"):
+        return markdown[1 : -len("]{.mlsys-num}")], None
     head = '{.mlsys-num title="'
     if not (markdown.startswith("[") and markdown.endswith('"}')):
         return markdown, None
