@@ -387,3 +387,7 @@ CONSTANTS: tuple[Constant, ...] = (
     ),
 )
 """The calibration constants the sensitivity table covers."""
+
+
+if __name__ == "__main__":  # python -m mlsys.validation.sensitivity > table.md
+    print(markdown_table(sensitivity()))
