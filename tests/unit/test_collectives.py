@@ -11,6 +11,13 @@ from hypothesis import strategies as st
 
 from mlsys.core.errors import MlsysError, ParameterError, UnitError
 from mlsys.core.formulas import collectives as C
+from mlsys.core.formulas.collectives import (
+    NVLINK_WIRE_EFFICIENCY,
+    bus_bandwidth,
+    nccl_allreduce_time,
+    nccl_ring_time,
+    nvls_allreduce_time,
+)
 from mlsys.core.units import Q_
 
 # STYLE.md's worked example: 1 GB, 8 ranks, 450 GB/s per direction (H100 NVLink 4), 1 µs.
@@ -322,3 +329,76 @@ def test_scalar_inputs_the_fast_path_rejects_raise_the_slow_paths_errors(args, e
     for fn in FOUR_ARG:
         with pytest.raises(error, match=name):
             fn(*args)
+
+
+# -- NCCL's protocol cost model and NVLink SHARP (issue 12) ------------------------------
+
+
+def test_nccl_small_message_latency_per_protocol():
+    # tuning.cc, ring on NVLink: base 6.6 / 14 / 8.4 µs, per step 0.6 / 1.9 / 3.4 µs.
+    # An 8-byte all-reduce on 8 GPUs (14 steps): LL 6.6 + 14 × 0.6 = 15.0 µs (the others
+    # 40.6 and 56.0 µs); the bandwidth term is negligible.
+    for proto, expected in (("LL", 15.0e-6), ("LL128", 40.6e-6), ("Simple", 56.0e-6)):
+        t = nccl_ring_time("all_reduce", 8, 8, 450e9, protocol=proto)
+        assert t == pytest.approx(expected, rel=1e-3)
+    assert nccl_ring_time("all_reduce", 8, 8, 450e9) == pytest.approx(15.0e-6, rel=1e-3)
+    # all-gather: n − 1 = 7 steps
+    assert nccl_ring_time("all_gather", 8, 8, 450e9, protocol="LL") == pytest.approx(
+        6.6e-6 + 7 * 0.6e-6, rel=1e-3
+    )
+
+
+def test_nccl_picks_simple_for_large_messages():
+    # 1 GB: Simple 8.4 + 47.6 µs + 1.75 GB / 370 GB/s; LL would halve the bandwidth.
+    t = nccl_ring_time("all_reduce", 1e9, 8, 450e9)
+    assert t == pytest.approx(56e-6 + 1.75e9 / (450e9 * NVLINK_WIRE_EFFICIENCY))
+
+
+def test_nccl_ring_crossing_nodes_pays_network_steps():
+    # 16 ranks on 2 nodes, all-reduce: 2·15 = 30 steps, 2·(2−1) = 2 of them on the network
+    # (LL: 2.7 µs each); 8 B: 6.6 + 28 × 0.6 + 2 × 2.7 = 28.8 µs.
+    t = nccl_ring_time("all_reduce", 8, 16, 50e9, link="nvlink", nodes=2)
+    assert t == pytest.approx(28.8e-6, rel=1e-3)
+
+
+def test_ring_bus_bandwidth_matches_nccl_tests_on_h100():
+    # nccl-tests on 8 H100 (NVIDIA/nccl-tests issue 212, NVIDIA/nccl issue 1455): ring
+    # all-reduce busbw 365-370 GB/s at large sizes.
+    m = 8e9
+    busbw = bus_bandwidth(m, nccl_ring_time("all_reduce", m, 8, 450e9), "all_reduce", 8)
+    assert 365e9 <= busbw <= 371e9
+
+
+def test_nvls_bus_bandwidth_matches_nccl_tests_on_8_h100():
+    # Same sources: with NVLink SHARP 8 H100 reach a busbw of about 480 GB/s (algbw 275).
+    m = 8e9
+    t = nccl_allreduce_time(m, 8, 450e9, in_network_reduction=True)
+    assert t == pytest.approx(nvls_allreduce_time(m, 8, 450e9))
+    assert bus_bandwidth(m, t, "all_reduce", 8) == pytest.approx(480e9, rel=0.01)
+    # on two GPUs the ring is faster (busbw 370 > NVLS's 275), as measured (issue 1455:
+    # NVLS busbw stays at ~370 for 2-4 GPUs because NCCL keeps the ring)
+    t2 = nccl_allreduce_time(m, 2, 450e9, in_network_reduction=True)
+    assert bus_bandwidth(m, t2, "all_reduce", 2) == pytest.approx(370e9, rel=0.01)
+    # without in-network reduction (NVSwitch 2, A100) NVLS is never used
+    assert nccl_allreduce_time(m, 8, 450e9) == pytest.approx(
+        nccl_ring_time("all_reduce", m, 8, 450e9)
+    )
+
+
+def test_nccl_array_path_matches_scalar_path():
+    m = np.array([8.0, 1e4, 1e6, 1e8, 1e10])
+    arr = nccl_allreduce_time(m, 8, 450e9, in_network_reduction=True)
+    one = [nccl_allreduce_time(float(x), 8, 450e9, in_network_reduction=True) for x in m]
+    np.testing.assert_allclose(arr, one, rtol=1e-12)
+    np.testing.assert_allclose(
+        nccl_ring_time("all_reduce", 1e6, np.array([1, 2, 8]), 450e9)[0], 0.0
+    )
+
+
+def test_nccl_bad_arguments():
+    with pytest.raises(ParameterError):
+        nccl_ring_time("all_to_all", 8, 8, 450e9)
+    with pytest.raises(ParameterError):
+        nccl_ring_time("all_reduce", 8, 8, 450e9, link="carrier pigeon")
+    with pytest.raises(ParameterError):
+        nccl_ring_time("all_reduce", 8, 8, 450e9, protocol="LL64")

@@ -1,0 +1,160 @@
+"""Fixed kernel costs, the per-layer time composition and TP-communication overlap
+(mlsys.core.formulas.overheads / layer_time / overlap), against derivations written here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlsys.core.errors import ParameterError
+from mlsys.core.formulas.gemm import attention_time, gemm_time
+from mlsys.core.formulas.layer_time import ELEMENTWISE_HIDDEN_PASSES, transformer_layer_time
+from mlsys.core.formulas.overheads import (
+    INFERENCE_LAYER_KERNELS,
+    KERNEL_OVERHEAD_S,
+    TRAINING_LAYER_BACKWARD_KERNELS,
+    TRAINING_LAYER_FORWARD_KERNELS,
+    fixed_kernel_time,
+    kernels_per_layer,
+)
+from mlsys.core.formulas.overlap import exposed_communication_time, overlapped_time
+
+F, PEAK, BW = 312e12 * 0.859, 312e12, 2.039e12 * 0.85  # A100 bf16
+
+
+def test_kernel_counts_are_the_listed_operators():
+    assert kernels_per_layer("inference") == len(INFERENCE_LAYER_KERNELS) == 10
+    assert kernels_per_layer("forward", False) == len(TRAINING_LAYER_FORWARD_KERNELS) == 12
+    assert kernels_per_layer("backward", False) == len(TRAINING_LAYER_BACKWARD_KERNELS) == 17
+    # FlashAttention: the three attention kernels (Q·Kᵀ, softmax, P·V) become one.
+    assert kernels_per_layer("forward", True) == 12 - 3 + 1
+    assert kernels_per_layer("backward", True) == 17 - 3 + 1
+    with pytest.raises(ParameterError):
+        kernels_per_layer("sideways")
+
+
+def test_fixed_kernel_time_is_within_the_measured_launch_range():
+    # Gray (2019): 3.8 − 2.9 = 0.9 µs (streamed) to 9.6 − 2.9 = 6.7 µs (synchronised).
+    assert 0.9e-6 <= KERNEL_OVERHEAD_S <= 6.7e-6
+    assert fixed_kernel_time(320) == pytest.approx(320 * 4e-6)
+    np.testing.assert_allclose(fixed_kernel_time(np.array([10, 20]), 1e-6), [1e-5, 2e-5])
+
+
+def _layer_by_hand(tokens, seq, h, heads, kv, d, f, backward=False, flash=True):
+    """Llama-style layer (gated MLP), tp = 1, on the A100, written out operator by
+    operator as the module docstring describes."""
+    q, kvd = heads * d, kv * d
+
+    def lin(m, n, k):
+        if not backward:
+            return gemm_time(m, n, k, F, BW, 2.0, 108)
+        return gemm_time(m, k, n, F, BW, 2.0, 108) + gemm_time(k, n, m, F, BW, 2.0, 108)
+
+    gemms = lin(tokens, q + 2 * kvd, h) + lin(tokens, h, q) + lin(tokens, 2 * f, h)
+    gemms += lin(tokens, h, f)
+    attn = attention_time(
+        tokens / seq,
+        seq,
+        seq,
+        heads,
+        kv,
+        d,
+        PEAK,
+        BW,
+        2.0,
+        fused=flash,
+        backward=backward,
+        achievable_flops=F,
+    )
+    passes = 2.0 if backward else 1.0
+    elementwise = passes * tokens * (10 * h + 3 * f) * 2.0 / BW
+    phase = "backward" if backward else "forward"
+    return gemms + attn + elementwise + kernels_per_layer(phase, flash) * 4e-6
+
+
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("flash", [True, False])
+def test_layer_time_is_the_sum_of_its_kernels(backward, flash):
+    # Llama-2-7B shapes, two 2048-token sequences.
+    args = (4096, 2, 2048, 2048, 4096, 32, 32, 128, 11008, True, 1, F, PEAK, BW, 2.0)
+    got = transformer_layer_time(
+        *args,
+        sm_count=108,
+        flash_attention=flash,
+        phase="backward" if backward else "forward",
+    )
+    assert ELEMENTWISE_HIDDEN_PASSES == 10
+    assert got == pytest.approx(
+        _layer_by_hand(4096, 2048, 4096, 32, 32, 128, 11008, backward, flash)
+    )
+
+
+def test_tensor_parallelism_splits_the_gemms_and_sequence_parallelism_the_norms():
+    base = dict(sm_count=108, phase="forward")
+    args = (4096, 2, 2048, 2048, 8192, 64, 8, 128, 28672, True)
+    t1 = transformer_layer_time(*args, 1, F, PEAK, BW, 2.0, **base)
+    t8 = transformer_layer_time(*args, 8, F, PEAK, BW, 2.0, **base)
+    t8sp = transformer_layer_time(*args, 8, F, PEAK, BW, 2.0, sequence_parallel=True, **base)
+    # eight-way: at most 8x faster (fixed costs and quantisation do not shrink) ...
+    assert t1 / 8 < t8 < t1
+    # ... and sequence parallelism removes 7/8 of the 10·h element passes per token:
+    saved = 4096 * 10 * 8192 * (1 - 1 / 8) * 2.0 / BW
+    assert t8 - t8sp == pytest.approx(saved)
+
+
+def test_array_inputs_broadcast():
+    tokens = np.array([1.0, 64.0, 4096.0])
+    arr = transformer_layer_time(
+        tokens,
+        tokens,
+        1,
+        1024,
+        4096,
+        32,
+        32,
+        128,
+        11008,
+        True,
+        1,
+        F,
+        PEAK,
+        BW,
+        2.0,
+        sm_count=108,
+        causal=False,
+    )
+    one = [
+        transformer_layer_time(
+            float(t),
+            float(t),
+            1,
+            1024,
+            4096,
+            32,
+            32,
+            128,
+            11008,
+            True,
+            1,
+            F,
+            PEAK,
+            BW,
+            2.0,
+            sm_count=108,
+            causal=False,
+        )
+        for t in tokens
+    ]
+    np.testing.assert_allclose(arr, one, rtol=1e-12)
+
+
+def test_overlap_pipeline_of_chunks():
+    # Two-stage pipeline of c equal chunks: longer stage + one chunk of the shorter.
+    assert overlapped_time(2e-3, 1.2e-3, 8) == pytest.approx(2e-3 + 1.2e-3 / 8)
+    assert overlapped_time(1e-3, 3e-3, 4) == pytest.approx(3e-3 + 1e-3 / 4)
+    assert overlapped_time(2e-3, 1.2e-3, 1) == pytest.approx(3.2e-3)  # no overlap: sum
+    assert exposed_communication_time(2e-3, 1.2e-3, 8) == pytest.approx(0.15e-3)
+    np.testing.assert_allclose(
+        overlapped_time(np.array([2e-3, 1e-3]), np.array([1.2e-3, 3e-3]), np.array([8, 4])),
+        [2.15e-3, 3.25e-3],
+    )
