@@ -4,15 +4,14 @@ Rows live in ``mlsys/validation/data/serving.toml`` (the suite's one copy) with 
 sources (lmdeploy's A100 static-inference benchmark, TensorRT-LLM's first-token-latency
 tables) and the tolerance each is held to, with the reason for every tolerance above 30 %.
 
-The model is an optimistic roofline (default efficiencies, no launch or framework
-overhead), so two things are asserted per row: it never predicts more than 5 % above
-the measurement, and it falls short of it by at most the row's tolerance. A derivation
-test written out below pins the memory-bound decode arithmetic itself.
+Each row is judged as the accuracy suite judges it (``mlsys.validation.serving``):
+two-sided within the row's tolerance, except rows marked ``lower_bound_only`` /
+``bound_only``, where fixed costs the model leaves out dominate and only one side is
+asserted (latency at most 5 % above the measurement; throughput at least 5 % below it).
+Derivation tests written out below pin the memory-bound decode arithmetic itself.
 
 ``[[capacity]]`` rows check ContinuousBatchingModel's saturation throughput against
-lmdeploy's request-throughput benchmark: optimistic steps make it an upper estimate, so
-it must not fall more than 5 % below the measurement and may exceed it by the row's
-tolerance.
+lmdeploy's request-throughput benchmark.
 """
 
 from __future__ import annotations
@@ -41,15 +40,22 @@ def predict(row):
     return res.si(row["metric"])
 
 
+SLACK = 0.05  # a one-sided row may be missed by this much on its wrong side
+
+
+def judge(row, predicted, published, one_sided_flag, upper_bound):
+    """The suite's verdict: two-sided within tolerance, or one-sided for bound rows."""
+    err = predicted / published - 1.0
+    if row.get(one_sided_flag, False):
+        assert (err <= SLACK) if upper_bound else (err >= -SLACK), (row["id"], err)
+    else:
+        assert abs(err) <= row["tolerance"], (row["id"], predicted, published, err)
+
+
 @pytest.mark.parametrize("row", POINTS, ids=[r["id"] for r in POINTS])
 def test_published_latency(row):
-    predicted = predict(row)
-    published = row["published"]
-    # A roofline without overheads must not be slower than the real system.
-    assert predicted <= 1.05 * published, (predicted, published)
-    if not row.get("lower_bound_only", False):
-        shortfall = (published - predicted) / published
-        assert shortfall <= row["tolerance"], (row["id"], predicted, published, shortfall)
+    # a latency the model leaves fixed costs out of is an upper bound of mlsys
+    judge(row, predict(row), row["published"], "lower_bound_only", upper_bound=True)
 
 
 def test_validation_set_covers_both_phases_and_tensor_parallelism():
@@ -120,10 +126,7 @@ def test_published_saturation_throughput(row):
         tp_size=row["tp_size"],
         max_num_seqs=row["max_num_seqs"],
     )
-    predicted = res.si("max_arrival_rate")
-    assert predicted >= 0.95 * rps, (row["id"], predicted, rps)
-    if not row.get("bound_only", False):
-        assert predicted / rps - 1.0 <= row["tolerance"], (row["id"], predicted, rps)
+    judge(row, res.si("max_arrival_rate"), rps, "bound_only", upper_bound=False)
 
 
 THROUGHPUT = SERVING["throughput"]
@@ -142,7 +145,4 @@ def test_published_static_batch_throughput(row):
         tp_size=row["tp_size"],
     )
     assert res.feasible, (row["id"], res.infeasibility_reason)
-    predicted, published = res.si("tokens_per_second"), row["published"]
-    assert predicted >= 0.95 * published, (row["id"], predicted, published)
-    if not row.get("bound_only", False):
-        assert predicted / published - 1.0 <= row["tolerance"], (row["id"], predicted, published)
+    judge(row, res.si("tokens_per_second"), row["published"], "bound_only", upper_bound=False)
