@@ -652,7 +652,7 @@ def evaluate(
     # current block's attention runs (Liu et al. 2023, Sec. 3); the backward pass sends
     # K, V and their gradients (twice the bytes). Only what outlasts the block's
     # attention compute is exposed.
-    if o is ScalarOps and cp == 1.0:  # one solve without context parallelism: no ring
+    if (cp == 1.0) if type(cp) is float else not (cp > 1.0).any():  # no ring: no exchange
         cp_n, t_cp_layer, t_cp_total_layer = 1.0, 0.0, 0.0
     else:
         _cp_k, cp_n = group_placement(cp, tp, g)

@@ -1,38 +1,42 @@
 """Which layout to choose: every parallel layout of a training job, priced at once.
 
-:class:`ParallelismSearch` enumerates every valid combination of data, tensor, pipeline
-and expert parallelism, micro-batch count, interleaving, ZeRO stage, recomputation and
-sequence parallelism for a model on a fleet, prices them all in one vectorised call of
-the same model :class:`~mlsys.core.solvers.distributed.DistributedModel` uses
+:class:`ParallelismSearch` enumerates every combination of data, tensor, pipeline, expert
+and context parallelism, micro-batch count, interleaving, schedule, ZeRO stage,
+recomputation and sequence parallelism for a model on a fleet, judges them with the
+rules of :class:`~mlsys.core.layout.TrainingLayout` applied to arrays
+(:func:`mlsys.core.layout.rejection_codes` — the same rule functions a solve checks),
+prices the valid ones in one vectorised call of the model
+:class:`~mlsys.core.solvers.distributed.DistributedModel` uses
 (:func:`mlsys.core.solvers._layout.evaluate` on numpy arrays), and ranks them by
-throughput. Layouts that cannot run are kept with the reason.
+throughput. Layouts that cannot run are kept with the reason. No pydantic object is
+built per layout.
 """
 
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
 
 from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.layout import (
+    RECOMPUTE_NAMES,
+    REJECTION_REASONS,
+    SCHEDULE_NAMES,
+    TOPOLOGY_NAMES,
+    Rejection,
+    layout_facts,
+    rejection_codes,
+)
 from mlsys.core.results import Result
 from mlsys.core.solvers import _layout
 from mlsys.core.solvers.distributed import DistributedModel, DistributedResult, build_problem
 
 __all__ = ["ParallelismSearch", "SearchResult", "REJECTION_REASONS"]
 
-REJECTION_REASONS: dict[int, str] = {
-    0: "",
-    1: "does not fit in memory",
-    2: "heads not divisible by tp",
-    3: "global batch not divisible by the dp·ep data-parallel ranks",
-    4: "more pipeline stages than layers",
-    5: "interleaving needs the micro-batch count to be a multiple of pp",
-}
-"""Why a layout was rejected, by code."""
-
-_RC_NAMES = ("none", "selective", "full")
+_RC_NAMES = tuple(RECOMPUTE_NAMES)  # index = Recompute code
 _COLUMNS = (
     "tokens_per_second",
     "step_time",
@@ -43,6 +47,7 @@ _COLUMNS = (
     "tp",
     "pp",
     "ep",
+    "cp",
     "microbatch_count",
     "v_stages",
     "zero_stage",
@@ -73,7 +78,7 @@ class SearchResult(Result):
     table : dict of str to ndarray
         One array per column (``tokens_per_second`` [token/s], ``step_time`` [s],
         ``mfu``, ``memory_per_accelerator`` [byte], ``feasible``, ``dp``, ``tp``,
-        ``pp``, ``ep``, ``microbatch_count``, ``v_stages``, ``zero_stage``,
+        ``pp``, ``ep``, ``cp``, ``microbatch_count``, ``v_stages``, ``zero_stage``,
         ``recompute``, ``sequence_parallel``, ``reason``), rows ranked: feasible
         layouts by throughput first, then the rejected ones.
 
@@ -185,6 +190,9 @@ class ParallelismSearch:
         topology_override: str | None = None,
         flash_attention: bool | None = None,
         raise_errors: bool = False,
+        *,
+        cp_sizes: Any = (1,),
+        schedules: Any = ("1f1b",),
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -204,6 +212,12 @@ class ParallelismSearch:
             Options tried (sequence parallelism only with ``tp > 1``).
         raise_errors : bool
             Raise :class:`InfeasibleError` when no layout is feasible.
+        cp_sizes : iterable of int
+            Context-parallel sizes tried (default 1 only; pass e.g. ``(1, 2, 4, 8)`` for
+            long sequences).
+        schedules : iterable of str
+            Pipeline schedules tried (``"1f1b"``, ``"gpipe"``; default 1F1B, which
+            covers interleaving through ``v_stages``).
 
         Returns
         -------
@@ -218,72 +232,85 @@ class ParallelismSearch:
         n = fleet.total_accelerators
         rc_codes = []
         for r in recompute:
-            code = _layout.RECOMPUTE_CODES.get(str(r).lower())
+            code = RECOMPUTE_NAMES.get(str(r).lower())
             if code is None:
                 raise ParameterError("recompute", r, "'none', 'selective' or 'full'")
-            rc_codes.append(code)
+            rc_codes.append(int(code))
         for z in zero_stages:
             if z not in (0, 1, 2, 3):
                 raise ParameterError("zero_stages", z, "0, 1, 2 or 3")
+        sched_codes = []
+        for sc in schedules:
+            key = str(sc).lower().replace("-", "").replace("_", "")
+            if key not in SCHEDULE_NAMES:
+                raise ParameterError("schedules", sc, "'1f1b', 'interleaved' or 'gpipe'")
+            if int(SCHEDULE_NAMES[key]) not in sched_codes:  # "interleaved" is 1F1B
+                sched_codes.append(int(SCHEDULE_NAMES[key]))
         topo = (topology_override or "auto").lower()
-        if topo not in _layout.TOPOLOGY_CODES:
+        if topo not in TOPOLOGY_NAMES:
             raise ParameterError(
                 "topology_override", topology_override, "None, 'ring', 'tree' or 'hierarchical'"
             )
+        facts = layout_facts(model, batch, int(P.s), n)
         divs = _divisors(n)
         tps = [t for t in (tp_sizes or divs) if n % t == 0 and t <= max(model.heads, 1)]
         experts = model.experts if model.is_moe else 1
         eps_all = list(ep_sizes or _divisors(experts))
-        rows: list[tuple] = []  # (tp, pp, ep, dp, m, v, code)
-        for tp in tps:
-            for pp in pp_sizes or _divisors(n // tp):
-                if (n // tp) % pp:
-                    continue
-                for ep in eps_all:
-                    if (n // (tp * pp)) % ep or experts % ep:
-                        continue
-                    dp = n // (tp * pp * ep)
-                    code = 0
-                    if model.heads % tp:
-                        code = 2
-                    elif pp > model.layers:
-                        code = 4
-                    elif batch % (dp * ep):
-                        code = 3
-                    if code:
-                        rows.append((tp, pp, ep, dp, 1, 1, code))
-                        continue
-                    per = batch // (dp * ep)
-                    ms = [mm for mm in (microbatch_counts or _divisors(per)) if per % mm == 0]
-                    for mm in ms:
-                        for v in v_stages if pp > 1 else (1,):
-                            bad = v > 1 and mm % pp
-                            rows.append((tp, pp, ep, dp, mm, v, 5 if bad else 0))
-        if not rows:
+        # model-parallel shapes whose product divides the fleet (dp derived: the world
+        # rule holds by construction); every other rule is applied below, vectorised
+        shapes = [
+            (tp, pp, ep, cp)
+            for tp in tps
+            for pp in (pp_sizes or _divisors(n // tp))
+            for ep in eps_all
+            for cp in cp_sizes
+            if n % (tp * pp * ep * cp) == 0
+        ]
+        if not shapes:
             raise ParameterError(
                 "fleet", n, "a fleet whose size admits at least one layout for this model"
             )
-        base = np.array(rows, dtype=float)
-        sp_opts = sorted({1.0 if s else 0.0 for s in sequence_parallel})
+        rows: list[tuple[int, ...]] = []  # (tp, pp, ep, cp, dp, m, v)
+        for tp, pp, ep, cp in shapes:
+            dp = n // (tp * pp * ep * cp)
+            if batch % (dp * ep):  # one row carries the batch rule's rejection
+                rows.append((tp, pp, ep, cp, dp, 1, 1))
+                continue
+            per = batch // (dp * ep)
+            ms = [mm for mm in (microbatch_counts or _divisors(per)) if per % mm == 0]
+            for mm in ms:
+                for v in v_stages if pp > 1 else (1,):
+                    rows.append((tp, pp, ep, cp, dp, mm, v))
+        base = np.array(rows, dtype=np.int64)
+        sp_opts = sorted({1 if s else 0 for s in sequence_parallel})
         combos = np.array(
-            list(itertools.product(sorted(set(zero_stages)), rc_codes, sp_opts)), dtype=float
+            list(itertools.product(sorted(set(zero_stages)), rc_codes, sp_opts, sched_codes)),
+            dtype=np.int64,
         )
         nb, nc = len(base), len(combos)
         B = np.repeat(base, nc, axis=0)
         C = np.tile(combos, (nb, 1))
-        tp, pp, ep, dp, m, v, code = (B[:, i] for i in range(7))
-        zero, rc, sp = C[:, 0], C[:, 1], C[:, 2]
-        # sequence parallelism is meaningless at tp = 1: keep one copy of those layouts
-        keep = ~((sp == 1.0) & (tp == 1.0)) | ((tp == 1.0) & (len(sp_opts) == 1))
-        tp, pp, ep, dp, m, v, code, zero, rc, sp = (
-            a[keep] for a in (tp, pp, ep, dp, m, v, code, zero, rc, sp)
+        # sequence parallelism is meaningless at tp = 1 (keep one copy of those layouts);
+        # GPipe has no interleaving (keep v = 1 only)
+        keep = (~((C[:, 2] == 1) & (B[:, 0] == 1)) | (len(sp_opts) == 1)) & ~(
+            (C[:, 3] == 1) & (B[:, 6] > 1)
         )
-        valid = code == 0
-        out = _layout.evaluate(
-            P, tp[valid], pp[valid], ep[valid], dp[valid], m[valid], v[valid],
-            zero[valid], rc[valid], sp[valid], 0, _layout.TOPOLOGY_CODES[topo], overlap,
+        B, C = B[keep], C[keep]
+        x = SimpleNamespace(
+            tp=B[:, 0], pp=B[:, 1], ep=B[:, 2], cp=B[:, 3], dp=B[:, 4],
+            microbatch_count=B[:, 5], v_stages=B[:, 6],
         )  # fmt: skip
-        size = len(tp)
+        # the same rules TrainingLayout.check applies to one layout, on arrays
+        code = rejection_codes(x, facts)
+        valid = code == 0
+        f = {k: v.astype(float) for k, v in vars(x).items()}
+        zero, rc, sp, sched = (C[:, i].astype(float) for i in range(4))
+        out = _layout.evaluate(
+            P, f["tp"][valid], f["pp"][valid], f["ep"][valid], f["dp"][valid],
+            f["microbatch_count"][valid], f["v_stages"][valid], zero[valid], rc[valid],
+            sp[valid], sched[valid], int(TOPOLOGY_NAMES[topo]), overlap, f["cp"][valid],
+        )  # fmt: skip
+        size = len(code)
         tokens = np.zeros(size)
         step = np.full(size, np.inf)
         mfu = np.zeros(size)
@@ -294,26 +321,32 @@ class ParallelismSearch:
         mem[valid] = out["memory"]
         fits = np.zeros(size, dtype=bool)
         fits[valid] = out["fits"]
-        code = np.where(valid & ~fits, 1.0, code)
+        code = np.where(valid & ~fits, int(Rejection.MEMORY), code)
         feasible = code == 0
         order = np.lexsort((-tokens, ~feasible))
-        reasons = np.array([REJECTION_REASONS[int(c)] for c in range(6)], dtype=object)
+        reasons = np.array(
+            [REJECTION_REASONS.get(c, "") for c in range(max(REJECTION_REASONS) + 1)],
+            dtype=object,
+        )
+        sched_names = np.array(["1f1b", "gpipe"], dtype=object)
         table = {
             "tokens_per_second": tokens[order],
             "step_time": step[order],
             "mfu": mfu[order],
             "memory_per_accelerator": mem[order],
             "feasible": feasible[order],
-            "dp": dp[order].astype(int),
-            "tp": tp[order].astype(int),
-            "pp": pp[order].astype(int),
-            "ep": ep[order].astype(int),
-            "microbatch_count": m[order].astype(int),
-            "v_stages": v[order].astype(int),
-            "zero_stage": zero[order].astype(int),
-            "recompute": np.array(_RC_NAMES, dtype=object)[rc[order].astype(int)],
-            "sequence_parallel": sp[order] == 1.0,
-            "reason": reasons[code[order].astype(int)],
+            "dp": x.dp[order],
+            "tp": x.tp[order],
+            "pp": x.pp[order],
+            "ep": x.ep[order],
+            "cp": x.cp[order],
+            "microbatch_count": x.microbatch_count[order],
+            "v_stages": x.v_stages[order],
+            "zero_stage": C[order, 0],
+            "recompute": np.array(_RC_NAMES, dtype=object)[C[order, 1]],
+            "sequence_parallel": C[order, 2] == 1,
+            "schedule": sched_names[C[order, 3]],
+            "reason": reasons[code[order]],
         }
         n_feasible = int(feasible.sum())
         best: DistributedResult | None = None
@@ -323,11 +356,13 @@ class ParallelismSearch:
                 "tp_size": int(table["tp"][0]),
                 "pp_size": int(table["pp"][0]),
                 "ep_size": int(table["ep"][0]),
+                "cp_size": int(table["cp"][0]),
                 "microbatch_count": int(table["microbatch_count"][0]),
                 "v_stages": int(table["v_stages"][0]),
                 "zero_stage": int(table["zero_stage"][0]),
                 "recompute": str(table["recompute"][0]),
                 "sequence_parallel": bool(table["sequence_parallel"][0]),
+                "schedule": str(table["schedule"][0]),
             }
             best = DistributedModel().solve(
                 model, fleet, batch_size=batch, precision=precision, efficiency=efficiency,
