@@ -25,8 +25,12 @@ meaning where it differs from mlsys's: ``mlsys.ureg.flop`` is a dimension of its
 ``Q_(1, "flop") + Q_(1, "byte")`` still raises.
 
 Where mlsys's value differs from the book's (80 GiB vs 81,559 MiB, B200 sparse vs dense,
-NVLink both directions vs per direction, ResNet-50 multiply-adds vs FLOPs, …), mlsys's
-value is the one served and :func:`book_differences` says what the book printed and why.
+NVLink both directions vs per direction, ResNet-50 and MobileNetV2 multiply-adds vs FLOPs,
+…), mlsys's value is the one served and :func:`book_differences` says what the book
+printed and why. One name means something else in mlsys's formulas:
+``HOURS_PER_YEAR`` here is the book's 8,760 (a 365-day year), while
+``mlsys.formulas.HOURS_PER_YEAR`` is 8,766 (the Julian year of 365.25 days that
+mlsys's economics uses).
 
 Examples
 --------
@@ -113,7 +117,7 @@ HOURS_PER_DAY = 24
 SEC_PER_DAY = SEC_PER_HOUR * HOURS_PER_DAY
 DAYS_PER_MONTH = 30  # the book's convention for monthly prices
 DAYS_PER_YEAR = 365  # the book's convention (no leap day)
-HOURS_PER_YEAR = HOURS_PER_DAY * DAYS_PER_YEAR
+HOURS_PER_YEAR = HOURS_PER_DAY * DAYS_PER_YEAR  # 8,760; mlsys.formulas' is 8,766 (Julian)
 MS_PER_SEC = 1000
 BITS_PER_BYTE = 8
 KIB_TO_BYTES = 1024
