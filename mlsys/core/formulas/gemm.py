@@ -441,31 +441,48 @@ def gemm_time(
     0.5409
     """
     tm, tn = float(tile_m), float(tile_n)
-    if sm_count is None:
-        o = _ops(m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element)
-        if o is _NUMPY:
-            m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element = _arrays(
-                m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element
-            )
-        pad_a = _tiles(o, m, n, tm, tn)[2]
-        pad_b = _tiles(o, m, n, tn, tm)[2]
-        padded, wave = o.minimum(pad_a, pad_b), 1.0
-    else:
-        o = _ops(m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element, sm_count)
-        if o is _NUMPY:
-            m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element, sm_count = _arrays(
-                m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element, sm_count
-            )
-        _, wave, padded = _best(o, m, n, k, tm, tn, sm_count)
-    # the padded tiles are computed whole: 2·K FLOPs per padded output element
-    t_compute = 2.0 * k * padded / (achievable_flops * wave)
-    if weight_bytes_per_element is None:
-        t_memory = (m * k + k * n + m * n) * bytes_per_element / bandwidth_Bps
-    else:
-        t_memory = (
-            (m * k + m * n) * bytes_per_element + k * n * weight_bytes_per_element
-        ) / bandwidth_Bps
-    return _ret(o.maximum(t_compute, t_memory))
+    ew = bytes_per_element if weight_bytes_per_element is None else weight_bytes_per_element
+    if (
+        type(m) in _SCALARS
+        and type(n) in _SCALARS
+        and type(k) in _SCALARS
+        and type(achievable_flops) in _SCALARS
+        and type(bandwidth_Bps) in _SCALARS
+        and type(bytes_per_element) in _SCALARS
+        and type(ew) in _SCALARS
+        and (sm_count is None or type(sm_count) in _SCALARS)
+    ):
+        # the solvers' path: the same expressions on floats, inlined (a few µs matter)
+        m, n, k = float(m), float(n), float(k)
+        t_compute = math.inf
+        for a, b in ((tm, tn), (tn, tm)):
+            rows, cols = math.ceil(m / a), math.ceil(n / b)
+            wave = 1.0
+            if sm_count is not None:
+                sm = float(sm_count)
+                tiles = max(rows * cols, 1.0)
+                split = max(1.0, min(math.floor(sm / tiles), math.floor(k / SPLIT_K_MIN_DEPTH)))
+                units = tiles * split
+                wave = units / (math.ceil(units / sm) * sm)
+            t = 2.0 * k * rows * a * cols * b / (achievable_flops * wave)
+            if t < t_compute:
+                t_compute = t
+        t_memory = ((m * k + m * n) * bytes_per_element + k * n * ew) / bandwidth_Bps
+        return t_compute if t_compute > t_memory else t_memory
+    o = _NUMPY
+    m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element, ew = _arrays(
+        m, n, k, achievable_flops, bandwidth_Bps, bytes_per_element, ew
+    )
+    # the padded tiles are computed whole: 2·K FLOPs per padded output element; of the
+    # two tile orientations the faster is kept
+    t_compute = None
+    for a, b in ((tm, tn), (tn, tm)):
+        tiles, _, padded = _tiles(o, m, n, a, b)
+        wave = 1.0 if sm_count is None else _waves(o, tiles, k, np.asarray(sm_count, float))
+        t = 2.0 * k * padded / (achievable_flops * wave)
+        t_compute = t if t_compute is None else np.minimum(t_compute, t)
+    t_memory = ((m * k + m * n) * bytes_per_element + k * n * ew) / bandwidth_Bps
+    return _ret(np.maximum(t_compute, t_memory))
 
 
 # -- attention ---------------------------------------------------------------------------

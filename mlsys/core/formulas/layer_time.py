@@ -167,9 +167,11 @@ def transformer_layer_time(
     ew = weight_bytes_per_element
     q_dev = heads / tp * head_dim
     # key/value heads are replicated, one per device, when tp exceeds them
-    kv_heads_dev = np.maximum(kv_heads / tp, 1.0)
-    if np.ndim(kv_heads_dev) == 0:
-        kv_heads_dev = float(kv_heads_dev)
+    kv_heads_dev = kv_heads / tp
+    if type(kv_heads_dev) is float:
+        kv_heads_dev = kv_heads_dev if kv_heads_dev > 1.0 else 1.0
+    else:
+        kv_heads_dev = np.maximum(kv_heads_dev, 1.0)
     kv_dev = kv_heads_dev * head_dim
     f_dev = ffn_hidden / tp
     up_width = 2.0 * f_dev if gated_mlp else f_dev

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -383,6 +383,10 @@ class _Plan:
     kv_precision: str
     compute_precision: str
     problem: str | None  # a reason the plan cannot run at all, else None
+    # per-kernel times already priced for this plan, by their float arguments: a book
+    # solves the same configuration many times and the batching model re-prices the
+    # same step sizes while it searches
+    priced: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _layer_split(plan: _Plan) -> float:
@@ -405,8 +409,21 @@ def _roof(plan: _Plan, flops_dev: float, bytes_dev: float) -> tuple[float, float
     return (tc if tc > tm else tm), tc, tm
 
 
+_PRICED_MAX = 4096
+
+
 def _layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float) -> float:
     """Seconds of one transformer layer on one device (communication excluded)."""
+    key = ("layer", tokens, batch, q_len, kv_len)
+    hit = plan.priced.get(key)
+    if hit is None:
+        if len(plan.priced) > _PRICED_MAX:
+            plan.priced.clear()
+        hit = plan.priced[key] = _price_layer(plan, tokens, batch, q_len, kv_len)
+    return hit
+
+
+def _price_layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float) -> float:
     s = plan.shape
     experts_run, ffn_tokens = 1.0, tokens
     if s.is_moe:
@@ -444,9 +461,13 @@ def _layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float
 
 def _lm_head(plan: _Plan, rows: float) -> float:
     """Seconds of the output projection for ``rows`` positions (vocabulary split by tp)."""
+    key = ("head", rows)
+    hit = plan.priced.get(key)
+    if hit is not None:
+        return hit
     s = plan.shape
     wb = plan.w_bytes if plan.w_bytes != plan.a_bytes else None
-    return gemm_time(
+    hit = plan.priced[key] = gemm_time(
         rows,
         s.vocab / plan.tp,
         s.hidden,
@@ -456,13 +477,21 @@ def _lm_head(plan: _Plan, rows: float) -> float:
         plan.sm_count,
         weight_bytes_per_element=wb,
     )
+    return hit
 
 
 def _allreduce(plan: _Plan, message_bytes: float) -> float:
     """One tensor-parallel all-reduce as NCCL runs it (protocol, NVLS)."""
     if plan.tp <= 1 or plan.tp_bw <= 0.0:
         return 0.0
-    return nccl_allreduce_time(message_bytes, plan.tp, plan.tp_bw, plan.tp_link, plan.tp_nvls)
+    key = ("all-reduce", message_bytes)
+    hit = plan.priced.get(key)
+    if hit is not None:
+        return hit
+    hit = plan.priced[key] = nccl_allreduce_time(
+        message_bytes, plan.tp, plan.tp_bw, plan.tp_link, plan.tp_nvls
+    )
+    return hit
 
 
 def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
