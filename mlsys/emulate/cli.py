@@ -191,10 +191,13 @@ def _matmul(args: argparse.Namespace) -> int:
 
 
 def _ffn(args: argparse.Namespace) -> int:
+    from mlsys.core.layout import TrainingLayout
     from mlsys.emulate.tp import run_ffn
 
+    # the one layout type validates the tensor-parallel size (a ParameterError names it)
+    layout = TrainingLayout(tp=args.ranks)
     reports = run_ffn(
-        args.ranks,
+        layout.tp,
         args.batch_size,
         args.seq_len,
         args.hidden,
@@ -218,12 +221,19 @@ def _ffn(args: argparse.Namespace) -> int:
 
 
 def _pipeline(args: argparse.Namespace) -> int:
+    from mlsys.core.layout import TrainingLayout
     from mlsys.emulate.pipeline import run_pipeline
 
-    schedule = ("gpipe", "1f1b") if args.schedule == "both" else args.schedule
+    # each schedule is a TrainingLayout (pp stages, m micro-batches), validated once
+    names = ("gpipe", "1f1b") if args.schedule == "both" else (args.schedule,)
+    layouts = [
+        TrainingLayout(pp=args.stages, microbatch_count=args.microbatches, schedule=name)
+        for name in names
+    ]
+    schedule = tuple(lay.schedule for lay in layouts) if len(layouts) > 1 else layouts[0].schedule
     results = run_pipeline(
-        args.stages,
-        args.microbatches,
+        layouts[0].pp,
+        layouts[0].microbatch_count,
         schedule,
         microbatch_size=args.microbatch_size,
         steps=args.steps,

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsys.core.errors import MlsysError, ParameterError
+from mlsys.core.layout import TrainingLayout
 from mlsys.core.results import Result
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.types import Fleet
@@ -93,12 +94,17 @@ def scaling_curve(
     overlap: bool = True,
     grad_dtype: str | None = None,
     threshold: float = 0.5,
+    *,
+    cp_size: int = 1,
+    layout: TrainingLayout | None = None,
     **options: Any,
 ) -> ScalingResult:
     """Throughput, scaling efficiency and marginal speed-up of a job across fleet sizes.
 
     The global batch stays fixed (strong scaling); each size uses
-    ``dp = N/(tp·pp·ep)`` replicas and ``batch/(dp·ep·microbatch_size)`` micro-batches.
+    ``dp = N/(tp·pp·ep·cp)`` replicas and ``batch/(dp·ep·microbatch_size)``
+    micro-batches. The layout is one :class:`~mlsys.core.layout.TrainingLayout`,
+    validated once; every size is priced by :class:`DistributedModel` through it.
 
     Parameters
     ----------
@@ -120,6 +126,12 @@ def scaling_curve(
         Sequences per micro-batch.
     threshold : float
         Marginal speed-up below which the wall is declared (default 0.5).
+    cp_size : int
+        Context-parallel size (as in :meth:`DistributedModel.solve`).
+    layout : TrainingLayout, optional
+        The layout within a replica, at once (replaces ``tp_size`` … ``grad_dtype``
+        and the ``schedule``/``flash_attention`` options); its ``dp`` and
+        ``microbatch_count`` are derived per fleet size.
     **options
         Further keywords of :meth:`DistributedModel.solve` (``schedule``,
         ``flash_attention``, ``topology_override``).
@@ -149,29 +161,39 @@ def scaling_curve(
         raise ParameterError("nodes", nodes, "strictly increasing node counts")
     if not 0.0 < threshold <= 1.0:
         raise ParameterError("threshold", threshold, "a marginal speed-up in (0, 1]")
+    if layout is None:
+        sched = options.pop("schedule", "1f1b")
+        flash = options.pop("flash_attention", None)
+        layout = TrainingLayout(
+            tp=tp_size, pp=pp_size, ep=ep_size, cp=cp_size, v_stages=v_stages,
+            zero_stage=zero_stage, recompute=recompute, sequence_parallel=sequence_parallel,
+            schedule=sched, flash_attention=flash, grad_dtype=grad_dtype,
+        )  # fmt: skip
+    elif not isinstance(layout, TrainingLayout):
+        raise ParameterError("layout", layout, "a TrainingLayout")
+    mb = _positive(microbatch_size)
     solver = DistributedModel()
     g = node.accelerators_per_node
     n_acc = sizes * g
     step = np.full(sizes.shape, np.nan)
     mfu = np.full(sizes.shape, np.nan)
     feasible = np.zeros(sizes.shape, dtype=bool)
+    per_replica_size = layout.tp * layout.pp * layout.ep * layout.cp
     for i, count in enumerate(sizes):
         fleet = Fleet(node=node, count=int(count), fabric=fabric)
         n = fleet.total_accelerators
-        if n % (tp_size * pp_size * ep_size):
+        if n % per_replica_size:
             continue
-        replicas = n // (tp_size * pp_size)
-        if batch_size % replicas or (batch_size // replicas) % microbatch_size:
+        replicas = n // (layout.tp * layout.pp * layout.cp)  # dp·ep ranks share the batch
+        if batch_size % replicas or (batch_size // replicas) % mb:
             continue
-        m = batch_size // replicas // microbatch_size
+        m = batch_size // replicas // mb
+        lay = layout.model_copy(update={"microbatch_count": m, "dp": None})
         try:
             res = solver.solve(
                 model, fleet, batch_size=batch_size, precision=precision,
-                efficiency=efficiency, tp_size=tp_size, pp_size=pp_size, ep_size=ep_size,
-                v_stages=v_stages, microbatch_count=m, seq_len=seq_len,
-                zero_stage=zero_stage, recompute=recompute,
-                sequence_parallel=sequence_parallel, overlap=overlap,
-                grad_dtype=grad_dtype, **options,
+                efficiency=efficiency, seq_len=seq_len, overlap=overlap, layout=lay,
+                **options,
             )  # fmt: skip
         except MlsysError:
             continue
@@ -202,3 +224,9 @@ def scaling_curve(
         communication_wall_nodes=None if wall is None else wall / g,
         threshold=float(threshold),
     )
+
+
+def _positive(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError("microbatch_size", value, "a positive integer")
+    return int(value)
