@@ -22,7 +22,8 @@ Conventions, stated once:
 
 from __future__ import annotations
 
-from functools import cached_property
+import re
+from functools import cached_property, lru_cache
 from typing import Annotated, Any, ClassVar, Literal
 
 import pint
@@ -105,9 +106,44 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
+# "3.35 TB/s", "1978.9 TFLOP/s", "81559 MiB": a number, a space, a unit.
+_NUMBER_UNIT = re.compile(
+    r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s+([A-Za-zµ][^\s]*)\s*$"
+)
+
+
+@lru_cache(maxsize=512)
+def _unit_named(text: str) -> Any:
+    from mlsys.core.units import get_registry
+
+    return get_registry().Unit(text)
+
+
+def _parse_quantity(value: str) -> Any:
+    """A catalog string such as "3.35 TB/s" as a Quantity, or the string if not that shape.
+
+    pint's expression parser costs ~0.4 ms a string and a catalog holds hundreds: the
+    number is read by ``float`` and each unit text parsed once (the first formatted
+    catalog number of a book waits for the whole accelerator table to load).
+    """
+    match = _NUMBER_UNIT.match(value)
+    if match is None:
+        return value
+    try:
+        unit = _unit_named(match.group(2))
+    except Exception:
+        return value  # let pint's full parser say what is wrong
+    magnitude = float(match.group(1))
+    if magnitude.is_integer() and "." not in match.group(1) and "e" not in match.group(1).lower():
+        magnitude = int(magnitude)  # "700 W" stays 700, as pint's parser reads it
+    return unit._REGISTRY.Quantity(magnitude, unit)
+
+
 def _quantity_validator(unit: str):
     def validate(value: Any, info: Any) -> pint.Quantity:
         name = getattr(info, "field_name", None) or "value"
+        if isinstance(value, str):
+            value = _parse_quantity(value)
         return as_quantity(value, unit, name)
 
     return validate
@@ -163,7 +199,7 @@ class Provenance(BaseModel):
         Conventions or caveats (e.g. "bidirectional 900 GB/s halved").
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     kind: Literal["datasheet", "paper", "estimate", "measurement", "standard", "derived"]
     reference: str
@@ -175,7 +211,11 @@ class _Model(BaseModel):
     """Common base: frozen, strict about unknown fields, errors as ConfigurationError."""
 
     model_config = ConfigDict(
-        frozen=True, extra="forbid", arbitrary_types_allowed=True, validate_default=True
+        frozen=True,
+        extra="forbid",
+        arbitrary_types_allowed=True,
+        validate_default=True,
+        defer_build=True,  # schemas built on first use: reading Hardware builds one, not nine
     )
 
     name: str = Field(description="Catalog key or user-chosen name.")

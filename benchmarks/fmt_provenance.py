@@ -1,0 +1,95 @@
+"""Speed of book formatting with provenance on: prints each figure and its ratio to target.
+
+Three figures (issue 14):
+
+* ``fmt`` of a catalog value (``fmt(Hardware.H100.memory_bandwidth)``, which looks up and
+  attaches the value's origin) and its Markdown span, per call: target 25 µs;
+* ``import mlsys`` in a fresh interpreter: target 0.1 s;
+* a fresh interpreter to its first formatted catalog number (import, catalog load, the
+  first ``fmt``): target 0.3 s.
+
+Fresh-interpreter figures are the median of several runs (``-X importtime`` is not
+used: it slows the import it measures). ``--src DIR`` measures another checkout of mlsys
+(e.g. ``git archive <commit> | tar -x -C /tmp/before``) for a before/after comparison.
+A ratio below 1 meets the target.
+
+Run: ``python benchmarks/fmt_provenance.py [--src DIR] [--runs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import timeit
+
+TARGET_FMT_US = 25.0
+TARGET_IMPORT_S = 0.1
+TARGET_FIRST_NUMBER_S = 0.3
+
+_IMPORT = "import time; t = time.perf_counter(); import mlsys; print(time.perf_counter() - t)"
+_FIRST = (
+    "import time; t = time.perf_counter()\n"
+    "from mlsys import Hardware\n"
+    "from mlsys.formatting import fmt\n"
+    "text = fmt(Hardware.H100.memory_bandwidth)._repr_markdown_()\n"
+    "print(time.perf_counter() - t)"
+)
+
+
+def _fresh(code: str, src: str | None, runs: int) -> float:
+    """Median seconds a snippet reports in fresh interpreters."""
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
+    times = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return statistics.median(times)
+
+
+def _fmt_us(src: str | None) -> tuple[float, float]:
+    """Microseconds per fmt of a catalog value, and per fmt plus its Markdown span."""
+    if src:
+        sys.path.insert(0, src)
+    from mlsys import Hardware
+    from mlsys.formatting import fmt
+
+    value = Hardware.H100.memory_bandwidth
+    fmt(value)._repr_markdown_()  # warm the caches, as a chapter would after its first number
+    n = 5000
+    plain = min(timeit.repeat(lambda: fmt(value), number=n, repeat=5)) / n * 1e6
+    span = min(timeit.repeat(lambda: fmt(value)._repr_markdown_(), number=n, repeat=5)) / n * 1e6
+    return plain, span
+
+
+def main() -> None:
+    """Measure and print the figures and their ratios to target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", help="directory holding the mlsys package to measure")
+    parser.add_argument("--runs", type=int, default=7, help="fresh interpreters per figure")
+    args = parser.parse_args()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    import_s = _fresh(_IMPORT, args.src, args.runs)
+    first_s = _fresh(_FIRST, args.src, args.runs)
+    fmt_us, span_us = _fmt_us(args.src)
+    print(f"mlsys from {args.src or 'the installed tree'}; load average {load:.2f}")
+    rows = [
+        ("fmt(catalog value)", fmt_us, TARGET_FMT_US, "µs"),
+        ("fmt + Markdown span", span_us, TARGET_FMT_US, "µs"),
+        ("import mlsys", import_s, TARGET_IMPORT_S, "s"),
+        ("first formatted catalog number", first_s, TARGET_FIRST_NUMBER_S, "s"),
+    ]
+    for name, value, target, unit in rows:
+        print(
+            f"{name:<32} {value:8.3f} {unit:<2}  target {target:g} {unit:<2}  ratio {value / target:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
