@@ -46,6 +46,18 @@ __all__ = [
 _COUNT = "count"  # an argument the book passes as a plain count or a count Quantity
 
 
+def _returned(value: Any, unit: str, *args: Any) -> Any:
+    """The book's return convention: a Quantity when any argument was one, else a number.
+
+    The package the older chapters were written for took and returned plain numbers
+    (seconds, hours, bytes); its later releases took Quantities and returned them.
+    Following the arguments serves both.
+    """
+    if any(hasattr(a, "units") for a in args):
+        return Q_(value, unit)
+    return float(value) if getattr(value, "ndim", 0) == 0 else value
+
+
 def _count(value: Any, name: str) -> Any:
     """A plain count from a number, an mlsys count Quantity or the book's count Quantity."""
     if hasattr(value, "units"):
@@ -67,7 +79,8 @@ class LegacyFormula:
         Unit of each old positional argument (``None``: a plain number; ``"count"``: a
         plain count or a count Quantity, the book's or mlsys's).
     returns : str or None
-        Unit the old function returned its Quantity in (``None``: a plain number).
+        Unit of the result (``None``: a plain number). The result is a Quantity in it
+        when any argument was a Quantity, else a plain number in it (the book's way).
     reorder : callable, optional
         Maps the converted old arguments (a dict by old name) to the new function's
         positional arguments.
@@ -110,7 +123,9 @@ class LegacyFormula:
         result = self.target()(*new_args)
         if self.post is not None:
             result = self.post(result, converted)
-        return result if self.returns is None else Q_(result, self.returns)
+        if self.returns is None:
+            return result
+        return _returned(result, self.returns, *values.values())
 
 
 def _entry(
@@ -230,8 +245,8 @@ def calc_checkpoint_size(n_params: Any, bytes_per_param: Any = 16) -> Any:
 
     Returns
     -------
-    pint.Quantity
-        Bytes.
+    float or pint.Quantity
+        Bytes: a Quantity when an argument is one, else a number (the book's convention).
 
     References
     ----------
@@ -240,12 +255,16 @@ def calc_checkpoint_size(n_params: Any, bytes_per_param: Any = 16) -> Any:
 
     Examples
     --------
-    >>> calc_checkpoint_size(175e9).to("TB")
+    >>> calc_checkpoint_size(175e9)
+    2800000000000.0
+    >>> from mlsys.core.units import Q_
+    >>> calc_checkpoint_size(Q_(175e9, "parameter")).to("TB")
     <Quantity(2.8, 'terabyte')>
     """
     params = _count(n_params, "n_params")
     per_param = as_si(bytes_per_param, "byte", "bytes_per_param")
-    return Q_(_core("checkpoint_bytes")(params, per_param), "byte")
+    size = _core("checkpoint_bytes")(params, per_param)
+    return _returned(size, "byte", n_params, bytes_per_param)
 
 
 def _seconds_pair(first: Any, second: Any, names: tuple[str, str]) -> tuple[Any, Any]:
@@ -304,8 +323,8 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
 
     Returns
     -------
-    pint.Quantity
-        Hours.
+    float or pint.Quantity
+        Hours: a Quantity when an argument is one, else a number (the book's convention).
 
     References
     ----------
@@ -315,11 +334,12 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
     Examples
     --------
     >>> calc_mtbf_cluster(50_000, 1000)
-    <Quantity(50.0, 'hour')>
+    50.0
     """
     mtbf_s = as_si(component_mtbf_hours, "hour", "component_mtbf_hours") * 3600.0
     n = _count(n_components, "n_components")
-    return Q_(float(_core("fleet_mtbf_s")(1.0 / mtbf_s, n)), "s").to("hour")
+    hours = float(_core("fleet_mtbf_s")(1.0 / mtbf_s, n)) / 3600.0
+    return _returned(hours, "hour", component_mtbf_hours, n_components)
 
 
 def calc_mtbf_node(
@@ -344,8 +364,8 @@ def calc_mtbf_node(
 
     Returns
     -------
-    pint.Quantity
-        Hours.
+    float or pint.Quantity
+        Hours: a Quantity when an argument is one, else a number (the book's convention).
 
     References
     ----------
@@ -354,7 +374,7 @@ def calc_mtbf_node(
 
     Examples
     --------
-    >>> round(calc_mtbf_node(50_000, 8, 150_000, 2, 100_000, 2).m_as("hour"), 1)
+    >>> round(calc_mtbf_node(50_000, 8, 150_000, 2, 100_000, 2), 1)
     5172.4
     """
     rate = _core("fleet_failure_rate")
@@ -368,7 +388,8 @@ def calc_mtbf_node(
             total_per_s += rate(1.0 / (as_si(mtbf_h, "hour", "mtbf_h") * 3600.0), n)
     if total_per_s == 0.0:
         raise ParameterError("n_gpus", n_gpus, "at least one component in the node")
-    return Q_(float(_core("fleet_mtbf_s")(total_per_s, 1)), "s").to("hour")
+    hours = float(_core("fleet_mtbf_s")(total_per_s, 1)) / 3600.0
+    return _returned(hours, "hour", *(mtbf for mtbf, _ in parts))
 
 
 def calc_pipeline_bubble(n_stages: Any, n_microbatches: Any, v_stages: Any = 1) -> float:
@@ -414,8 +435,8 @@ def calc_young_daly_interval(checkpoint_cost_s: Any, mtbf_s: Any) -> Any:
 
     Returns
     -------
-    pint.Quantity
-        Seconds.
+    float or pint.Quantity
+        Seconds: a Quantity when an argument is one, else a number (the book's convention).
 
     References
     ----------
@@ -423,12 +444,13 @@ def calc_young_daly_interval(checkpoint_cost_s: Any, mtbf_s: Any) -> Any:
 
     Examples
     --------
-    >>> calc_young_daly_interval(60, 86_400 / 2)
-    <Quantity(2276.83992, 'second')>
+    >>> round(calc_young_daly_interval(60, 86_400 / 2), 2)
+    2276.84
     """
     delta = as_si(checkpoint_cost_s, "s", "checkpoint_cost_s")
     mtbf = as_si(mtbf_s, "s", "mtbf_s")
-    return Q_(round(float(_core("young_checkpoint_interval_s")(delta, mtbf)), 5), "s")
+    interval = _core("young_checkpoint_interval_s")(delta, mtbf)
+    return _returned(interval, "s", checkpoint_cost_s, mtbf_s)
 
 
 def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ratio: Any) -> Any:
@@ -443,8 +465,8 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
 
     Returns
     -------
-    pint.Quantity
-        FLOP/s in the book's count units.
+    float or pint.Quantity
+        FLOP/s (the book's counts): a Quantity when an argument is one, else a number.
 
     References
     ----------
@@ -454,7 +476,7 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
 
     Examples
     --------
-    >>> calc_effective_flops(1e18, 0.5, 0.5, 0.9).m_as("1/s")
+    >>> calc_effective_flops(1e18, 0.5, 0.5, 0.9)
     2.25e+17
     """
     peak = as_si(to_book_counts(peak_flops), "1/s", "peak_flops")
@@ -462,7 +484,8 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
         as_si(x, "dimensionless", n)
         for x, n in ((mfu, "mfu"), (scaling_eff, "scaling_eff"), (goodput_ratio, "goodput"))
     ]
-    return Q_(peak * factors[0] * factors[1] * factors[2], "flop_count/s")
+    delivered = peak * factors[0] * factors[1] * factors[2]
+    return _returned(delivered, "flop_count/s", peak_flops, mfu, scaling_eff, goodput_ratio)
 
 
 def calc_availability_stacked(single_availability: Any, n_replicas: Any) -> float:

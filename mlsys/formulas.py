@@ -12,7 +12,9 @@ The textbook *Machine Learning Systems* (harvard-edge/cs249r_book) calls its own
 ``calc_availability_stacked``, ``calc_amdahls_speedup``, ``calc_network_latency_ms``,
 ``calc_monthly_egress_cost`` and ``model_memory``. They are served here with the book's
 call shapes and meanings (defaults included: a checkpoint is 16 bytes per parameter in
-the book), each a thin adapter over the cited formula (:mod:`mlsys._legacy`).
+the book), each a thin adapter over the cited formula (:mod:`mlsys._legacy`). As in the
+book, plain numbers in give plain numbers out (seconds, hours, bytes, as each docstring
+says) and Quantities in give a Quantity out.
 
 Examples
 --------
@@ -20,8 +22,8 @@ Examples
 >>> round(ring_allreduce_time(1e9, 8, 450e9, 1e-6) * 1e3, 4)     # milliseconds
 3.9029
 >>> from mlsys.formulas import calc_checkpoint_size
->>> calc_checkpoint_size(175e9).to("TB")
-<Quantity(2.8, 'terabyte')>
+>>> calc_checkpoint_size(175e9) / 1e12      # terabytes (numbers in, numbers out)
+2.8
 """
 
 from __future__ import annotations

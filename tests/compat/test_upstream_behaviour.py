@@ -156,7 +156,7 @@ def test_assumptions_have_provenance():
 
 def test_checkpoint_and_model_memory():
     # 16 bytes per parameter (ZeRO, Sec. 3.1): 175e9 x 16 = 2.8e12 bytes
-    assert FO.calc_checkpoint_size(175e9).m_as("byte") == pytest.approx(2.8e12)
+    assert FO.calc_checkpoint_size(175e9) == pytest.approx(2.8e12)  # numbers in, bytes out
     assert FO.calc_checkpoint_size(C.GPT3_PARAMS, 2).m_as("GB") == pytest.approx(349.2, rel=1e-3)
     # ResNet-50 in fp32: 25.6e6 x 4 bytes = 102.4 MB (the book's docstring: ~102)
     assert FO.model_memory(25.6e6, C.BYTES_FP32) == pytest.approx(102.4)
@@ -164,10 +164,11 @@ def test_checkpoint_and_model_memory():
 
 def test_reliability_formulas():
     # 1000 GPUs of 50,000 h MTTF: 50 h
-    assert FO.calc_mtbf_cluster(50_000, 1000).m_as("hour") == pytest.approx(50)
+    assert FO.calc_mtbf_cluster(50_000, 1000) == pytest.approx(50)
+    assert FO.calc_mtbf_cluster(Q_(50_000, "h"), 1000).m_as("min") == pytest.approx(50 * 60)
     # 8/50,000 + 2/150,000 + 2/100,000 = 1.9333e-4 per hour -> 5,172.4 h
     node = FO.calc_mtbf_node(50_000, 8, 150_000, 2, 100_000, 2)
-    assert node.m_as("hour") == pytest.approx(1 / (8 / 50e3 + 2 / 150e3 + 2 / 100e3))
+    assert node == pytest.approx(1 / (8 / 50e3 + 2 / 150e3 + 2 / 100e3))
     # P(failure) = 1 - exp(-T/M); T = M gives 1 - 1/e
     assert FO.calc_failure_probability(Q_(100, "h"), Q_(100, "h")) == pytest.approx(1 - math.e**-1)
     assert FO.calc_failure_probability(Q_(1, "day"), Q_(12, "h")) == pytest.approx(
@@ -176,9 +177,9 @@ def test_reliability_formulas():
     with pytest.raises(ValueError):
         FO.calc_failure_probability(Q_(100, "h"), 100)  # one Quantity, one bare number
     # Young: sqrt(2 x 60 s x 43,200 s) = 2,276.84 s
-    assert FO.calc_young_daly_interval(60, 43_200).m_as("s") == pytest.approx(
-        math.sqrt(2 * 60 * 43_200)
-    )
+    assert FO.calc_young_daly_interval(60, 43_200) == pytest.approx(math.sqrt(2 * 60 * 43_200))
+    tau = FO.calc_young_daly_interval(Q_(1, "min"), Q_(12, "h"))
+    assert tau.m_as("s") == pytest.approx(math.sqrt(2 * 60 * 43_200))
     # three replicas at 99 %: 1 - 0.01^3
     assert FO.calc_availability_stacked(0.99, 3) == pytest.approx(1 - 0.01**3)
 
@@ -194,7 +195,10 @@ def test_pipeline_amdahl_network_cost():
     # 1 MB/s for 30 days = 2,592 GB at $0.09
     assert FO.calc_monthly_egress_cost(1e6, 0.09) == pytest.approx(2592 * 0.09)
     # 1 EFLOP/s x 0.5 x 0.5 x 0.9
-    assert FO.calc_effective_flops(1e18, 0.5, 0.5, 0.9).m_as("1/s") == pytest.approx(2.25e17)
+    assert FO.calc_effective_flops(1e18, 0.5, 0.5, 0.9) == pytest.approx(2.25e17)
+    cluster = C.H100_FLOPS_FP16_TENSOR * 1024
+    delivered = FO.calc_effective_flops(cluster, C.MFU_TRAINING_HIGH, C.SCALING_EFF_1024GPU, 0.9)
+    assert delivered.m_as(C.PFLOPs / C.second) == pytest.approx(989.4e-3 * 1024 * 0.5 * 0.5 * 0.9)
 
 
 def test_training_flops_in_book_counts():

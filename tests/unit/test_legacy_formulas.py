@@ -23,13 +23,16 @@ def test_kv_cache_old_worked_example():
     # The old docstring's example: Llama-3 8B, 32 layers, 8 KV heads, 128 dims,
     # 4096 tokens, batch 1, fp16: 2*32*8*128*4096*2 = 536,870,912 bytes.
     old = _old("calc_kv_cache_size")(32, 8, 128, 4096, 1)
-    assert old.to("byte").magnitude == 536_870_912
+    assert old == 536_870_912  # numbers in, a number of bytes out (the book's convention)
+    assert _old("calc_kv_cache_size")(32, 8, 128, 4096, 1, Q_(2, "byte")).m_as("B") == old
 
 
 def test_training_flops_gpt3():
     # Brown et al. 2020, Table D.1: 6 * 174.6e9 * 300e9 = 3.14e23 FLOPs.
     old = _old("calc_transformer_training_flops")(174.6e9, 300e9)
-    # the book counts FLOPs as plain numbers (flop_count, dimensionless)
+    assert old == pytest.approx(3.1428e23, rel=1e-4)
+    # a Quantity in, a Quantity out, FLOPs as the book's plain counts (flop_count)
+    old = _old("calc_transformer_training_flops")(Q_(174.6e9, "parameter"), 300e9)
     assert old.m_as("") == pytest.approx(3.1428e23, rel=1e-4)
 
 
