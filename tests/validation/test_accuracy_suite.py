@@ -41,7 +41,8 @@ def test_every_case_is_cited_and_explained():
 
 def test_open_issues_are_explained_and_few():
     open_cases = [c for c in CASES if c.open_issue]
-    assert len(open_cases) <= 3, [_id(c) for c in open_cases]
+    # a guard against the marker becoming a dumping ground: each one is a named gap
+    assert len(open_cases) <= 5, [_id(c) for c in open_cases]
     for case in open_cases:
         assert "issue" in case.open_issue.lower() and len(case.open_issue) > 40
 
