@@ -293,6 +293,13 @@ def _scalar(magnitude: Any, name: str, original: Any) -> float:
 
 def _coerce(value: Any, name: str) -> tuple[float, UnitsContainer | None]:
     """Split ``value`` into a finite float and the units (``None`` for plain numbers)."""
+    if type(value) is _quantity_class():  # the common case, without ABC isinstance checks
+        magnitude = value._magnitude
+        if type(magnitude) is float or type(magnitude) is int:
+            x = float(magnitude)
+            if x - x == 0.0:  # finite (NaN and infinity give NaN)
+                units = value._units
+                return x, (units if units else None)
     if value is None:
         raise FormatError(name, value, "a number or a pint Quantity, not None")
     if isinstance(value, str):
@@ -318,6 +325,11 @@ def _coerce(value: Any, name: str) -> tuple[float, UnitsContainer | None]:
         units = value._units
         return x, (units if units else None)
     return _scalar(value, name, value), None
+
+
+@lru_cache(maxsize=1)
+def _quantity_class() -> type:
+    return get_registry().Quantity
 
 
 @lru_cache(maxsize=256)
@@ -573,6 +585,7 @@ def _compact(base_name: str, power: int) -> tuple[str, UnitsContainer]:
     return name, compact._units
 
 
+@lru_cache(maxsize=1024)
 def _with(rest: UnitsContainer, name: str) -> UnitsContainer:
     return UnitsContainer({name: 1, **dict(rest.items())})
 
@@ -772,6 +785,7 @@ def _money_number(x: float, digits: int | None, sep: str, compact: bool = True) 
     return f"{sign}${text}"
 
 
+@lru_cache(maxsize=4096)  # pure: a chapter formats the same catalog value again and again
 def _render(
     x: float, units: UnitsContainer | None, digits: int | None, sep: str, space: str
 ) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -364,6 +365,14 @@ def record(result: Any, solver: Any, /, **inputs: Any) -> Any:
 _TITLE_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": " "})
 
 
+@lru_cache(maxsize=2048)
+def _escaped_title(title: str) -> str:
+    """The title cut to :data:`MAX_TITLE_CHARS` and escaped for a Pandoc attribute."""
+    if len(title) > MAX_TITLE_CHARS:
+        title = title[: MAX_TITLE_CHARS - 1] + "…"
+    return title.translate(_TITLE_ESCAPES)
+
+
 def span(markdown: str, origin: Origin) -> str:
     """A Pandoc span carrying the origin as its title: ``[3.35 TB/s]{.mlsys-num title="…"}``.
 
@@ -380,10 +389,7 @@ def span(markdown: str, origin: Origin) -> str:
         Markdown that Pandoc reads as ``<span class="mlsys-num" title="…">``; in LaTeX
         output the span is its text alone.
     """
-    title = origin.describe()
-    if len(title) > MAX_TITLE_CHARS:
-        title = title[: MAX_TITLE_CHARS - 1] + "…"
-    return f'[{markdown}]{{.mlsys-num title="{title.translate(_TITLE_ESCAPES)}"}}'
+    return f'[{markdown}]{{.mlsys-num title="{_escaped_title(origin.describe())}"}}'
 
 
 def split_span(markdown: str) -> tuple[str, str | None]:
