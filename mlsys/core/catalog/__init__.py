@@ -149,3 +149,36 @@ Grids: Registry[GridProfile] = Registry("Grids", _grids)
 
 Datacenters: Registry[Datacenter] = Registry("Datacenters", _datacenters)
 """Facilities: PUE, WUE and the grid that feeds them."""
+
+
+# -- the textbook's groupings, as views (issue 15) ---------------------------------------
+# The book 'Machine Learning Systems' reads Hardware.Cloud.H100, Models.Vision.ResNet50
+# and Models.GPT3.training_ops. Those groups are views built by mlsys.compat from
+# compatB's book_*.toml files over the entries above; they are imported only when a group
+# is first touched, so the catalog itself loads no compat code.
+def _compat_group(module: str, builder: str, *args: str) -> Any:
+    import importlib
+
+    return getattr(importlib.import_module(module), builder)(*args)
+
+
+for _tier in ("Cloud", "Edge", "Mobile", "Tiny", "Workstation"):
+    Hardware.add_group(
+        _tier, lambda t=_tier: _compat_group("mlsys.compat.hardware", "hardware_group", t)
+    )
+Hardware.add_group("Tech", lambda: _compat_group("mlsys.compat.hardware", "tech_group"))
+for _family in ("Vision", "Language", "Tiny", "Recommendation"):
+    Models.add_group(
+        _family, lambda f=_family: _compat_group("mlsys.compat.models", "model_group", f)
+    )
+# The older chapters read three models directly on the registry with the book's names
+# (Models.GPT3.training_ops, Models.GPT2.parameters, Models.DLRM.model_size): book views.
+# Item lookup (Models["GPT3"]) still returns the catalog entry itself.
+for _book, _key in (("GPT2", "GPT2_XL"), ("GPT3", "GPT3_175B"), ("DLRM", None)):
+    Models.add_group(
+        _book,
+        lambda b=_book, k=_key: _compat_group(
+            "mlsys.compat.models", "BookModel", b, *([k] if k else [])
+        ),
+    )
+del _tier, _family, _book, _key

@@ -15,11 +15,20 @@ from typing import Generic, TypeVar
 
 from mlsys.core.errors import ParameterError, UnknownEntryError
 
-__all__ = ["Registry", "normalize_key"]
+__all__ = ["Registry", "UnknownEntryAttributeError", "normalize_key"]
 
 T = TypeVar("T")
 
 _STRIP = re.compile(r"[^a-z0-9]")
+
+
+class UnknownEntryAttributeError(UnknownEntryError, AttributeError):
+    """An unknown name asked for as an attribute (``Models.Llama4``).
+
+    Both an :class:`~mlsys.core.errors.UnknownEntryError` (so ``except UnknownEntryError``
+    catches it and the message lists the closest names) and an :class:`AttributeError`
+    (so ``hasattr(Models, "Llama4")`` is ``False`` and ``getattr(..., default)`` works).
+    """
 
 
 def normalize_key(name: str) -> str:
@@ -54,6 +63,8 @@ class Registry(Generic[T]):
         self._loader = loader
         self._entries: dict[str, T] | None = None
         self._index: dict[str, str] = {}
+        self._groups: dict[str, Callable[[], object]] = {}
+        self._group_cache: dict[str, object] = {}
 
     # -- loading ------------------------------------------------------------------
     def _load(self) -> dict[str, T]:
@@ -133,10 +144,48 @@ class Registry(Generic[T]):
     def __getattr__(self, name: str) -> T:
         if name.startswith("_"):
             raise AttributeError(name)
+        groups = self.__dict__.get("_groups", {})
+        if name in groups:
+            return self._group(name)  # type: ignore[return-value]
         try:
             return self.get(name)
         except UnknownEntryError as exc:
-            raise AttributeError(str(exc)) from None
+            raise UnknownEntryAttributeError(exc.registry, exc.key, exc.suggestions) from None
+
+    # -- groups -------------------------------------------------------------------
+    def add_group(self, name: str, factory: Callable[[], object]) -> None:
+        """Hang a named sub-namespace on this registry (``Hardware.Cloud``).
+
+        Groups are how a book's own grouping of the catalog (by deployment tier, by
+        model family) is offered without a second copy of the entries: the factory
+        builds, on first access, an object whose attributes are views of this
+        registry's entries. A group name never shadows an entry name.
+
+        Parameters
+        ----------
+        name : str
+            Attribute name of the group (e.g. ``"Cloud"``).
+        factory : callable
+            Returns the group object; called once, on first access.
+        """
+        if not name.isidentifier() or name.startswith("_"):
+            raise ParameterError("group name", name, "a public Python identifier")
+        self._groups[name] = factory
+        self._group_cache.pop(name, None)
+
+    def groups(self) -> list[str]:
+        """Names of the groups hung on this registry (``["Cloud", "Edge", ...]``).
+
+        Returns
+        -------
+        list of str
+        """
+        return list(self._groups)
+
+    def _group(self, name: str) -> object:
+        if name not in self._group_cache:
+            self._group_cache[name] = self._groups[name]()
+        return self._group_cache[name]
 
     def __contains__(self, name: object) -> bool:
         self._load()
@@ -149,7 +198,7 @@ class Registry(Generic[T]):
         return len(self._load())
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self._load()))
+        return sorted(set(super().__dir__()) | set(self._load()) | set(self._groups))
 
     def list(self) -> list[str]:
         """Canonical names of every entry, in catalog order.

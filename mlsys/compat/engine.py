@@ -1,0 +1,144 @@
+"""``Engine.solve``: the textbook's one-call roofline, as an adapter over SingleNodeModel.
+
+*Machine Learning Systems* (harvard-edge/cs249r_book) calls
+``Engine.solve(model, hardware, batch_size=, precision=, efficiency=)`` and reads
+``.latency``, ``.latency_compute``, ``.bottleneck``, ``.energy``, ``.memory_footprint``,
+``.peak_bw_actual`` and ``.peak_flops_actual``. :class:`Engine` passes the catalog entries
+behind the book's views to :class:`~mlsys.core.solvers.roofline.SingleNodeModel` (no
+second physics) and names its result the book's way; ``from mlsys.engine import
+calibration`` reaches :data:`calibration` here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsys.compat.systems import calibration
+from mlsys.core.errors import ParameterError
+from mlsys.core.units import Q_
+
+__all__ = ["Engine", "EngineResult", "calibration"]
+
+
+def _entry(obj: Any, what: str) -> Any:
+    entry = getattr(obj, "entry", obj) if not hasattr(obj, "model_fields") else obj
+    if entry is None:
+        raise ParameterError(
+            what, getattr(obj, "book_name", obj), "a catalog entry or a book view of one"
+        )
+    return entry
+
+
+class EngineResult:
+    """The book's names over a :class:`~mlsys.core.solvers.roofline.SingleNodeResult`.
+
+    Parameters
+    ----------
+    result : SingleNodeResult
+        mlsys's roofline result.
+    hardware : Accelerator
+        The accelerator solved on.
+    efficiency : float or None
+        The efficiency passed to the solve.
+
+    Attributes
+    ----------
+    latency : pint.Quantity
+        Step time (s).
+    latency_compute : pint.Quantity
+        Compute-bound time of the step (s): mlsys ``compute_time``.
+    latency_memory : pint.Quantity
+        Memory-bound time (s): mlsys ``memory_time``.
+    bottleneck : str
+        ``"Compute"`` or ``"Memory"`` (mlsys ``bound``, capitalised as the book prints).
+    memory_footprint : pint.Quantity
+        WEIGHTS only (bytes), the book's meaning: mlsys's ``weights_bytes``. mlsys's own
+        ``memory_footprint`` adds the KV cache, activations and framework overhead
+        (``result.memory_footprint`` on :attr:`result`).
+    energy : pint.Quantity
+        Board energy of the step at TDP (J): ``it_energy_J(tdp, latency)``
+        (mlsys.core.formulas.sustainability; an upper bound, the book's definition).
+    peak_flops_actual : pint.Quantity
+        Achieved FLOP/s (mlsys ``achieved_flops``).
+    peak_bw_actual : pint.Quantity
+        Memory bandwidth times the efficiency passed (bytes/s), the book's definition.
+    throughput : pint.Quantity
+        Samples per second (batch / latency).
+    result : SingleNodeResult
+        The full mlsys result.
+    """
+
+    def __init__(
+        self, result: Any, hardware: Any, batch_size: int, efficiency: float | None
+    ) -> None:
+        from mlsys.core.formulas.sustainability import it_energy_J
+
+        latency_s = result.si("latency")
+        eff = 1.0 if efficiency is None else float(efficiency)
+        self.result = result
+        self.latency = result.latency
+        self.latency_compute = result.compute_time
+        self.latency_memory = result.memory_time
+        self.bottleneck = str(result.bound).capitalize()
+        self.memory_footprint = result.weights_bytes
+        self.energy = Q_(it_energy_J(hardware.tdp.m_as("W"), latency_s), "J")
+        self.peak_flops_actual = result.achieved_flops
+        self.peak_bw_actual = hardware.memory_bandwidth * eff
+        self.throughput = Q_(batch_size / latency_s, "1/s")
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        return getattr(self.__dict__["result"], item)
+
+    def __repr__(self) -> str:
+        return f"<EngineResult latency={self.latency:~P} bottleneck={self.bottleneck}>"
+
+
+class Engine:
+    """The book's single-node performance engine (a facade over SingleNodeModel)."""
+
+    @staticmethod
+    def solve(
+        model: Any,
+        hardware: Any,
+        batch_size: int = 1,
+        precision: str = "fp16",
+        efficiency: float | None = None,
+        **kwargs: Any,
+    ) -> EngineResult:
+        """Roofline estimate of one step, named the book's way.
+
+        Parameters
+        ----------
+        model : BookModel or Workload
+            ``Models.Vision.ResNet50`` or a catalog workload.
+        hardware : BookAccelerator or Accelerator
+            ``Hardware.Cloud.A100`` or a catalog accelerator.
+        batch_size : int
+            Samples per step.
+        precision : str
+            Numeric precision (the book's default ``"fp16"``).
+        efficiency : float, optional
+            Fraction of peak compute reached (mlsys's ``efficiency``); default mlsys's
+            calibrated efficiency.
+        **kwargs
+            Passed to :meth:`SingleNodeModel.solve` (``seq_len``, ``phase``, ...).
+
+        Returns
+        -------
+        EngineResult
+        """
+        from mlsys.core.solvers.roofline import SingleNodeModel
+
+        workload = _entry(model, "model")
+        accel = _entry(hardware, "hardware")
+        res = SingleNodeModel().solve(
+            workload,
+            accel,
+            batch_size=batch_size,
+            precision=precision,
+            efficiency=efficiency,
+            **kwargs,
+        )
+        return EngineResult(res, accel, batch_size, efficiency)

@@ -1,0 +1,292 @@
+"""The textbook's hardware paths as views of the catalog (``Hardware.Cloud.H100.compute``).
+
+*Machine Learning Systems* (harvard-edge/cs249r_book) reads an accelerator as
+``Hardware.Cloud.H100.compute.peak_flops``, ``.memory.bandwidth``, ``.memory.capacity``,
+``.nvlink.bandwidth``, ``.ridge_point()`` (its newest era) or ``.peak_flops``,
+``.memory_bw``, ``.peak_flops_fp32`` (its older era). :class:`BookAccelerator` offers
+those names over an :class:`~mlsys.core.types.Accelerator` of the catalog, so the value
+is the catalog's (one source, with its provenance); anything else is the catalog
+entry's own attribute. Tiers (``Cloud``, ``Edge``, ``Mobile``, ``Tiny``,
+``Workstation``) and technology classes (``Tech.Memory.HBM3.latency``) come from
+``book_hardware.toml``.
+
+Where the book's name means something else than mlsys's, the book's name keeps the
+book's meaning (each property says how): ``nvlink.bandwidth`` is both directions
+summed, ``ridge_point()`` is a Quantity, FLOP rates are the book's plain counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsys.compat._data import book_table, field_source, field_value
+from mlsys.compat._namespace import Namespace
+from mlsys.core.units import Q_, to_book_counts
+
+__all__ = [
+    "BookAccelerator",
+    "BookDevice",
+    "hardware_group",
+    "tech_group",
+    "HARDWARE_GROUPS",
+]
+
+_FILE = "book_hardware.toml"
+HARDWARE_GROUPS: tuple[str, ...] = ("Cloud", "Edge", "Mobile", "Tiny", "Workstation", "Tech")
+"""Groups hung on :data:`mlsys.Hardware` (the book's tiers and technology classes)."""
+
+# The PCIe generation of each catalog accelerator's host link (datasheets: H100/H200/B200
+# SXM "PCIe Gen5", A100 SXM4 "PCIe Gen4", V100 SXM2 "PCIe Gen3" -> nearest catalog Gen4).
+_HOST_LINK = {
+    "H100": "PCIE5",
+    "H100_PCIE": "PCIE5",
+    "H200": "PCIE5",
+    "B200": "PCIE5",
+    "A100_80GB": "PCIE4",
+    "A100_40GB": "PCIE4",
+    "V100": "PCIE4",
+    "L4": "PCIE4",
+    "MI300X": "PCIE5",
+}
+
+
+class _Attrs:
+    """A small bag of named values (``.compute``, ``.memory``, ``.nvlink``)."""
+
+    def __init__(self, owner: str, **values: Any) -> None:
+        self._owner = owner
+        self.__dict__.update(values)
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        raise AttributeError(f"{self._owner} has no {item!r} (known: {', '.join(self._known())})")
+
+    def _known(self) -> list[str]:
+        return [k for k in self.__dict__ if not k.startswith("_")]
+
+    def __repr__(self) -> str:
+        return f"<{self._owner}: {', '.join(self._known())}>"
+
+
+class BookAccelerator:
+    """A catalog accelerator under the book's attribute names.
+
+    Parameters
+    ----------
+    book_name : str
+        The book's name (``"A100"``).
+    key : str
+        The catalog key (``"A100_80GB"``).
+
+    Attributes
+    ----------
+    compute.peak_flops : pint.Quantity
+        Dense FP16/BF16 tensor peak, in the book's counts (TFLOPs/s). The book's
+        ``peak_flops`` is the 16-bit tensor figure.
+    compute.precision_flops : dict of str to pint.Quantity
+        Dense peak per precision (``"fp8"``, ``"int8"``, ``"tf32"``, ...), book counts.
+    memory.capacity : pint.Quantity
+        Memory the device exposes (bytes; catalog ``memory_capacity``).
+    memory.bandwidth : pint.Quantity
+        HBM bandwidth (bytes/s).
+    memory.l2_cache : pint.Quantity
+        L2 cache size (bytes), where ``book_hardware.toml`` has it.
+    nvlink.bandwidth : pint.Quantity
+        Scale-up link bandwidth with BOTH DIRECTIONS SUMMED (bytes/s), as datasheets and
+        the book print it: twice the catalog's per-direction ``scaleup_bandwidth``
+        (collective-time formulas need the per-direction figure).
+    interconnect.bandwidth : pint.Quantity
+        Host PCIe link, per direction (bytes/s; catalog fabric ``PCIE4``/``PCIE5``).
+    tdp : pint.Quantity
+        Board power (W).
+    peak_flops, peak_flops_fp32, tf32_flops, fp8_flops : pint.Quantity
+        The older era's flat names (book counts).
+    memory_bw, memory_capacity : pint.Quantity
+        The older era's flat names (bytes/s, bytes).
+    unit_cost : pint.Quantity or None
+        Catalog ``unit_price`` (USD as the book's dollar count).
+    entry : mlsys.core.types.Accelerator
+        The catalog entry itself.
+    """
+
+    def __init__(self, book_name: str, key: str) -> None:
+        from mlsys.core.catalog import Fabrics, Hardware
+
+        entry = Hardware.get(key)
+        flops = {p: to_book_counts(q) for p, q in entry.peak_flops.items()}
+        peak16 = flops.get("fp16", flops.get("bf16"))
+        extras = book_table(_FILE).get("extras", {}).get(key, {})
+        memory: dict[str, Any] = {
+            "capacity": entry.memory_capacity,
+            "bandwidth": entry.memory_bandwidth,
+        }
+        if "l2_cache" in extras:
+            memory["l2_cache"] = field_value(extras["l2_cache"])
+        self.__dict__.update(
+            book_name=book_name,
+            key=key,
+            entry=entry,
+            compute=_Attrs(f"{book_name}.compute", peak_flops=peak16, precision_flops=flops),
+            memory=_Attrs(f"{book_name}.memory", **memory),
+            nvlink=_Attrs(f"{book_name}.nvlink", bandwidth=2 * entry.scaleup_bandwidth),
+            tdp=entry.tdp,
+            peak_flops=peak16,
+            peak_flops_fp32=flops.get("fp32"),
+            tf32_flops=flops.get("tf32"),
+            fp8_flops=flops.get("fp8"),
+            memory_bw=entry.memory_bandwidth,
+            memory_capacity=entry.memory_capacity,
+            unit_cost=None if entry.unit_price is None else to_book_counts(entry.unit_price),
+        )
+        link = _HOST_LINK.get(key)
+        if link is not None:
+            bw = Fabrics.get(link).bandwidth
+            self.__dict__["interconnect"] = _Attrs(f"{book_name}.interconnect", bandwidth=bw)
+
+    def ridge_point(self, precision: str = "fp16") -> Any:
+        """Roofline ridge point as a Quantity in FLOP/byte (the book's return type).
+
+        mlsys's own :meth:`~mlsys.core.types.Accelerator.ridge_point` returns the float;
+        this is the same cited formula (peak FLOP/s over memory bandwidth, Williams,
+        Waterman & Patterson (2009), 'Roofline', Eq. 1) with its unit.
+
+        Parameters
+        ----------
+        precision : str
+            Precision of the peak (default the book's 16-bit tensor figure).
+
+        Returns
+        -------
+        pint.Quantity
+            FLOP/byte (mlsys's ``flop`` unit, so ``.m_as("flop/byte")`` works).
+        """
+        return Q_(self.entry.ridge_point(precision), "flop/byte")
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        return getattr(self.__dict__["entry"], item)
+
+    def __repr__(self) -> str:
+        return f"<book view {self.book_name} of Hardware.{self.key}>"
+
+
+class BookDevice:
+    """Hardware the catalog does not hold, from ``book_hardware.toml`` ``[devices]``.
+
+    Parameters
+    ----------
+    book_name : str
+        The book's name (``"iPhone15Pro"``).
+
+    Attributes
+    ----------
+    compute.peak_flops : pint.Quantity
+        Peak rate at the device's stated precision (book counts).
+    compute.precision_flops : dict
+        ``{precision: peak}``.
+    memory.bandwidth : pint.Quantity or None
+        Memory bandwidth (bytes/s) where known.
+    tdp, battery_capacity : pint.Quantity or None
+        Power (W) and battery energy (W·h) where known.
+    peak_flops, memory_bw : pint.Quantity or None
+        The older era's flat names.
+    sources : dict
+        Field -> provenance (a book constant's citation or the file's own).
+    """
+
+    def __init__(self, book_name: str) -> None:
+        raw = dict(book_table(_FILE)["devices"][book_name])
+        prov = raw.pop("provenance", {})
+        values: dict[str, Any] = {}
+        sources: dict[str, Any] = {}
+        for field, spec in raw.items():
+            if field == "display_name":
+                continue
+            values[field] = field_value(spec)
+            sources[field] = field_source(spec, prov.get(field))
+        peak = values.get("peak_flops")
+        precision = raw.get("peak_flops", {}).get("precision", "int8")
+        self.__dict__.update(
+            book_name=book_name,
+            display_name=raw.get("display_name", book_name),
+            sources=sources,
+            compute=_Attrs(
+                f"{book_name}.compute",
+                peak_flops=peak,
+                precision_flops={} if peak is None else {precision: peak},
+            ),
+            memory=_Attrs(f"{book_name}.memory", bandwidth=values.get("memory_bw")),
+            tdp=values.get("tdp"),
+            battery_capacity=values.get("battery_capacity"),
+            peak_flops=peak,
+            memory_bw=values.get("memory_bw"),
+        )
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        raise AttributeError(f"{self.book_name} (a book device) has no {item!r}")
+
+    def __repr__(self) -> str:
+        return f"<book device {self.book_name}: {self.display_name}>"
+
+
+def _member(book_name: str, spec: dict[str, str]) -> Any:
+    if "catalog" in spec:
+        return BookAccelerator(book_name, spec["catalog"])
+    return BookDevice(spec["device"])
+
+
+def hardware_group(tier: str) -> Namespace:
+    """The book's deployment tier as a namespace of views (``Hardware.Cloud``).
+
+    Parameters
+    ----------
+    tier : str
+        ``"Cloud"``, ``"Edge"``, ``"Mobile"``, ``"Tiny"`` or ``"Workstation"``.
+
+    Returns
+    -------
+    Namespace
+        Book name -> :class:`BookAccelerator` or :class:`BookDevice`, built on first use.
+    """
+    members = book_table(_FILE)["tiers"].get(tier, {})
+    factories = {name: (lambda n=name, s=spec: _member(n, s)) for name, spec in members.items()}
+    return Namespace(f"Hardware.{tier}", factories, lazy=True)
+
+
+class _TechItem:
+    """One technology class (``Tech.Memory.HBM3``): its figures and their sources."""
+
+    def __init__(self, path: str, raw: dict[str, Any]) -> None:
+        raw = dict(raw)
+        prov = raw.pop("provenance", {})
+        self.path = path
+        self.sources = {f: field_source(s, prov.get(f)) for f, s in raw.items()}
+        for field, spec in raw.items():
+            setattr(self, field, field_value(spec))
+
+    def __repr__(self) -> str:
+        return f"<{self.path}>"
+
+
+def tech_group() -> Namespace:
+    """``Hardware.Tech``: the book's technology classes (memory, ops, links, storage).
+
+    Returns
+    -------
+    Namespace
+        ``Tech.Memory.HBM3.latency``, ``Tech.Op.FlopFp16.energy``,
+        ``Tech.Interconnect.NVLink.latency``, ``Tech.Storage.NvmeGen4.bandwidth``.
+    """
+    tech = book_table(_FILE)["tech"]
+    groups = {
+        group: Namespace(
+            f"Hardware.Tech.{group}",
+            {item: _TechItem(f"Hardware.Tech.{group}.{item}", raw) for item, raw in items.items()},
+        )
+        for group, items in tech.items()
+    }
+    return Namespace("Hardware.Tech", groups)

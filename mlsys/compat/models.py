@@ -1,0 +1,171 @@
+"""The textbook's model families as views of the catalog (``Models.Vision.ResNet50``).
+
+*Machine Learning Systems* (harvard-edge/cs249r_book) reads a workload as
+``Models.Vision.ResNet50.inference_flops``, ``.parameters``, ``.size_in_bytes()``,
+``Models.Language.GPT2.layers``/``.hidden_dim`` and ``Models.GPT3.training_ops``.
+:class:`BookModel` offers those names over a catalog workload (``models.toml``) or over
+a ``[models.NAME]`` table of ``book_models.toml`` for workloads the catalog lacks
+(MobileNetV2, YOLOv8n, DS-CNN, DLRM). Counts (parameters, FLOPs) are the book's plain
+counts.
+
+Two names mean something else than mlsys's and keep the book's meaning:
+``inference_flops`` counts a multiply-add as TWO FLOPs (mlsys's convention; the book's
+own package counted ResNet-50 as 4.1 GFLOP = multiply-adds, mlsys says 8.18 GFLOP); and
+``parameters`` is the size the model's paper STATES where ``book_models.toml`` records one
+(GPT-3: 175e9, Brown et al. 2020), else the catalog's count of the weights.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsys.compat._data import book_table, field_source, field_value
+from mlsys.compat._namespace import Namespace
+from mlsys.core.units import Q_, to_book_counts
+
+__all__ = ["BookModel", "model_group", "MODEL_GROUPS"]
+
+_FILE = "book_models.toml"
+MODEL_GROUPS: tuple[str, ...] = ("Vision", "Language", "Tiny", "Recommendation")
+"""Groups hung on :data:`mlsys.Models` (the book's model families)."""
+
+# bytes per parameter when the book calls size_in_bytes() without a precision: fp16
+_DEFAULT_BYTES_PER_PARAM = Q_(2, "byte")
+
+
+def _param_count(entry: Any) -> float:
+    total = getattr(entry, "total_params", None)
+    return float(entry.params if total is None else total)
+
+
+class BookModel:
+    """A workload under the book's attribute names.
+
+    Parameters
+    ----------
+    book_name : str
+        The book's name (``"ResNet50"``).
+    key : str, optional
+        Catalog key (``models.toml``); ``None`` for a ``book_models.toml`` workload.
+
+    Attributes
+    ----------
+    parameters : pint.Quantity
+        Parameter count (book counts; ``.m_as(param)`` gives the number).
+    inference_flops : pint.Quantity or None
+        FLOPs of one forward pass of one sample (a multiply-add = 2 FLOPs), book counts.
+    training_ops : pint.Quantity or None
+        Training compute ``6 N D`` (Kaplan et al. 2020) for a catalog transformer with
+        training tokens, book counts.
+    layers, hidden_dim : int or None
+        Transformer depth and width (catalog ``layers``, ``hidden``).
+    model_size, inference_energy : pint.Quantity or None
+        Where ``book_models.toml`` gives them (bytes, joules).
+    entry : mlsys.core.types.Workload or TransformerWorkload or None
+        The catalog entry, for mlsys's solvers.
+    sources : dict
+        Field -> provenance.
+    """
+
+    def __init__(self, book_name: str, key: str | None = None) -> None:
+        values: dict[str, Any] = {"entry": None, "layers": None, "hidden_dim": None}
+        sources: dict[str, Any] = {}
+        if key is not None:
+            values.update(self._from_catalog(key, sources))
+        else:
+            raw = dict(book_table(_FILE)["models"][book_name])
+            prov = raw.pop("provenance", {})
+            for field, spec in raw.items():
+                if field == "display_name":
+                    continue
+                values[field] = field_value(spec)
+                sources[field] = field_source(spec, prov.get(field))
+        values.setdefault("inference_flops", None)
+        values.setdefault("training_ops", None)
+        values.setdefault("parameters", None)
+        self.__dict__.update(book_name=book_name, key=key, sources=sources, **values)
+
+    @staticmethod
+    def _from_catalog(key: str, sources: dict[str, Any]) -> dict[str, Any]:
+        from mlsys.core.catalog import Models
+
+        entry = Models.get(key)
+        out: dict[str, Any] = {"entry": entry}
+        stated = book_table(_FILE).get("stated_params", {}).get(key)
+        if stated is not None:
+            out["parameters"] = to_book_counts(Q_(stated["value"], "parameter"))
+            sources["parameters"] = {k: v for k, v in stated.items() if k != "value"}
+        else:
+            out["parameters"] = to_book_counts(Q_(_param_count(entry), "parameter"))
+            sources["parameters"] = {"catalog": f"Models.{key}"}
+        flops = getattr(entry, "flops_per_sample", None)
+        if flops is not None:
+            out["inference_flops"] = to_book_counts(Q_(flops, "flop"))
+            sources["inference_flops"] = {"catalog": f"Models.{key}.flops_per_sample"}
+        if hasattr(entry, "layers"):
+            out["layers"] = entry.layers
+            out["hidden_dim"] = entry.hidden
+        tokens = getattr(entry, "training_tokens", None)
+        if tokens is not None and hasattr(entry, "layers"):
+            from mlsys.core.formulas.transformer import training_flops
+
+            out["training_ops"] = to_book_counts(
+                Q_(training_flops(_param_count(entry), tokens), "flop")
+            )
+            sources["training_ops"] = {"formula": "mlsys.core.formulas.transformer.training_flops"}
+        return out
+
+    def size_in_bytes(self, bytes_per_param: Any = None) -> Any:
+        """Weight bytes: parameters times bytes per parameter.
+
+        Parameters
+        ----------
+        bytes_per_param : pint.Quantity or float, optional
+            Bytes per parameter (``BYTES_FP32`` ...); default 2 bytes (fp16/bf16).
+
+        Returns
+        -------
+        pint.Quantity
+            Bytes.
+        """
+        per = _DEFAULT_BYTES_PER_PARAM if bytes_per_param is None else bytes_per_param
+        if not hasattr(per, "units"):
+            per = Q_(per, "byte")
+        return (self.parameters.m_as("") * per).to("byte")
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        entry = self.__dict__.get("entry")
+        if entry is None:
+            raise AttributeError(f"{self.__dict__.get('book_name')} (a book model) has no {item!r}")
+        return getattr(entry, item)
+
+    def __repr__(self) -> str:
+        where = f"Models.{self.key}" if self.key else "book_models.toml"
+        return f"<book view {self.book_name} of {where}>"
+
+
+def model_group(family: str) -> Namespace:
+    """The book's model family as a namespace of views (``Models.Vision``).
+
+    Parameters
+    ----------
+    family : str
+        ``"Vision"``, ``"Language"``, ``"Tiny"`` or ``"Recommendation"``.
+
+    Returns
+    -------
+    Namespace
+        Book name -> :class:`BookModel`, built on first use.
+    """
+    members = book_table(_FILE)["families"].get(family, {})
+    factories = {
+        name: (
+            lambda n=name, s=spec: (
+                BookModel(n, s.get("catalog")) if "catalog" in s else BookModel(s["model"])
+            )
+        )
+        for name, spec in members.items()
+    }
+    return Namespace(f"Models.{family}", factories, lazy=True)

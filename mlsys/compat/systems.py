@@ -1,0 +1,272 @@
+"""The textbook's system registries as views: ``Systems``, ``Literature``, ``Monitoring``.
+
+*Machine Learning Systems* (harvard-edge/cs249r_book) reads fabrics, nodes, clusters and
+reliability figures as ``Systems.Fabrics.InfiniBand_NDR.latency_us``,
+``Systems.Nodes.DGX_H100.accelerators_per_node``,
+``Systems.Clusters.Training_10K.total_accelerators`` and
+``Systems.Reliability.Gpu.mttf_hours``, and its literature anchors as
+``Literature.Training.MfuHigh``. Fabrics and nodes are catalog entries; every number is
+either one of the book's assumptions in ``book_assumptions.toml`` (read through
+:mod:`mlsys.constants`) or a cited value of ``book_systems.toml``: one source each.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsys.compat._data import book_table, field_source, field_value
+from mlsys.compat._namespace import Namespace
+
+__all__ = [
+    "BookFabric",
+    "BookNode",
+    "BookCluster",
+    "Systems",
+    "Literature",
+    "Monitoring",
+    "calibration",
+]
+
+_FILE = "book_systems.toml"
+
+
+class BookFabric:
+    """A catalog fabric under the book's names.
+
+    Parameters
+    ----------
+    book_name : str
+        ``"InfiniBand_NDR"``.
+    key : str
+        Catalog key (``"IB_NDR"``).
+
+    Attributes
+    ----------
+    bandwidth : pint.Quantity
+        Per-accelerator, per-direction bandwidth (bytes/s).
+    latency : pint.Quantity
+        Per-message latency (a time Quantity).
+    latency_us : float
+        The same latency as a bare number of microseconds (the book's type).
+    entry : mlsys.core.types.Fabric
+        The catalog entry.
+    """
+
+    def __init__(self, book_name: str, key: str) -> None:
+        from mlsys.core.catalog import Fabrics
+
+        entry = Fabrics.get(key)
+        self.__dict__.update(
+            book_name=book_name,
+            key=key,
+            entry=entry,
+            bandwidth=entry.bandwidth,
+            latency=entry.latency,
+            latency_us=float(entry.latency.m_as("us")),
+        )
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        return getattr(self.__dict__["entry"], item)
+
+    def __repr__(self) -> str:
+        return f"<book view {self.book_name} of Fabrics.{self.key}>"
+
+
+class BookNode:
+    """A catalog node under the book's names; attributes may be reassigned locally.
+
+    Parameters
+    ----------
+    book_name : str
+        ``"DGX_H100"``.
+    key : str
+        Catalog key.
+
+    Attributes
+    ----------
+    accelerators_per_node : int
+        Accelerators in one node.
+    accelerator : BookAccelerator
+        The node's accelerator under the book's names.
+    entry : mlsys.core.types.Node
+        The catalog entry (frozen; assigning to this view does not change it).
+    """
+
+    def __init__(self, book_name: str, key: str) -> None:
+        from mlsys.compat.hardware import BookAccelerator
+        from mlsys.core.catalog import Nodes
+
+        entry = Nodes.get(key)
+        self.__dict__.update(
+            book_name=book_name,
+            key=key,
+            entry=entry,
+            accelerators_per_node=entry.accelerators_per_node,
+            accelerator=BookAccelerator(entry.accelerator.name, entry.accelerator.name),
+        )
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        return getattr(self.__dict__["entry"], item)
+
+    def __repr__(self) -> str:
+        return f"<book view {self.book_name} of Nodes.{self.key}>"
+
+
+class BookCluster:
+    """One of the book's reference clusters of DGX H100 nodes.
+
+    Parameters
+    ----------
+    book_name : str
+        ``"Training_10K"``.
+    raw : dict
+        Its ``[clusters.NAME]`` table.
+
+    Attributes
+    ----------
+    total_accelerators : int
+        GPUs in the cluster.
+    count : int
+        Nodes (GPUs / accelerators per DGX H100 node).
+    node : BookNode
+        The node type.
+    fabric : BookFabric
+        The scale-out fabric.
+    source : dict
+        Provenance of the GPU count.
+    """
+
+    def __init__(self, book_name: str, raw: dict[str, Any], provenance: dict[str, Any]) -> None:
+        node = BookNode("DGX_H100", "DGX_H100")
+        gpus = int(field_value(raw["gpus"]))
+        self.__dict__.update(
+            book_name=book_name,
+            total_accelerators=gpus,
+            count=gpus // node.accelerators_per_node,
+            node=node,
+            fabric=BookFabric(raw["fabric"], raw["fabric"]),
+            source=field_source(raw["gpus"], provenance),
+        )
+
+    def __repr__(self) -> str:
+        return f"<book cluster {self.book_name}: {self.total_accelerators} GPUs>"
+
+
+class _Component:
+    """A reliability component: ``mttf_hours`` and its source."""
+
+    def __init__(self, name: str, spec: Any) -> None:
+        self.name = name
+        self.mttf_hours = field_value(spec)
+        self.source = field_source(spec, None)
+
+    def __repr__(self) -> str:
+        return f"<Systems.Reliability.{self.name}: MTTF {self.mttf_hours} h>"
+
+
+class _Values:
+    """Named values with sources (``Systems.Reliability.Recovery``)."""
+
+    def __init__(self, path: str, raw: dict[str, Any]) -> None:
+        raw = dict(raw)
+        prov = raw.pop("provenance", {})
+        self.path = path
+        self.sources = {f: field_source(s, prov.get(f)) for f, s in raw.items()}
+        for field, spec in raw.items():
+            setattr(self, field, field_value(spec))
+
+    def __repr__(self) -> str:
+        return f"<{self.path}>"
+
+
+def _table(name: str) -> dict[str, Any]:
+    return book_table(_FILE)[name]
+
+
+def _values_ns(path: str, raw: dict[str, Any]) -> Namespace:
+    raw = dict(raw)
+    prov = raw.pop("provenance", {})
+    ns = Namespace(path, {f: field_value(s) for f, s in raw.items()})
+    object.__setattr__(ns, "sources", {f: field_source(s, prov.get(f)) for f, s in raw.items()})
+    return ns
+
+
+def _fabrics() -> Namespace:
+    items = _table("fabrics")
+    return Namespace(
+        "Systems.Fabrics",
+        {n: (lambda n=n, k=k: BookFabric(n, k)) for n, k in items.items()},
+        lazy=True,
+    )
+
+
+def _nodes() -> Namespace:
+    items = _table("nodes")
+    return Namespace(
+        "Systems.Nodes", {n: (lambda n=n, k=k: BookNode(n, k)) for n, k in items.items()}, lazy=True
+    )
+
+
+def _clusters() -> Namespace:
+    items = dict(_table("clusters"))
+    prov = items.pop("provenance", {})
+    return Namespace(
+        "Systems.Clusters",
+        {n: (lambda n=n, r=r: BookCluster(n, r, prov)) for n, r in items.items()},
+        lazy=True,
+    )
+
+
+def _reliability() -> Namespace:
+    members: dict[str, Any] = {
+        name: (lambda n=name, s=spec: _Component(n, s))
+        for name, spec in _table("reliability").items()
+    }
+    members["Recovery"] = lambda: _Values("Systems.Reliability.Recovery", _table("recovery"))
+    return Namespace("Systems.Reliability", members, lazy=True)
+
+
+Systems = Namespace(
+    "Systems",
+    {
+        "Fabrics": _fabrics,
+        "Nodes": _nodes,
+        "Clusters": _clusters,
+        "Reliability": _reliability,
+    },
+    lazy=True,
+)
+"""The book's ``Systems`` registry: ``Fabrics``, ``Nodes``, ``Clusters``, ``Reliability``."""
+
+Literature = Namespace(
+    "Literature",
+    {
+        group: (lambda g=group: _values_ns(f"Literature.{g}", _table("literature")[g]))
+        for group in ("Training", "Scaling", "Overheads", "Chinchilla")
+    },
+    lazy=True,
+)
+"""The book's literature anchors: ``Training.MfuHigh``, ``Scaling.Eff256Gpu``,
+``Overheads.Checkpoint``, ``Chinchilla.TokensPerParam`` (``book_systems.toml``)."""
+
+Monitoring = Namespace(
+    "Monitoring",
+    {"PsiReviewThreshold": lambda: field_value(_table("monitoring")["PsiReviewThreshold"])},
+    lazy=True,
+)
+"""The book's monitoring thresholds: ``PsiReviewThreshold`` (population stability index)."""
+
+calibration = Namespace(
+    "calibration",
+    {
+        "REFERENCE_MFU_SUSTAINED": lambda: field_value(
+            _table("calibration")["REFERENCE_MFU_SUSTAINED"]
+        )
+    },
+    lazy=True,
+)
+"""The book's engine calibration: ``REFERENCE_MFU_SUSTAINED`` (sustained MFU, 0.4)."""
