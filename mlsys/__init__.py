@@ -71,6 +71,12 @@ _LAZY: dict[str, str] = {
     "scaling_curve": "mlsys.core.solvers.scaling",
     # the one parallel training layout every training solver and the search take
     "TrainingLayout": "mlsys.core.layout",
+    # the textbook's own registries, as views of the catalog (issue 15; mlsys.compat)
+    "Systems": "mlsys.compat.systems",
+    "Literature": "mlsys.compat.systems",
+    "Monitoring": "mlsys.compat.systems",
+    "Tiers": "mlsys.compat.tiers",
+    "Engine": "mlsys.compat.engine",
 }
 
 # old public name -> new public name (kept alive with a DeprecationWarning)
