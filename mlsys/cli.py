@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "catalog": ("mlsys.commands.catalog", "list or show catalog entries with provenance"),
     "check": ("mlsys.book.check_cli", "check a Quarto book's mlsys imports and numbers"),
     "numbers": ("mlsys.book.numbers_cli", "record or diff the numbers a book prints"),
+    "migrate": ("mlsys.commands.migrate", "point an existing book's imports at mlsys"),
     "emulate": ("mlsys.emulate.cli", "run real parallelism on CPU processes (needs torch)"),
 }
 
