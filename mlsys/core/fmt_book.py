@@ -26,7 +26,16 @@ from typing import Any
 
 import pint
 
-from mlsys.core.fmt import FormatError, Formatted, _coerce, _in_unit, _pretty, _target
+from mlsys.core.fmt import (
+    FormatError,
+    Formatted,
+    FormatUnitError,
+    _coerce,
+    _in_unit,
+    _pretty,
+    _target,
+)
+from mlsys.core.units import to_book_counts
 
 __all__ = [
     "MarkdownStr",
@@ -89,6 +98,33 @@ def _text(value: Any, name: str) -> str:
     if not isinstance(value, str):
         raise FormatError(name, value, "a string (or None)")
     return value
+
+
+def _book_value(quantity: Any, unit: Any) -> float:
+    """``quantity`` in ``unit`` as a float; FLOPs, parameters, dollars convert as counts.
+
+    The book counts them as plain numbers, so ``fmt(A100_FLOPS_FP16_TENSOR, "TFLOP/s")``
+    must work whether the value carries mlsys's FLOP dimension or the book's count.
+    """
+    try:
+        return _in_unit(quantity, unit)[0]
+    except FormatUnitError:
+        if unit is None or not isinstance(quantity, pint.Quantity):
+            raise
+        target = to_book_counts(_target_quantity(unit))
+        value = to_book_counts(quantity)
+        try:
+            return _in_unit(value, target.units)[0] / target.magnitude
+        except FormatUnitError:
+            raise FormatUnitError(
+                "unit", unit, f"a unit of the same dimension as {quantity.units:~P}"
+            ) from None
+
+
+def _target_quantity(unit: Any) -> pint.Quantity:
+    from mlsys.core.units import Q_
+
+    return Q_(1.0, unit if isinstance(unit, str) else str(unit))
 
 
 def _fixed(x: float, precision: int, commas: bool, allow_zero: bool, original: Any) -> str:
@@ -156,7 +192,7 @@ def book_fmt(
     >>> book_fmt(0.2, precision=1, prefix="~", suffix="%")
     '~0.2%'
     """
-    x, _ = _in_unit(quantity, unit)
+    x = _book_value(quantity, unit)
     text = _fixed(x, _precision(precision), bool(commas), bool(allow_zero), quantity)
     return MarkdownStr(f"{_text(prefix, 'prefix')}{text}{_text(suffix, 'suffix')}")
 
@@ -196,7 +232,7 @@ def book_fmt_int(
     >>> book_fmt_int(16384.4), book_fmt_int(2.5), book_fmt_int(-2.5, commas=False)
     ('16,384', '3', '-3')
     """
-    x, _ = _in_unit(quantity, unit)
+    x = _book_value(quantity, unit)
     whole = math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
     if whole == 0 and x != 0:
         raise FormatError(

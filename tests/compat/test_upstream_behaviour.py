@@ -71,6 +71,15 @@ def test_book_fmt_refuses(value, kwargs):
         F.fmt(value, **kwargs)
 
 
+def test_book_fmt_counts_convert_as_counts():
+    # The book writes fmt(A100_FLOPS_FP16_TENSOR, "TFLOP/s", precision=0): a count Quantity
+    # shown in mlsys's FLOP unit (and the reverse) converts, as the book counts FLOPs.
+    assert F.fmt(C.A100_FLOPS_FP16_TENSOR, "TFLOP/s", precision=0) == "312"
+    assert F.fmt(Q_(312e12, "FLOP/s"), C.TFLOPs / C.second, precision=0) == "312"
+    with pytest.raises(ValueError):  # a bandwidth is still no FLOP rate
+        F.fmt(C.A100_MEM_BW, "TFLOP/s", precision=0)
+
+
 def test_markdown_str_renders_verbatim():
     out = F.fmt_math(r"\frac{1}{2}")
     assert out == r"$\frac{1}{2}$" and out._repr_markdown_() == r"$\frac{1}{2}$"
