@@ -13,10 +13,10 @@ not typed.
 
 How a constant is moved: the module attribute (or one key of a dict attribute) is
 rebound to ``value × factor`` for the duration of a ``with perturbed(...)`` block, in
-its home module **and** in every loaded ``mlsys`` module that imported the same object
-by name, and every solver cache is cleared before and after, so no stale result leaks
-in either direction. A value captured as a function default argument would escape this;
-none of the constants below is.
+its home module, in every loaded ``mlsys`` module that imported the same object by name,
+and in the default arguments of their functions that captured it (e.g.
+``fixed_kernel_time(kernels, overhead_s=KERNEL_OVERHEAD_S)``); every solver cache is
+cleared before and after, so no stale result leaks in either direction.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from mlsys.core.solvers._memo import IdentityMemo
 from mlsys.validation._case import Case
 
 __all__ = [
@@ -96,8 +97,10 @@ def clear_solver_caches() -> None:
         if module is None or not name.startswith(_CACHED_PACKAGES):
             continue
         for obj in list(vars(module).values()):
+            if isinstance(obj, IdentityMemo):  # a module-level memo (e.g. of priced plans)
+                obj.clear()
             memo = getattr(obj, "memo", None)
-            if memo is not None and hasattr(memo, "clear"):
+            if isinstance(memo, IdentityMemo):
                 memo.clear()
             if callable(getattr(obj, "cache_clear", None)):
                 obj.cache_clear()
@@ -144,15 +147,61 @@ def perturbed(constant: Constant, factor: float) -> Iterator[None]:
         and n.startswith("mlsys")
         and getattr(m, constant.attribute, None) is original
     ]
+    defaults = _captured_defaults(original)
     clear_solver_caches()
     try:
         for m in holders:
             setattr(m, constant.attribute, replacement)
+        for fn, attr, values in defaults:
+            setattr(fn, attr, _swap(values, original, replacement))
         yield
     finally:
         for m in holders:
             setattr(m, constant.attribute, original)
+        for fn, attr, values in defaults:
+            setattr(fn, attr, values)
         clear_solver_caches()
+
+
+def _swap(values: Any, old: Any, new: Any) -> Any:
+    if isinstance(values, dict):
+        return {k: (new if v is old else v) for k, v in values.items()}
+    return tuple(new if v is old else v for v in values)
+
+
+def _functions(module: Any) -> Iterator[Any]:
+    for obj in list(vars(module).values()):
+        if getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if isinstance(obj, type):
+            for member in list(vars(obj).values()):
+                fn = getattr(member, "__func__", member)
+                if hasattr(fn, "__defaults__"):
+                    yield fn
+        elif hasattr(obj, "__defaults__"):
+            yield getattr(obj, "__wrapped__", obj)
+            yield obj
+
+
+def _captured_defaults(original: Any) -> list[tuple[Any, str, Any]]:
+    """(function, "__defaults__" or "__kwdefaults__", value) holding ``original``."""
+    found = []
+    seen: set[int] = set()
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith("mlsys"):
+            continue
+        for fn in _functions(module):
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            for attr in ("__defaults__", "__kwdefaults__"):
+                values = getattr(fn, attr, None)
+                if not values:
+                    continue
+                items = values.values() if isinstance(values, dict) else values
+                if any(v is original for v in items):
+                    found.append((fn, attr, values))
+    return found
 
 
 def _mean_abs(cases: Sequence[Case]) -> float:

@@ -62,6 +62,18 @@ def test_perturbation_is_undone_and_caches_do_not_leak():
     assert during != before
 
 
+def test_a_default_argument_that_captured_the_constant_moves_too():
+    # fixed_kernel_time(kernels, overhead_s=KERNEL_OVERHEAD_S): 10 kernels × 4 µs = 40 µs,
+    # × 1.2 = 48 µs inside the block, back to 40 µs after.
+    from mlsys.core.formulas.overheads import fixed_kernel_time
+
+    kernel = next(c for c in CONSTANTS if c.attribute == "KERNEL_OVERHEAD_S")
+    assert fixed_kernel_time(10) == pytest.approx(40e-6)
+    with perturbed(kernel, 1.2):
+        assert fixed_kernel_time(10) == pytest.approx(48e-6)
+    assert fixed_kernel_time(10) == pytest.approx(40e-6)
+
+
 def test_every_constant_resolves_and_is_cited():
     for c in CONSTANTS:
         value = c.value()
