@@ -22,9 +22,9 @@ from mlsys.core.formulas.gemm import (
     wave_quantization_efficiency,
 )
 
-A100_FLOPS = 312e12 * 0.859  # dense bf16 peak x measured matmul ceiling
+A100_FLOPS = 312e12 * 0.75  # dense bf16 peak x the default compute efficiency
 A100_BW = 2.039e12 * 0.85
-H100_FLOPS = 989.4e12 * 0.801
+H100_FLOPS = 989.4e12 * 0.75
 H100_BW = 3.35e12 * 0.85
 
 
@@ -72,19 +72,24 @@ def test_large_gemm_is_compute_bound_at_its_quantised_rate():
 
 def test_decode_gemm_is_memory_bound():
     # One token through a 4096 x 4096 layer on an H100: 33.57 MB at 2.85 TB/s = 11.79 µs.
-    # The padded compute: tiles laid 128x256, 16 of them split 8 ways into 128 blocks on
-    # 132 SMs, 128 x 4096 padded outputs -> 2·4096·524,288 / (792.5 TFLOP/s · 128/132) =
-    # 5.59 µs, below the memory time.
+    # The padded compute: the one row is padded to the 16 rows of mma.m16n8k16 (not to a
+    # 256-row tile); 16x128 tiles, 32 of them split 4 ways into 128 blocks on 132 SMs:
+    # 2·4096·(16·4096) / (742 TFLOP/s · 128/132) = 0.75 µs, far below the memory time.
     t_mem = (4096 + 4096 * 4096 + 4096) * 2.0 / H100_BW
-    t_cmp = 2 * 4096 * (128 * 4096) / (H100_FLOPS * 128 / 132)
+    t_cmp = 2 * 4096 * (16 * 4096) / (H100_FLOPS * 128 / 132)
     assert t_cmp < t_mem
     assert gemm_time(1, 4096, 4096, H100_FLOPS, H100_BW, 2.0, 132) == pytest.approx(t_mem)
-    # int4 weights (0.5 byte) stream four times faster (2.95 µs), so the padded tiles'
-    # compute (5.59 µs) binds instead.
+    # int4 weights (0.5 byte) stream four times faster: 2.95 µs, still above the compute.
     t_mem4 = ((4096 + 4096) * 2.0 + 4096 * 4096 * 0.5) / H100_BW
-    assert t_mem4 < t_cmp
+    assert t_cmp < t_mem4
     t4 = gemm_time(1, 4096, 4096, H100_FLOPS, H100_BW, 2.0, 132, weight_bytes_per_element=0.5)
-    assert t4 == pytest.approx(t_cmp)
+    assert t4 == pytest.approx(t_mem4)
+    # 128 tokens on an A100: the 128x256 tiles make 16, split 6 ways into 96 blocks on 108
+    # SMs, so the compute, 2·4096·128·4096 / (234 TFLOP/s × 96/108) = 20.65 µs, just
+    # outlasts the 20.57 µs of memory traffic: wave quantisation tips the balance.
+    t_cmp128 = 2 * 4096 * 128 * 4096 / (A100_FLOPS * 96 / 108)
+    assert t_cmp128 > (128 * 4096 * 2 + 4096 * 4096) * 2.0 / A100_BW
+    assert gemm_time(128, 4096, 4096, A100_FLOPS, A100_BW, 2.0, 108) == pytest.approx(t_cmp128)
 
 
 def test_empty_gemm_costs_its_weight_read_and_no_compute():

@@ -112,20 +112,20 @@ def test_ttft_is_one_requests_prefill_unless_batched_prefill():
     assert single.si("ttft") == pytest.approx(alone.si("ttft"))
     # Compute-bound prefill: 16 prompts take at most 16 times as long — their GEMMs are
     # 16 times taller, which wastes less of the last wave and amortises the fixed
-    # per-kernel costs — and no less than 16 times the prompt's FLOPs at the ceiling.
+    # per-kernel costs — and no less than 16 times the prompt's FLOPs at 0.75 of peak.
     assert batched.si("ttft") < 16 * single.si("ttft")
-    assert batched.si("ttft") > 16 * single.si("prefill_flops") / (989.4e12 * 0.801)
+    assert batched.si("ttft") > 16 * single.si("prefill_flops") / (989.4e12 * 0.75)
     assert batched.si("ttft") == pytest.approx(single.si("prefill_time"))
 
 
 def test_phases_bound_and_roofline_consistency():
     res = SM.solve(Models.Llama2_7B, Hardware.H100, batch_size=1, prompt_len=2048, output_len=256)
     assert res.prefill_bound == "compute" and res.decode_bound == "memory"
-    # Prefill, operator by operator, can be no faster than its FLOPs at the H100's matmul
-    # ceiling (989.4 TFLOP/s × 0.801), and the GEMMs' quantisation, element-wise kernels
-    # and fixed costs keep it above: MFU below 0.801.
-    assert res.si("ttft") > res.si("prefill_flops") / (989.4e12 * 0.801)
-    assert 0.5 < res.prefill_mfu < 0.801
+    # Prefill, operator by operator, can be no faster than its FLOPs at 0.75 of the H100's
+    # 989.4 TFLOP/s, and the GEMMs' quantisation, element-wise kernels and fixed costs keep
+    # it above: MFU below 0.75.
+    assert res.si("ttft") > res.si("prefill_flops") / (989.4e12 * 0.75)
+    assert 0.5 < res.prefill_mfu < 0.75
     # Decode streams its bytes at 3.35 TB/s × 0.85 at best, plus 32 layers × 10 kernels ×
     # 4 µs and the LM head's kernel: MBU below the 0.85 streaming efficiency.
     floor = res.si("decode_bytes_per_step") / (3.35e12 * 0.85) + 321 * 4e-6
@@ -379,8 +379,11 @@ def test_single_device_agrees_with_single_node_model(model_key, batch, ctx):
     fixed = Models[model_key].layers * 10 * 4e-6
     assert serve.si("itl") >= dec.si("latency") * 0.98
     assert serve.si("itl") <= (dec.si("latency") + fixed) * 1.15
-    # (Mixtral's experts each see a quarter of the prompt's tokens: smaller GEMMs.)
-    assert serve.si("ttft") == pytest.approx(pre.si("latency"), rel=0.4)
+    # Prefill: every GEMM at most at 0.75 of peak (the same fraction SingleNodeModel
+    # applies to the whole pass), FlashAttention at 0.70, plus quantisation, element-wise
+    # kernels and fixed costs, so never faster than the one roofline; for these shapes
+    # (and Mixtral's experts, which each see a quarter of the tokens) at most 1.6x it.
+    assert pre.si("latency") * 0.999 <= serve.si("ttft") <= 1.6 * pre.si("latency")
 
 
 def test_memory_budget_conventions():

@@ -16,9 +16,12 @@ Background User's Guide", sections "Tile Quantization" and "Wave Quantization"):
   ``⌊S/T⌋`` thread blocks per tile (split-K; NVIDIA CUTLASS, "Efficient GEMM in CUDA",
   "Parallelized Reductions"), which this module models too.
 
-Over both sits the device's **ceiling**: the largest fraction of the dense peak a
-well-shaped GEMM reaches at all (measured "maximum achievable matmul FLOPS": 85.9 % on
-A100 SXM, 80.1 % on H100 SXM; :func:`mlsys.core.solvers.efficiency.matmul_ceiling`).
+Over both sits the sustained fraction of the dense peak a well-shaped GEMM reaches in a
+real run (the library's default compute efficiency,
+:func:`mlsys.core.solvers.efficiency.default_efficiency`: 0.75 for 16-bit GEMMs on GPUs),
+which stays below the device's measured single-GEMM ceiling ("maximum achievable matmul
+FLOPS": 85.9 % on A100 SXM, 80.1 % on H100 SXM;
+:func:`mlsys.core.solvers.efficiency.matmul_ceiling`).
 And each GEMM is its own roofline (Williams et al. 2009): a skinny GEMM — few tokens,
 as in decoding — moves ``(MK + KN + MN)·e`` bytes for only ``2MNK`` FLOPs and is
 memory-bound.
@@ -55,6 +58,7 @@ import numpy as np
 
 __all__ = [
     "DEFAULT_TILE",
+    "MMA_GRANULARITY",
     "SPLIT_K_MIN_DEPTH",
     "FLASH_ATTENTION_FORWARD_FRACTION",
     "FLASH_ATTENTION_BACKWARD_FRACTION",
@@ -74,6 +78,12 @@ DEFAULT_TILE: tuple[int, int] = (256, 128)
 """Output tile ``(t_m, t_n)`` of one thread block: 256×128, the tile of the NVIDIA guide's
 A100 wave-quantisation example and the largest cuBLAS uses for half-precision GEMMs;
 both orientations (256×128 and 128×256) are tried and the better kept."""
+
+MMA_GRANULARITY = 16
+"""Rows (and columns) of the smallest tensor-core matrix instruction, ``mma.m16n8k16``
+(NVIDIA PTX ISA, "Warp-level matrix multiply-accumulate instructions"): a dimension
+smaller than a tile is padded only to this multiple, as the libraries then run kernels
+with narrower tiles (a decode step's one token is not padded to 256 rows)."""
 
 SPLIT_K_MIN_DEPTH = 256
 """Least ``K`` depth one split-K slice keeps (four 64-deep main-loop steps), so a grid
@@ -206,6 +216,10 @@ def _tiles(o: _Ops, m: Any, n: Any, tm: float, tn: float) -> tuple[Any, Any, Any
 
     An empty GEMM (``m`` or ``n`` zero) counts one tile for the wave arithmetic and has
     no padded area, so its compute time is zero rather than 0/0."""
+    g = MMA_GRANULARITY
+    tm = o.minimum(tm, g * o.ceil(m / g))  # a tile no taller than the padded matrix
+    tn = o.minimum(tn, g * o.ceil(n / g))
+    tm, tn = o.maximum(tm, g), o.maximum(tn, g)
     rows, cols = o.ceil(m / tm), o.ceil(n / tn)
     padded = rows * tm * cols * tn
     one = o.maximum(rows, 1.0) * tm * o.maximum(cols, 1.0) * tn
@@ -341,7 +355,7 @@ def gemm_efficiency(
 ) -> ArrayLike:
     """Product of tile and wave quantisation efficiencies of one GEMM (compute side).
 
-    Multiply the device's achievable peak (peak × ceiling) by this to get the GEMM's
+    Multiply the device's achievable peak (peak × compute efficiency) by this to get the GEMM's
     compute rate. Without an SM count only tile quantisation applies.
 
     Parameters
@@ -396,7 +410,7 @@ def gemm_time(
     """Time of one GEMM on one device: its own roofline with shape-aware compute.
 
     ``t = max(2MNK / (F · η_tile · η_wave), (MK + KN + MN)·e / B)`` where ``F`` is the
-    device's achievable FLOP/s (dense peak × its matmul ceiling), ``η`` the
+    device's achievable FLOP/s (dense peak × the compute efficiency), ``η`` the
     quantisation efficiencies of :func:`gemm_efficiency` and ``B`` the achievable memory
     bandwidth. Fixed launch costs are separate
     (:mod:`mlsys.core.formulas.overheads`).
@@ -406,7 +420,7 @@ def gemm_time(
     m, n, k : int or ndarray
         The GEMM dimensions (``M`` is the token count for a linear layer's forward pass).
     achievable_flops : float or ndarray
-        Peak FLOP/s of the precision times the device's matmul ceiling, in FLOP/s.
+        Peak FLOP/s of the precision times the compute efficiency, in FLOP/s.
     bandwidth_Bps : float or ndarray
         Achievable memory bandwidth, in bytes per second.
     bytes_per_element : float or ndarray
@@ -433,12 +447,11 @@ def gemm_time(
 
     Examples
     --------
-    4096³ in bf16 on an A100 (312 TFLOP/s × 0.859 ceiling, 2.039 TB/s × 0.85): 137.4
-    GFLOP at 268.0 TFLOP/s × 0.948 = 0.5409 ms; the 100.7 MB take 0.058 ms, so compute
-    binds.
+    4096³ in bf16 on an A100 (312 TFLOP/s × 0.75, 2.039 TB/s × 0.85): 137.4 GFLOP at
+    234 TFLOP/s × 0.948 = 0.6195 ms; the 100.7 MB take 0.058 ms, so compute binds.
 
-    >>> round(gemm_time(4096, 4096, 4096, 312e12 * 0.859, 2.039e12 * 0.85, 2.0, 108) * 1e3, 4)
-    0.5409
+    >>> round(gemm_time(4096, 4096, 4096, 312e12 * 0.75, 2.039e12 * 0.85, 2.0, 108) * 1e3, 4)
+    0.6195
     """
     tm, tn = float(tile_m), float(tile_n)
     ew = bytes_per_element if weight_bytes_per_element is None else weight_bytes_per_element
@@ -456,6 +469,9 @@ def gemm_time(
         m, n, k = float(m), float(n), float(k)
         t_compute = math.inf
         for a, b in ((tm, tn), (tn, tm)):
+            # a dimension smaller than the tile is padded to the MMA granularity only
+            a = min(a, max(MMA_GRANULARITY * math.ceil(m / MMA_GRANULARITY), MMA_GRANULARITY))
+            b = min(b, max(MMA_GRANULARITY * math.ceil(n / MMA_GRANULARITY), MMA_GRANULARITY))
             rows, cols = math.ceil(m / a), math.ceil(n / b)
             wave = 1.0
             if sm_count is not None:
@@ -597,7 +613,7 @@ def attention_time(
     backward : bool
         Time of the backward pass instead of the forward.
     achievable_flops : float or ndarray, optional
-        FLOP/s of the unfused GEMMs (peak × matmul ceiling); default ``peak_flops``.
+        FLOP/s of the unfused GEMMs (peak × compute efficiency); default ``peak_flops``.
 
     Returns
     -------

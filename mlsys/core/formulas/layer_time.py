@@ -102,7 +102,7 @@ def transformer_layer_time(
     tp : float or ndarray
         Tensor-parallel degree.
     achievable_flops : float or ndarray
-        Dense peak × matmul ceiling of the compute precision, in FLOP/s.
+        Dense peak × compute efficiency of the compute precision, in FLOP/s.
     peak_flops : float or ndarray
         Dense peak of the compute precision, in FLOP/s (fused attention's reference).
     bandwidth_Bps : float or ndarray
@@ -147,16 +147,16 @@ def transformer_layer_time(
     Examples
     --------
     A Llama-2-7B layer decoding one token at 1024 cached tokens in fp16 on an A100
-    (312 TFLOP/s × 0.859, 2.039 TB/s × 0.85, 108 SMs): the four weight matrices
+    (312 TFLOP/s × 0.75, 2.039 TB/s × 0.85, 108 SMs): the four weight matrices
     (202.4 M parameters, 404.8 MB) and the 16.8 MB of cached keys and values stream at
-    1.733 TB/s in 0.247 ms (the padded tiles of the MLP up projection bind it by 4 µs), and
-    ten kernels add 40 µs: 0.287 ms per layer, 9.2 ms for 32 layers.
+    1.733 TB/s in 0.243 ms (the one token's tiles, padded to 16 rows, compute in far
+    less), and ten kernels add 40 µs: 0.283 ms per layer, 9.1 ms for 32 layers.
 
     >>> t = transformer_layer_time(1, 1, 1, 1024, 4096, 32, 32, 128, 11008, True, 1,
-    ...                            312e12 * 0.859, 312e12, 2.039e12 * 0.85, 2.0,
+    ...                            312e12 * 0.75, 312e12, 2.039e12 * 0.85, 2.0,
     ...                            sm_count=108, causal=False)
     >>> round(t * 1e3, 3)
-    0.287
+    0.283
     """
     if phase not in _PHASES:
         from mlsys.core.errors import ParameterError

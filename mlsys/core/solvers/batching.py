@@ -350,10 +350,10 @@ class ContinuousBatchingModel:
     Examples
     --------
     Llama-2-7B in bf16 on one H100 at 2 requests/s, 512-token prompts and answers of
-    256 tokens on average (exponentially distributed): 3.3 sequences decode together,
+    256 tokens on average (exponentially distributed): 3.4 sequences decode together,
     6.6 ms per token (weights streamed kernel by kernel, each with its fixed cost); the
-    replica saturates at 16.7 requests/s and meets a 200 ms TTFT and 20 ms ITL target up
-    to 14.3 requests/s.
+    replica saturates at 17.0 requests/s and meets a 200 ms TTFT and 20 ms ITL target up
+    to 14.1 requests/s.
 
     >>> from mlsys import ContinuousBatchingModel, Hardware, Models
     >>> res = ContinuousBatchingModel().solve(
@@ -361,9 +361,9 @@ class ContinuousBatchingModel:
     ...     output_len={"distribution": "exponential", "mean": 256},
     ...     ttft_slo="200 ms", itl_slo="20 ms")
     >>> round(res.concurrency, 1), round(res.si("itl") * 1e3, 1)
-    (3.3, 6.6)
+    (3.4, 6.6)
     >>> round(res.si("max_arrival_rate"), 1), round(res.si("max_arrival_rate_under_slo"), 1)
-    (16.7, 14.3)
+    (17.0, 14.1)
     """
 
     def solve(

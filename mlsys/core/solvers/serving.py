@@ -57,7 +57,7 @@ from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.results import Result
 from mlsys.core.solvers._memo import MISSING, IdentityMemo, freeze, identity_memo
-from mlsys.core.solvers.efficiency import matmul_ceiling, resolve_efficiency
+from mlsys.core.solvers.efficiency import resolve_efficiency
 from mlsys.core.solvers.memory import default_framework_overhead
 from mlsys.core.types import Accelerator, Fabric, Node, TransformerWorkload
 from mlsys.core.units import as_si
@@ -365,7 +365,7 @@ class _Plan:
     bw: float  # achievable HBM bytes/s per device
     peak_raw: float
     bw_raw: float
-    gemm_flops: float  # dense peak x matmul ceiling: the GEMMs' compute rate
+    gemm_flops: float  # dense peak x compute efficiency: the GEMMs' rate before quantisation
     sm_count: int | None
     tp_link: str  # NCCL link type of the tensor-parallel all-reduces
     tp_bw: float  # per-direction bandwidth of the tensor-parallel fabric
@@ -708,9 +708,8 @@ def _build_plan(
     kvb = BYTES_PER_ELEMENT[kv]
     kv_per_token_dev = kv_cache_bytes(shape.layers / pp, kv_heads_dev, shape.head_dim, 1, 1, kvb)
     peak = acc.peak_flops_s(cp)
-    # the shape-aware GEMMs run at the device's matmul ceiling (an explicit efficiency
-    # replaces it), then lose their tile and wave quantisation
-    ceiling = matmul_ceiling(acc, cp) if efficiency is None else eff_c
+    # the GEMMs run at the compute fraction of peak (the library's default, below the
+    # device's measured matmul ceiling), then lose their own tile and wave quantisation
     fab_obj = _fabric_of(hardware, fabric)
     tp_link = "nvlink" if fab_obj is None or fab_obj.kind == "scale-up" else "net"
     nvls = bool(fab_obj is not None and fab_obj.in_network_reduction)
@@ -734,7 +733,7 @@ def _build_plan(
         bw=bw * eff_m,
         peak_raw=peak,
         bw_raw=bw,
-        gemm_flops=peak * ceiling,
+        gemm_flops=peak * eff_c,
         sm_count=acc.sm_count,
         tp_link=tp_link,
         tp_bw=fab_bw,
@@ -792,16 +791,16 @@ class ServingModel:
     --------
     Llama-2-70B in fp16 on 4 A100 80GB with tensor parallelism, one request of 2048
     prompt tokens and 128 output tokens: the prefill is compute-bound (286 TFLOP over
-    4 × 312 TFLOP/s × the 0.859 matmul ceiling, less the GEMMs' tile and wave
-    quantisation, plus element-wise kernels and 37 ms of all-reduces), a decode step
-    memory-bound (34.5 GB of weights per device at 2.039 TB/s × 0.85 = 19.9 ms, plus
-    80 layers × 10 kernels × 4 µs and 160 all-reduces of 10.4 µs: 1.7 ms).
+    4 × 312 TFLOP/s × 0.75, less the GEMMs' tile and wave quantisation, plus element-wise
+    kernels, fixed costs and 37 ms of all-reduces: 58 % MFU), a decode step memory-bound
+    (34.5 GB of weights per device at 2.039 TB/s × 0.85 = 19.9 ms, plus 80 layers × 10
+    kernels × 4 µs and 160 all-reduces of 10.4 µs).
 
     >>> from mlsys import Hardware, Models, ServingModel
     >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.A100_80GB, prompt_len=2048,
     ...                            output_len=128, tp_size=4, precision="fp16")
     >>> round(res.si("ttft") * 1e3), round(res.si("itl") * 1e3, 1), res.decode_bound
-    (354, 31.3, 'memory')
+    (396, 24.8, 'memory')
 
     The same model on one 80 GB device does not fit, and no latency is reported:
 
