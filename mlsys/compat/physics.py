@@ -19,6 +19,11 @@ __all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S is served by __getattr__
     "calc_transformer_training_flops",
     "calc_ring_allreduce_time",
     "calc_tree_allreduce_time",
+    "calc_mtbf_node",
+    "calc_mtbf_cluster",
+    "calc_young_daly_interval",
+    "calc_checkpoint_size",
+    "calc_effective_flops",
 ]
 
 
@@ -45,7 +50,7 @@ def calc_transformer_training_flops(n_params: Any, n_tokens: Any) -> Any:
 
     Examples
     --------
-    >>> calc_transformer_training_flops(1e9, 20e9).m_as("flop")
+    >>> float(calc_transformer_training_flops(1e9, 20e9).m_as("flop"))
     1.2e+20
     """
     from mlsys.core.formulas.transformer import training_flops
@@ -146,6 +151,174 @@ def calc_tree_allreduce_time(
     n = int(n_gpus)
     levels = math.ceil(math.log2(n)) if n > 1 else 0
     return Q_(2 * levels * (a + m / bw), "s")
+
+
+def calc_mtbf_node(*args: Any, **kwargs: Any) -> Any:
+    """Node MTBF as a Quantity in hours (the newest era's return type).
+
+    The series-system formula ``1/MTBF = Σ n_i / MTTF_i`` is
+    :func:`mlsys.formulas.calc_mtbf_node` (same arguments, hours in, a float out); this
+    gives its value the unit the newest chapters convert with ``.m_as(ureg.hour)``.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As :func:`mlsys.formulas.calc_mtbf_node`: per-component MTTF in hours and counts.
+
+    Returns
+    -------
+    pint.Quantity
+        Hours.
+
+    References
+    ----------
+    O'Connor & Kleyner (2012), "Practical Reliability Engineering", 5th ed., Sec. 6.2
+    (series systems: failure rates add).
+
+    Examples
+    --------
+    >>> round(calc_mtbf_node(50000, 8, 150000, 2, 100000, 2).m_as("hour"), 1)
+    5172.4
+    """
+    import mlsys.formulas as formulas
+
+    return Q_(formulas.calc_mtbf_node(*args, **kwargs), "hour")
+
+
+def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
+    """Cluster MTBF ``MTBF_node / N`` as a Quantity in hours.
+
+    Parameters
+    ----------
+    component_mtbf_hours : float or pint.Quantity
+        MTBF of one node (hours).
+    n_components : int
+        Nodes.
+
+    Returns
+    -------
+    pint.Quantity
+        Hours (:func:`mlsys.formulas.calc_mtbf_cluster` with its unit).
+
+    References
+    ----------
+    O'Connor & Kleyner (2012), "Practical Reliability Engineering", Sec. 6.2.
+    """
+    import mlsys.formulas as formulas
+
+    hours = as_si(component_mtbf_hours, "hour", "component_mtbf_hours") / 3600.0
+    if not hasattr(component_mtbf_hours, "m_as"):
+        hours = float(component_mtbf_hours)
+    return Q_(formulas.calc_mtbf_cluster(hours, n_components), "hour")
+
+
+def calc_young_daly_interval(checkpoint_cost_s: Any, mtbf_s: Any) -> Any:
+    """Optimal checkpoint interval ``sqrt(2 δ M)`` as a Quantity in seconds.
+
+    Parameters
+    ----------
+    checkpoint_cost_s : float or pint.Quantity
+        Time to write one checkpoint ``δ`` (s).
+    mtbf_s : float or pint.Quantity
+        System MTBF ``M`` (s).
+
+    Returns
+    -------
+    pint.Quantity
+        Seconds (:func:`mlsys.formulas.calc_young_daly_interval` with its unit).
+
+    References
+    ----------
+    Young (1974), "A first order approximation to the optimum checkpoint interval",
+    CACM 17(9); Daly (2006), FGCS 22(3).
+
+    Examples
+    --------
+    >>> round(calc_young_daly_interval(100.0, 3600.0).m_as("s"), 1)
+    848.5
+    """
+    import mlsys.formulas as formulas
+
+    delta = as_si(checkpoint_cost_s, "s", "checkpoint_cost_s")
+    mtbf = as_si(mtbf_s, "s", "mtbf_s")
+    return Q_(formulas.calc_young_daly_interval(delta, mtbf), "s")
+
+
+def calc_checkpoint_size(n_params: Any, bytes_per_param: Any = None) -> Any:
+    """Checkpoint bytes of mixed-precision Adam training, as a Quantity.
+
+    The newest chapters count 14 bytes of durable state per parameter: bf16 weights (2)
+    plus Adam's fp32 master weights, momentum and variance (12, from
+    :func:`mlsys.core.formulas.memory.optimizer_state_bytes_per_param`); gradients are
+    recomputed after a restore, so they are not saved. (The older era's
+    :func:`mlsys.formulas.calc_checkpoint_size` defaults to 16, gradients included.)
+
+    Parameters
+    ----------
+    n_params : float
+        Parameters.
+    bytes_per_param : float, optional
+        Override of the 14 bytes per parameter.
+
+    Returns
+    -------
+    pint.Quantity
+        Bytes.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", Sec. 3.1 (2 + 2 + 12 bytes per parameter; 2 + 12 without the
+    fp16 gradients).
+
+    Examples
+    --------
+    >>> calc_checkpoint_size(175e9).m_as("GB")
+    2450.0
+    """
+    from mlsys.core.formulas.memory import optimizer_state_bytes_per_param
+    from mlsys.core.precision import bytes_per_element
+
+    n = float(n_params.m_as("")) if hasattr(n_params, "m_as") else float(n_params)
+    per = (
+        bytes_per_element("bf16") + optimizer_state_bytes_per_param("adam", master_weights=True)
+        if bytes_per_param is None
+        else float(bytes_per_param)
+    )
+    return Q_(n * per, "byte")
+
+
+def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ratio: Any) -> Any:
+    """Effective throughput ``peak · MFU · η_scaling · goodput`` as a Quantity.
+
+    Parameters
+    ----------
+    peak_flops : float or pint.Quantity
+        Peak throughput (any unit; a bare number stays a plain count).
+    mfu, scaling_eff, goodput_ratio : float
+        Fractions in (0, 1].
+
+    Returns
+    -------
+    pint.Quantity
+        Same unit as ``peak_flops`` (dimensionless for a bare number), so the newest
+        chapters' ``.magnitude`` works; the value is
+        :func:`mlsys.formulas.calc_effective_flops`.
+
+    References
+    ----------
+    Chowdhery et al. (2022), "PaLM", Sec. 4.1 (model FLOPs utilization); the product of
+    the three losses is the book's "C³ tax".
+
+    Examples
+    --------
+    >>> calc_effective_flops(1000.0, 0.5, 0.35, 0.6).magnitude
+    105.0
+    """
+    import mlsys.formulas as formulas
+
+    value = formulas.calc_effective_flops(peak_flops, mfu, scaling_eff, goodput_ratio)
+    return value if hasattr(value, "magnitude") else Q_(value, "")
 
 
 def __getattr__(name: str) -> Any:
