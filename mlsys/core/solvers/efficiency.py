@@ -20,8 +20,12 @@ The fractions are **estimates**, chosen to sit inside published measurements:
   ``mlsys.validation`` marks it so; every other published comparison is a prediction.
   FP8 and narrower formats are harder to feed (scaling, format conversions) and get
   0.65. TPUs' systolic arrays are fed by the XLA compiler and sustain a similar 0.75.
-  One fraction serves every operator size: thin per-device GEMMs (hidden/TP below about
-  1,500) run below it, which makes small tensor-parallel layers optimistic.
+  Solvers that know the shape of each GEMM (ServingModel, ContinuousBatchingModel:
+  :mod:`mlsys.core.formulas.gemm`) multiply this fraction by the GEMM's own tile and
+  wave quantisation and take each GEMM's own roofline, so thin per-device GEMMs run
+  below it; the fraction is then the sustained rate of a well-shaped GEMM inside a run,
+  below the single-GEMM ceiling (:func:`matmul_ceiling`) — clocks under sustained
+  power, and kernels sharing the SMs, take the difference.
 * Memory (streaming reads/writes of large buffers): about 0.85 of peak bandwidth.
   STREAM-style measurements on GPUs reach 80–92 % of the datasheet figure — Jia et al.
   (2018), "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking",
