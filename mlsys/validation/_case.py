@@ -13,7 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as _toml
 
-__all__ = ["BASES", "BOUNDS", "Case", "load_data", "records"]
+__all__ = ["BASES", "BOUNDS", "Case", "assumptions_of", "load_data", "records"]
 
 BASES = ("fit", "prediction")
 """``fit``: the published value informed a library default (the comparison is in-sample).
@@ -47,6 +47,24 @@ def load_data(name: str) -> dict[str, Any]:
     """
     with (_DATA / f"{name}.toml").open("rb") as fh:
         return _toml.load(fh)
+
+
+def assumptions_of(section: dict[str, Any]) -> str:
+    """The stated assumptions of a data-file section, as one sentence block.
+
+    Parameters
+    ----------
+    section : dict
+        A table of a data set (see :func:`load_data`).
+
+    Returns
+    -------
+    str
+        Its ``setup``, ``layout_source`` and ``assumed`` entries, those present, joined.
+    """
+    keys = ("setup", "layout_source", "assumed")
+    parts = [section[k].rstrip(".") for k in keys if section.get(k)]
+    return ". ".join(parts) + ("." if parts else "")
 
 
 def records(name: str, section: str) -> list[dict[str, Any]]:
@@ -114,6 +132,10 @@ class Case:
     note : str
         Why mlsys is off, where the error exceeds about 10 %; otherwise empty or a
         remark on the setup.
+    assumptions : str
+        What the comparison takes that the source leaves unstated (layout details,
+        software settings, counting conventions), and where a layout was read from; from
+        the data file's ``assumed`` / ``layout_source`` beside the published value.
     open_issue : str
         Non-empty for a comparison known to fail today: names the missing physics (and
         the issue fixing it). The case still reports its error on the accuracy page; the
@@ -134,6 +156,7 @@ class Case:
     url: str = ""
     bound: str | None = None
     note: str = ""
+    assumptions: str = ""
     open_issue: str = ""
 
     def __post_init__(self) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from mlsys.core.catalog import Models
 from mlsys.core.solvers.reliability import ReliabilityModel
 from mlsys.core.solvers.sustainability import SustainabilityModel
-from mlsys.validation._case import Case, load_data, records
+from mlsys.validation._case import Case, assumptions_of, load_data, records
 
 __all__ = ["carbon_cases", "reliability_cases"]
 
@@ -41,6 +41,7 @@ def carbon_cases() -> list[Case]:
                     published=float(pub), predicted=float(got), tolerance=p["tolerance"],
                     basis="prediction", method="accounting", citation=p["citation"],
                     url=p["url"],
+                    assumptions=assumptions_of(p),
                 )
             )  # fmt: skip
     for row in records("operations", "touvron"):
@@ -60,6 +61,7 @@ def carbon_cases() -> list[Case]:
                     published=float(pub), predicted=float(got), tolerance=t["tolerance"],
                     basis="prediction", method="accounting", citation=t["citation"],
                     url=t["url"],
+                    assumptions=assumptions_of(t),
                 )
             )  # fmt: skip
     return out
@@ -77,7 +79,9 @@ def reliability_cases() -> list[Case]:
     rel = ReliabilityModel()
     duration = r["days"] * _DAY
     res = rel.solve(r["gpus"], duration, model=Models.Llama3_405B)
-    common = dict(group="Reliability", citation=r["citation"], url=r["url"])
+    common = dict(
+        group="Reliability", citation=r["citation"], url=r["url"], assumptions=assumptions_of(r)
+    )
     return [
         Case(
             name=f"Llama 3 405B, {r['gpus']:,} H100", quantity="fleet MTBF", unit="h",

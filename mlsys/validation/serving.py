@@ -75,6 +75,7 @@ def latency_cases() -> list[Case]:
                 url=url,
                 bound="at_most" if lower else None,
                 note=row.get("note", ""),
+                assumptions=load_data("serving").get("assumed", ""),
             )
         )
     return out
@@ -101,6 +102,7 @@ def throughput_cases() -> list[Case]:
                 url=url,
                 bound="at_least" if bound else None,
                 note=row.get("note", ""),
+                assumptions=load_data("serving").get("assumed", ""),
             )
         )
     return out
@@ -141,6 +143,7 @@ def capacity_cases() -> list[Case]:
                 url=url,
                 bound="at_least" if bound else None,
                 note=row.get("note", ""),
+                assumptions=load_data("serving").get("assumed", ""),
             )
         )
     return out

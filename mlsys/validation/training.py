@@ -11,7 +11,7 @@ from typing import Any
 from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.types import Fleet, TransformerWorkload
-from mlsys.validation._case import Case, load_data, records
+from mlsys.validation._case import Case, assumptions_of, load_data, records
 
 __all__ = [
     "bloom_solve",
@@ -74,7 +74,7 @@ def korthikanti_cases() -> list[Case]:
         common = dict(
             group="Training: Korthikanti et al. 2022 (Table 5)",
             tolerance=k["tolerance"], basis="fit", method="performance model",
-            citation=k["citation"], url=k["url"],
+            citation=k["citation"], url=k["url"], assumptions=assumptions_of(k),
         )  # fmt: skip
         for quantity, unit, pub, got in (
             ("iteration time", "s", row["iteration_s"], res.si("step_time")),
@@ -129,6 +129,7 @@ def _narayanan() -> list[Case]:
                 published=float(row["tflops_per_gpu"]), predicted=got, tolerance=n["tolerance"],
                 basis="prediction", method="performance model", citation=n["citation"],
                 url=n["url"], note=_note_if_off(got, row["tflops_per_gpu"], n),
+                assumptions=assumptions_of(n),
                 open_issue=n.get("open_issues", {}).get(f"{row['params_b']:g}", ""),
             )
         )  # fmt: skip
@@ -158,7 +159,7 @@ def _mtnlg() -> list[Case]:
                 quantity="iteration time", unit="s", published=float(row["iteration_s"]),
                 predicted=res.si("step_time"), tolerance=m["tolerance"], basis="prediction",
                 method="performance model", citation=m["citation"], url=m["url"],
-                note=m["note"],
+                note=m["note"], assumptions=assumptions_of(m),
             )
         )  # fmt: skip
     return out
@@ -203,6 +204,7 @@ def _llama3() -> list[Case]:
                 quantity="MFU", unit="fraction", published=float(row["mfu"]), predicted=res.mfu,
                 tolerance=c["tolerance"], basis="prediction", method="performance model",
                 citation=c["citation"], url=c["url"], note=issue, open_issue=issue,
+                assumptions=assumptions_of(c),
             )
         )  # fmt: skip
     return out
@@ -262,6 +264,7 @@ def _bridge() -> list[Case]:
                 tolerance=b["tolerance"], basis="prediction", method="performance model",
                 citation=b["citation"], url=b["url"],
                 note=_note_if_off(got, row["tokens_per_s_per_gpu"], b), open_issue=issue,
+                assumptions=assumptions_of(b),
             )
         )  # fmt: skip
     return out
@@ -290,6 +293,7 @@ def layout_fit_cases() -> list[Case]:
                 method="accounting", citation=b["citation"], url=b["url"], bound="at_most",
                 note=f"The layout ran on {fleet.accelerator.display_name} "
                 f"({exposed / 2**30:.1f} GiB exposed each), so it must fit.",
+                assumptions=assumptions_of(b),
             )
         )  # fmt: skip
     return out
@@ -316,7 +320,7 @@ def _bloom() -> Case:
         quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
         published=float(b["tflops_per_gpu"]), predicted=_hardware_tflops(res, fleet),
         tolerance=b["tolerance"], basis="prediction", method="performance model",
-        citation=b["citation"], url=b["url"],
+        citation=b["citation"], url=b["url"], assumptions=assumptions_of(b),
     )  # fmt: skip
 
 
@@ -334,6 +338,7 @@ def _opt() -> Case:
         published=float(o["tflops_per_gpu"]), predicted=_hardware_tflops(res, fleet, "fp16"),
         tolerance=o["tolerance"], basis="prediction", method="performance model",
         citation=o["citation"], url=o["url"], note=o.get("note", ""),
+        assumptions=assumptions_of(o),
     )  # fmt: skip
 
 

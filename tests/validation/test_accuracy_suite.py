@@ -47,6 +47,12 @@ def test_open_issues_are_explained_and_few():
         assert "issue" in case.open_issue.lower() and len(case.open_issue) > 40
 
 
+def test_every_performance_case_states_its_assumptions():
+    for case in CASES:
+        if case.method == "performance model":
+            assert len(case.assumptions) > 40, _id(case)
+
+
 def test_ids_are_unique():
     ids = [_id(c) for c in CASES]
     assert len(ids) == len(set(ids))
