@@ -177,3 +177,162 @@ def test_bad_input_raises_parameter_error(call, named, allowed):
 def test_gpt3_tp_must_divide_96_heads():
     with pytest.raises(ParameterError, match="a divisor of heads=96"):
         MemoryModel().solve(GPT3, H100, tp_size=7)
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 14: every case the issue lists. An error names the parameter, the value and what
+# is allowed, on one line under 300 characters; the CLI answers with "mlsys X: error: ..."
+# and exit status 2, never a traceback.
+# ---------------------------------------------------------------------------------------
+
+from mlsys import Q_, Datacenters, Fabrics, Fleet, MlsysError, Nodes  # noqa: E402
+from mlsys.cli import main as cli_main  # noqa: E402
+from mlsys.core.solvers.sustainability import SustainabilityModel  # noqa: E402
+from mlsys.core.types import Accelerator, ConfigurationError  # noqa: E402
+from mlsys.formatting import count, fmt_int, pct  # noqa: E402
+
+_FLEET = Fleet(node=Nodes.DGX_H100, count=2, fabric=Fabrics.IB_NDR)
+
+# (case id, call, error type, texts the message must contain)
+BAD_14 = [
+    ("count of bytes", lambda: count(Q_(5, "GB")), MlsysError, ["value='5 GB'", "a count"]),
+    ("pct of bytes", lambda: pct(Q_(5, "GB")), MlsysError, ["fraction='5 GB'", "a fraction"]),
+    ("fmt_int of a fraction", lambda: fmt_int(2.5), MlsysError, ["value=2.5", "whole number"]),
+    (
+        "grid given a Datacenter",
+        lambda: SustainabilityModel().solve(
+            fleet=_FLEET, duration=1, grid=Datacenters.HYPERSCALE_AVG
+        ),
+        ParameterError,
+        ["grid=", "a GridProfile", "datacenter="],
+    ),
+    (
+        "datacenter given a grid",
+        lambda: SustainabilityModel().solve(
+            fleet=_FLEET, duration=1, datacenter=Datacenters.HYPERSCALE_AVG.grid
+        ),
+        ParameterError,
+        ["datacenter=", "a Datacenter"],
+    ),
+    (
+        "fleet re-equipped",
+        lambda: SustainabilityModel().solve(
+            fleet=_FLEET, duration=1, accelerator=Hardware.A100_80GB
+        ),
+        ParameterError,
+        ["accelerator=", "the fleet's own accelerator", "H100"],
+    ),
+    (
+        "fleet of two without a fabric",
+        lambda: Fleet(node=Nodes.DGX_H100, count=2),
+        ConfigurationError,
+        ["fleet of 2 nodes needs fabric="],
+    ),
+    (
+        "fleet without a node",
+        lambda: Fleet(count=2, fabric=Fabrics.IB_NDR),
+        ConfigurationError,
+        ["node: required"],
+    ),
+    (
+        "accelerator with a bandwidth for a capacity",
+        lambda: Accelerator(
+            name="x",
+            peak_flops={"bf16": 1e12},
+            memory_capacity="80 GB/s",
+            memory_bandwidth=1e12,
+            tdp=100,
+        ),
+        ConfigurationError,
+        ["memory_capacity='80 GB/s'", "dimension of byte"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "texts"), [c[1:] for c in BAD_14], ids=[c[0] for c in BAD_14]
+)
+def test_issue_14_bad_input(call, error, texts):
+    with pytest.raises(error) as info:
+        call()
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 300, message
+    for text in texts:
+        assert text in message, message
+
+
+def test_one_node_fleet_needs_no_fabric():
+    fleet = Fleet(node=Nodes.DGX_H100, count=1)
+    # No traffic leaves the node: its scale-up fabric stands in for the network.
+    assert fleet.fabric is Nodes.DGX_H100.intra_fabric
+
+
+# (case id, argv, texts the one-line error must contain)
+CLI_BAD = [
+    ("roofline no hardware", ["solve", "roofline", "--model", "Llama3_8B"], ["--hardware"]),
+    ("roofline no model", ["solve", "roofline", "--hardware", "H100"], ["--model"]),
+    ("memory no hardware", ["solve", "memory", "--model", "Llama3_8B"], ["--hardware"]),
+    ("serving no hardware", ["solve", "serving", "--model", "Llama3_8B"], ["--hardware"]),
+    ("distributed no fleet", ["solve", "distributed", "--model", "Llama3_8B"], ["--node"]),
+    ("reliability no fleet", ["solve", "reliability"], ["--node"]),
+    (
+        "distributed nodes 0",
+        ["solve", "distributed", "--model", "Llama3_8B", "--node", "DGX_H100", "--nodes", "0"],
+        ["--nodes", "0", "1 or more"],
+    ),
+    (
+        "two nodes no fabric",
+        ["solve", "economics", "--node", "DGX_H100", "--nodes", "2"],
+        ["--fabric"],
+    ),
+    ("nodes without node", ["solve", "economics", "--nodes", "4"], ["--node"]),
+    (
+        "search seq-len -1",
+        [
+            "search",
+            "--model",
+            "Llama3_8B",
+            "--node",
+            "DGX_H100",
+            "--nodes",
+            "1",
+            "--batch-size",
+            "8",
+            "--seq-len",
+            "-1",
+        ],
+        ["--seq-len", "-1", "1 or more"],
+    ),
+    ("demo dp-size 0", ["demo", "--dp-size", "0"], ["--dp-size", "0"]),
+    (
+        "bad --set value",
+        [
+            "solve",
+            "roofline",
+            "--model",
+            "Llama3_8B",
+            "--hardware",
+            "H100",
+            "--set",
+            "batch_size=abc",
+        ],
+        ["batch_size='abc'", "positive integer"],
+    ),
+    ("unknown model", ["solve", "roofline", "--model", "Nope", "--hardware", "H100"], ["Nope"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "texts"), [c[1:] for c in CLI_BAD], ids=[c[0] for c in CLI_BAD])
+def test_cli_mistakes_exit_2_with_one_line(argv, texts, capsys):
+    try:
+        status = cli_main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        status = exc.code
+    out = capsys.readouterr()
+    assert status == 2
+    assert out.out == ""  # nothing printed before failing (mlsys demo printed a table)
+    last = out.err.strip().splitlines()[-1]
+    assert last.startswith(f"mlsys {argv[0]}: error: ") and len(last) < 300, out.err
+    assert "Traceback" not in out.err
+    for text in texts:
+        assert text in last, last
