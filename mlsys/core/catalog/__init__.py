@@ -108,11 +108,60 @@ def _nodes() -> dict[str, tuple[Any, list[str]]]:
     return _build("nodes.toml", _node)
 
 
+class _BookNames:
+    """The textbook's read-only names on every catalog workload (issue 15).
+
+    *Machine Learning Systems* (harvard-edge/cs249r_book) reads ``Models.ResNet50.parameters``
+    and ``.size_in_bytes()`` on the registry itself; these delegate to
+    :class:`mlsys.compat.models.BookModel` (book counts, cited sources). mlsys's own fields
+    (``params``, ``total_params``, ``flops_per_sample``) are unchanged.
+    """
+
+    @property
+    def parameters(self) -> Any:
+        """Parameter count in the book's counts (see ``mlsys.compat.models.BookModel``)."""
+        return self._book_view().parameters
+
+    @property
+    def inference_flops(self) -> Any:
+        """FLOPs of one forward pass of one sample, a multiply-add = 2 FLOPs (book counts)."""
+        return self._book_view().inference_flops
+
+    def size_in_bytes(self, bytes_per_param: Any = None) -> Any:
+        """Weight bytes, parameters times bytes per parameter (default 2, fp16/bf16).
+
+        Parameters
+        ----------
+        bytes_per_param : pint.Quantity or float, optional
+            Bytes per parameter.
+
+        Returns
+        -------
+        pint.Quantity
+            Bytes.
+        """
+        return self._book_view().size_in_bytes(bytes_per_param)
+
+    def _book_view(self) -> Any:
+        import importlib
+
+        models = importlib.import_module("mlsys.compat.models")
+        return models.BookModel(self.name, self.name)  # type: ignore[attr-defined]
+
+
+class CatalogWorkload(_BookNames, Workload):
+    """A catalog :class:`~mlsys.core.types.Workload` that also answers the book's names."""
+
+
+class CatalogTransformerWorkload(_BookNames, TransformerWorkload):
+    """A catalog :class:`~mlsys.core.types.TransformerWorkload` with the book's names."""
+
+
 def _model(data: dict[str, Any]) -> Workload | TransformerWorkload:
     kind = data.pop("kind", "transformer")
     if kind == "transformer":
-        return TransformerWorkload(**data)
-    return Workload(kind=kind, **data)
+        return CatalogTransformerWorkload(**data)
+    return CatalogWorkload(kind=kind, **data)
 
 
 def _models() -> dict[str, tuple[Any, list[str]]]:
