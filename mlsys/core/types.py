@@ -384,7 +384,7 @@ class Accelerator(_Model):
         --------
         >>> from mlsys import Hardware
         >>> Hardware.H100.peak_flops_at("bf16")
-        <Quantity(989.4, 'teraFLOP / second')>
+        <Quantity(989.4, 'teraflop / second')>
         """
         self.peak_flops_s(precision)  # validates the precision and names the choices
         dense = self.peak_flops[normalize_precision(precision)]
