@@ -1,0 +1,278 @@
+"""What a reader sees: the book, the site and the PDF rendered by a real Quarto CLI.
+
+Each output is rendered ONCE per test session, into a scratch copy of the project (so a
+test run never touches ``_book``/``_site``), by a session-scoped fixture; every test then
+reads the HTML or the PDF's text. Without ``quarto`` on PATH the module skips, saying so;
+without a TeX engine the PDF tests skip. Render times: book ~1 min, site ~2 min, PDF
+~1 min on a 2-core machine.
+
+The rules (issue 13): no inline expression left in the page as code, no raw repr, NaN,
+``None`` row or traceback in output, no Sphinx role left unconverted, no image wider than
+its column, one percent style, no raw float or bare exponent.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from mlsys.book.qmd import read_qmd
+
+pytestmark = pytest.mark.render
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "book" / "quarto"
+
+if shutil.which("quarto") is None:
+    pytest.skip(
+        "quarto is not on PATH: the render tests need a Quarto CLI", allow_module_level=True
+    )
+
+#: Width of the body column of Quarto's default HTML layout (px); an image that asks for
+#: more is wider than its column.
+COLUMN_PX = 850
+_IGNORE = shutil.ignore_patterns("_book", "_site", ".quarto", "__pycache__", "*.pdf", "*_files")
+
+# Output no reader may see (anywhere in visible text outside code listings).
+_RAW = [
+    (
+        re.compile(r"<IPython\.core\.display\.\w+ object>|object at 0x[0-9a-f]+"),
+        "a raw object repr",
+    ),
+    (re.compile(r"<Quantity\("), "a raw pint repr"),
+    (re.compile(r"\bnp\.(?:float|int)\d*\("), "a raw numpy repr"),
+    (re.compile(r"Traceback \(most recent call last\)"), "a traceback"),
+    (re.compile(r"(?<![\w./])\d+\.\d{7,}\b"), "a raw float"),
+    (re.compile(r"(?<![\w.])\d(?:\.\d+)?e[+-]\d\d\b"), "a bare exponent (0e+00)"),
+    (re.compile(r"\d[ \u00a0\u202f]%"), "a space before % (the house style is 51.4%)"),
+]
+_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const):\s*<code")
+_NAN_OR_NONE = re.compile(r"^(?:None|nan|NaN|-?inf)$")
+
+
+class _Page(HTMLParser):
+    """Visible text outside code listings, table cells, cell outputs and images of a page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.prose: list[str] = []
+        self.cells: list[str] = []
+        self.outputs: list[str] = []
+        self.codes: list[str] = []
+        self.images: list[dict[str, str | None]] = []
+        self._stack: list[tuple[str, str]] = []
+        self._cell: list[str] | None = None
+        self._code: list[str] | None = None
+
+    def _inside(self, tag: str = "", cls: str = "") -> bool:
+        return any((not tag or t == tag) and cls in c for t, c in self._stack)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "img":
+            self.images.append(a)
+            return
+        if tag in ("br", "hr", "meta", "link", "input", "source", "wbr"):
+            return
+        self._stack.append((tag, a.get("class") or ""))
+        if tag in ("td", "th"):
+            self._cell = []
+        if tag == "code" and not self._inside("pre"):
+            self._code = []
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._stack:
+            t, _ = self._stack.pop()
+            if t == tag:
+                break
+        if tag in ("td", "th") and self._cell is not None:
+            self.cells.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        if tag == "code" and self._code is not None:
+            self.codes.append("".join(self._code))
+            self._code = None
+
+    def handle_data(self, data: str) -> None:
+        if self._inside("script") or self._inside("style") or self._inside("head"):
+            return
+        if self._code is not None:
+            self._code.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._inside(cls="cell-output"):
+            self.outputs.append(data)
+        elif not self._inside("pre") and not self._inside("code"):
+            self.prose.append(data)
+
+
+def _parse(path: Path) -> tuple[_Page, str]:
+    html = path.read_text(encoding="utf-8")
+    page = _Page()
+    page.feed(html)
+    return page, html
+
+
+def _render(project: Path, *args: str) -> None:
+    done = subprocess.run(
+        ["quarto", "render", *args], cwd=project, capture_output=True, text=True, timeout=1800
+    )
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).splitlines()[-25:])
+        pytest.fail(f"quarto render {' '.join(args)} failed in {project}:\n{tail}")
+
+
+@pytest.fixture(scope="session")
+def book_copy(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("render") / "book"
+    shutil.copytree(BOOK, dest, ignore=_IGNORE)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def book_html(book_copy) -> Path:
+    _render(book_copy)
+    out = book_copy / "_book"
+    # a PDF render empties _book; keep the HTML where the PDF cannot reach it
+    keep = book_copy.parent / "book_html"
+    shutil.copytree(out, keep)
+    return keep
+
+
+@pytest.fixture(scope="session")
+def book_pdf_text(book_copy, book_html) -> str:
+    if shutil.which("xelatex") is None and shutil.which("lualatex") is None:
+        pytest.skip("no TeX engine (xelatex or lualatex): the PDF is not rendered")
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed: the PDF cannot be read")
+    _render(book_copy, "--to", "pdf")
+    pdfs = sorted((book_copy / "_book").glob("*.pdf"))
+    assert pdfs, "quarto wrote no PDF"
+    done = subprocess.run(
+        ["pdftotext", "-layout", str(pdfs[0]), "-"], capture_output=True, text=True
+    )
+    return done.stdout
+
+
+@pytest.fixture(scope="session")
+def site_html(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("render") / "site"
+    dest.mkdir(exist_ok=True)
+    for name in ("_quarto.yml", "index.qmd", "objects.json"):
+        shutil.copy2(ROOT / name, dest / name)
+    for name in ("docs", "reference", "_extensions", "_freeze"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, dest / name, ignore=_IGNORE)
+    (dest / "book" / "quarto").mkdir(parents=True)
+    shutil.copy2(BOOK / "references.bib", dest / "book" / "quarto" / "references.bib")
+    _render(dest)
+    return dest / "_site"
+
+
+def _pages(out: Path) -> list[Path]:
+    pages = sorted(p for p in out.rglob("*.html") if "site_libs" not in p.parts)
+    assert pages, f"no HTML pages in {out}"
+    return pages
+
+
+def _sources(project: Path) -> dict[str, list[str]]:
+    """Inline expressions of each .qmd, by the HTML page it renders to."""
+    exprs: dict[str, list[str]] = {}
+    for qmd in project.rglob("*.qmd"):
+        if any(part.startswith(("_", ".")) for part in qmd.relative_to(project).parts):
+            continue
+        try:
+            doc = read_qmd(qmd)
+        except Exception:  # a page the check cannot parse is the check's business
+            continue
+        key = qmd.relative_to(project).with_suffix(".html").as_posix()
+        exprs[key] = [e.expression for e in doc.inlines]
+    return exprs
+
+
+def _problems(page: _Page, html: str, leaked: list[str]) -> list[str]:
+    found = []
+    for expr in leaked:
+        if any(code.strip() == f"{{python}} {expr}".strip() for code in page.codes):
+            found.append(f"inline expression left as code: {{python}} {expr}")
+    if _ROLE.search(html):
+        found.append(f"unconverted Sphinx role: {_ROLE.search(html).group(0)}")
+    prose = "".join(page.prose)
+    outputs = "".join(page.outputs)
+    for pattern, what in _RAW:
+        for text in (prose, outputs, " | ".join(page.cells)):
+            m = pattern.search(text)
+            if m:
+                found.append(f"{what}: {text[max(0, m.start() - 40) : m.end() + 20]!r}")
+                break
+    for cell in page.cells:
+        if _NAN_OR_NONE.match(cell):
+            found.append(f"a table cell shows {cell!r}")
+            break
+    for img in page.images:
+        width = img.get("width") or ""
+        style = img.get("style") or ""
+        m = re.search(r"width:\s*(\d+)px", style)
+        px = int(m.group(1)) if m else int(width) if width.isdigit() else None
+        fluid = "img-fluid" in (img.get("class") or "")
+        if px is not None and px > COLUMN_PX:
+            found.append(f"image {img.get('src', '')[:60]} is {px} px wide (column {COLUMN_PX})")
+        elif px is None and not fluid and not (img.get("src") or "").endswith(".svg"):
+            found.append(f"image {img.get('src', '')[:60]} has no size and is not img-fluid")
+    return found
+
+
+def _check_pages(out: Path, project: Path) -> None:
+    sources = _sources(project)
+    problems = []
+    for path in _pages(out):
+        page, html = _parse(path)
+        rel = path.relative_to(out).as_posix()
+        for p in _problems(page, html, sources.get(rel, [])):
+            problems.append(f"{rel}: {p}")
+    assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems[:40])
+
+
+def test_book_html_reads_clean(book_html, book_copy):
+    _check_pages(book_html, book_copy)
+
+
+def test_book_html_has_every_chapter_and_no_leaked_check(book_html):
+    chapters = {p.name for p in (book_html / "chapters").glob("*.html")}
+    assert {"hardware.html", "memory.html", "serving.html"} <= chapters
+    for path in _pages(book_html):
+        assert "check(" not in "".join(_parse(path)[0].prose), path.name
+
+
+def test_book_pdf_reads_clean(book_pdf_text):
+    text = book_pdf_text
+    assert len(text) > 20_000, "the PDF holds almost no text"
+    for needle, what in [
+        ("{python}", "an inline expression left as code"),
+        ("<IPython.core.display", "a raw HTML object repr"),
+        ("Traceback (most recent call last)", "a traceback"),
+        ("ojs_define(", "a code cell printed in full"),
+    ]:
+        assert needle not in text, f"the PDF shows {what}"
+    for pattern, what in _RAW:
+        m = pattern.search(text)
+        assert m is None, f"the PDF shows {what}: {text[max(0, m.start() - 40) : m.end() + 20]!r}"
+
+
+def test_site_reads_clean(site_html):
+    _check_pages(site_html, site_html.parent)
+
+
+def test_site_reference_is_grouped_and_named_by_public_import(site_html):
+    pages = [p for p in (site_html / "reference").glob("*.html")]
+    assert 20 <= len(pages) <= 80
+    fmt_page, _ = _parse(site_html / "reference" / "formatting.html")
+    assert "mlsys.formatting" in "".join(fmt_page.prose)
+    # the guide pages highlight their own entry in the navbar, not "Getting started"
+    _, html = _parse(site_html / "docs" / "guide" / "memory.html")
+    active = re.findall(r'<a class="nav-link active"[^>]*>\s*<span class="menu-text">([^<]+)', html)
+    assert "Getting started" not in active
