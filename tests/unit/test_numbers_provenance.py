@@ -1,0 +1,54 @@
+"""``mlsys numbers`` records each inline value's source, and counts the ones without."""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsys.book.numbers import (
+    ProvenanceCoverage,
+    collect_numbers,
+    html_provenance_coverage,
+    manifest_provenance_coverage,
+)
+
+_CHAPTER = """---
+title: t
+---
+
+```{python}
+from mlsys import Hardware
+from mlsys.formatting import fmt
+h100 = Hardware.H100
+```
+
+Bandwidth `{python} fmt(h100.memory_bandwidth)`, doubled `{python} fmt(h100.memory_bandwidth * 2)`,
+layers `{python} 2 * 40`, bound `{python} "memory"`.
+"""
+
+
+@pytest.mark.book
+def test_manifest_records_the_plain_text_and_the_source(tmp_path):
+    (tmp_path / "ch.qmd").write_text(_CHAPTER, encoding="utf-8")
+    manifest, findings = collect_numbers([tmp_path], jobs=1)
+    assert not [f for f in findings if f.severity == "error"], findings
+    values = {v["expression"]: v for v in manifest["files"]["ch.qmd"]}
+    bandwidth = values["fmt(h100.memory_bandwidth)"]
+    # The text is what a reader sees; the span that carries the source is split off.
+    assert bandwidth["text"] == "3.35 TB/s"
+    assert "NVIDIA H100" in bandwidth["source"] and "datasheet" in bandwidth["source"]
+    doubled = values["fmt(h100.memory_bandwidth * 2)"]
+    assert (doubled["text"], doubled["source"]) == ("6.7 TB/s", None)  # computed: no origin
+    coverage = manifest_provenance_coverage(manifest)
+    # Three numbers (3.35 TB/s, 6.7 TB/s, 80); "memory" is a word, not counted.
+    assert (coverage.with_source, coverage.without_source) == (1, 2)
+    assert coverage.missing == ("ch.qmd:11: fmt(h100.memory_bandwidth * 2)", "ch.qmd:12: 2 * 40")
+    assert coverage.fraction == pytest.approx(1 / 3)
+
+
+def test_html_coverage_reads_nested_markup_and_sums_pages():
+    one = '<p><span class="mlsys-num" title="H100 datasheet"><strong>3.35</strong> TB/s</span></p>'
+    two = '<td><span class="mlsys-num">8</span></td><span class="other">9</span>'
+    coverage = html_provenance_coverage([one, two])
+    assert coverage == ProvenanceCoverage(1, 1, ("8",))
+    assert coverage.total == 2 and coverage.fraction == 0.5
+    assert html_provenance_coverage("<p>no numbers</p>").fraction == 1.0
