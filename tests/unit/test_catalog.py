@@ -39,6 +39,7 @@ CANONICAL = {
     "Hardware": [
         "H100", "H100_PCIE", "H200", "B200", "A100_80GB", "A100_40GB", "V100", "MI300X",
         "TPU_V3", "TPU_V4", "TPU_V5E", "TPU_V5P", "L4", "JETSON_ORIN", "CORTEX_M7",
+        "H800", "A800_80GB",
     ],
     "Fabrics": [
         "NVLINK3", "NVLINK4", "NVLINK5", "IB_HDR", "IB_NDR", "IB_XDR", "ROCE_100G",
@@ -49,6 +50,7 @@ CANONICAL = {
     "Models": [
         "GPT3_175B", "Llama2_7B", "Llama2_13B", "Llama2_70B", "Llama3_8B", "Llama3_70B",
         "Llama3_405B", "Mixtral_8x7B", "DeepSeek_V3", "BERT_Large", "ResNet50",
+        "OPT_175B", "BLOOM_176B",
     ],
     "Grids": ["US_AVG", "US_AVG_2020", "FRANCE", "GERMANY", "SWEDEN", "NORWAY", "INDIA",
               "CHINA", "QUEBEC", "US_PJM_VIRGINIA", "US_BPA_OREGON", "US_MISO_IOWA"],
