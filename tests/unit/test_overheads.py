@@ -8,7 +8,11 @@ import pytest
 
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.gemm import attention_time, gemm_time
-from mlsys.core.formulas.layer_time import ELEMENTWISE_HIDDEN_PASSES, transformer_layer_time
+from mlsys.core.formulas.layer_time import (
+    ELEMENTWISE_HIDDEN_PASSES,
+    linear_layers_time,
+    transformer_layer_time,
+)
 from mlsys.core.formulas.overheads import (
     INFERENCE_LAYER_KERNELS,
     KERNEL_OVERHEAD_S,
@@ -158,3 +162,19 @@ def test_overlap_pipeline_of_chunks():
         overlapped_time(np.array([2e-3, 1e-3]), np.array([1.2e-3, 3e-3]), np.array([8, 4])),
         [2.15e-3, 3.25e-3],
     )
+
+
+def test_linear_layers_of_gpt3_on_8_way_tensor_parallelism():
+    # GPT-3 175B: QKV [2048 x 12288]·[12288 x 4608], output [2048 x 1536]·[1536 x 12288],
+    # MLP [2048 x 12288]·[12288 x 6144] and [2048 x 6144]·[6144 x 12288]: 288, 768, 384
+    # and 768 tiles of 256x128 on 108 SMs = 3, 8, 4 and 8 waves, each 8/9 useful, so the
+    # 2·2048·12·12288²/8 FLOPs take 9/8 of their time at 234 TFLOP/s.
+    flops = 2 * 2048 * 12 * 12288**2 / 8
+    t = linear_layers_time(2048, 12288, 96, 96, 128, 49152, False, 8, F, BW, 2.0, sm_count=108)
+    assert t == pytest.approx(flops / F * 9 / 8)
+    # backward: data gradients have the forward's output shapes transposed, weight
+    # gradients reduce over the 2048 tokens; both twice the forward FLOPs in all
+    tb = linear_layers_time(
+        2048, 12288, 96, 96, 128, 49152, False, 8, F, BW, 2.0, sm_count=108, backward=True
+    )
+    assert tb >= 2 * flops / F
