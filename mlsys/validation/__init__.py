@@ -13,7 +13,13 @@ informed a default (``basis="fit"``) or not (``basis="prediction"``).
 True
 
 The documentation's accuracy page renders these rows; ``tests/validation/
-test_accuracy_suite.py`` asserts each is within its tolerance.
+test_accuracy_suite.py`` asserts each is within its tolerance (a case with an
+``open_issue`` — a named gap of the model — is a strict expected failure).
+
+The data files are the project's only copy of each published value:
+:func:`load_data` parses one and :func:`records` gives a table's rows as dicts. The
+tests in ``tests/validation`` read them from here; :mod:`mlsys.validation.sensitivity`
+measures how the suite's error moves with each calibration constant.
 
 Which results are fits
 ----------------------
