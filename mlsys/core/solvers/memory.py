@@ -45,6 +45,7 @@ from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.memory import (
     OPTIMIZER_STATE_BYTES,
     optimizer_state_bytes_per_param,
+    zero_model_state_breakdown,
 )
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.layout import TrainingLayout
@@ -492,12 +493,9 @@ class MemoryModel:
                 acts = mem["activations"]
             else:
                 b_local = _checks.microbatch_size(b, dp, m, "dp_size")
-                w_div = dp if z >= 3 else 1
-                g_div = dp if z >= 2 else 1
-                k_div = dp if z >= 1 else 1
-                weights = psi * w_bytes / w_div
-                grads = psi * g_bytes / g_div
-                opt = psi * k_opt / k_div
+                weights, grads, opt = zero_model_state_breakdown(
+                    psi, float(dp), float(z), k_opt, w_bytes, g_bytes
+                )
                 # generic workloads: per-sample bytes at 16 bit, held for min(p, m)
                 # micro-batches of 1/p of the network
                 acts = shape.activation_bytes_per_sample * b_local * (e_act / 2.0)
