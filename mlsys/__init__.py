@@ -77,6 +77,9 @@ _LAZY: dict[str, str] = {
     "Monitoring": "mlsys.compat.systems",
     "Tiers": "mlsys.compat.tiers",
     "Engine": "mlsys.compat.engine",
+    "Scenarios": "mlsys.compat.systems",
+    "Platforms": "mlsys.compat.systems",
+    "Infrastructure": "mlsys.compat.systems",
 }
 
 # old public name -> new public name (kept alive with a DeprecationWarning)

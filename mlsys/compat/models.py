@@ -131,6 +131,9 @@ class BookModel:
         per = _DEFAULT_BYTES_PER_PARAM if bytes_per_param is None else bytes_per_param
         if not hasattr(per, "units"):
             per = Q_(per, "byte")
+        if self.parameters is None and getattr(self, "model_size", None) is not None:
+            # the book states DLRM by its fp32 size: scale it to the precision asked for
+            return (self.model_size * (per / Q_(4, "byte"))).to("byte")
         return (self.parameters.m_as("") * per).to("byte")
 
     def __getattr__(self, item: str) -> Any:

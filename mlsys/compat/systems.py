@@ -25,6 +25,9 @@ __all__ = [
     "Literature",
     "Monitoring",
     "calibration",
+    "Scenarios",
+    "Platforms",
+    "Infrastructure",
 ]
 
 _FILE = "book_systems.toml"
@@ -230,6 +233,51 @@ def _reliability() -> Namespace:
     return Namespace("Systems.Reliability", members, lazy=True)
 
 
+class BookPod:
+    """A pod of one catalog accelerator: chips and the per-chip figures times chips.
+
+    Parameters
+    ----------
+    book_name : str
+        ``"TPUv4_4096"``.
+    raw : dict
+        Its ``[pods.NAME]`` table (``accelerator``, ``chips``).
+
+    Attributes
+    ----------
+    chips : int
+        Accelerators in the pod.
+    memory : pint.Quantity
+        ``chips`` x the catalog's per-chip memory (bytes).
+    power : pint.Quantity
+        ``chips`` x the catalog's per-chip TDP (W).
+    accelerator : mlsys.core.types.Accelerator
+        The catalog entry.
+    """
+
+    def __init__(self, book_name: str, raw: dict[str, Any]) -> None:
+        from mlsys.core.catalog import Hardware
+
+        accel = Hardware.get(raw["accelerator"])
+        chips = int(raw["chips"])
+        self.book_name = book_name
+        self.chips = chips
+        self.accelerator = accel
+        self.memory = chips * accel.memory_capacity
+        self.power = chips * accel.tdp
+
+    def __repr__(self) -> str:
+        return f"<book pod {self.book_name}: {self.chips} x {self.accelerator.name}>"
+
+
+def _pods() -> Namespace:
+    items = dict(_table("pods"))
+    items.pop("provenance", None)
+    return Namespace(
+        "Systems.Pods", {n: (lambda n=n, r=r: BookPod(n, r)) for n, r in items.items()}, lazy=True
+    )
+
+
 Systems = Namespace(
     "Systems",
     {
@@ -237,10 +285,13 @@ Systems = Namespace(
         "Nodes": _nodes,
         "Clusters": _clusters,
         "Reliability": _reliability,
+        "Pods": _pods,
+        "NetworkEnergy": lambda: _values_ns("Systems.NetworkEnergy", _table("network_energy")),
     },
     lazy=True,
 )
-"""The book's ``Systems`` registry: ``Fabrics``, ``Nodes``, ``Clusters``, ``Reliability``."""
+"""The book's ``Systems`` registry: ``Fabrics``, ``Nodes``, ``Clusters``, ``Reliability``,
+``Pods`` and ``NetworkEnergy``."""
 
 Literature = Namespace(
     "Literature",
@@ -270,3 +321,72 @@ calibration = Namespace(
     lazy=True,
 )
 """The book's engine calibration: ``REFERENCE_MFU_SUSTAINED`` (sustained MFU, 0.4)."""
+
+
+def _phone_battery() -> Namespace:
+    raw = _table("scenarios")["PhoneBattery"]
+    energy = field_value(raw["EnergyWh"])
+    ns = Namespace(
+        "Scenarios.PhoneBattery",
+        {"EnergyWh": energy, "EnergyJ": float(energy.m_as("J"))},
+    )
+    source = field_source(raw["EnergyWh"], None)
+    object.__setattr__(ns, "sources", {"EnergyWh": source, "EnergyJ": source})
+    return ns
+
+
+Scenarios = Namespace(
+    "Scenarios",
+    {
+        "PhoneBattery": _phone_battery,
+        "MobilePower": lambda: _values_ns(
+            "Scenarios.MobilePower", _table("scenarios")["MobilePower"]
+        ),
+    },
+    lazy=True,
+)
+"""The book's scenario figures: ``PhoneBattery.EnergyJ`` (the book's 15 W·h phone battery in
+joules), ``MobilePower.ObjectDetector`` (W)."""
+
+
+class _Rate:
+    """A price with the book's ``.rate`` attribute."""
+
+    def __init__(self, spec: Any) -> None:
+        self.rate = field_value(spec)
+        self.source = field_source(spec, None)
+
+    def __repr__(self) -> str:
+        return f"<rate {self.rate}>"
+
+
+Infrastructure = Namespace(
+    "Infrastructure",
+    {
+        "Pricing": lambda: Namespace(
+            "Infrastructure.Pricing",
+            {
+                "Cloud": Namespace(
+                    "Infrastructure.Pricing.Cloud",
+                    {n: _Rate(spec) for n, spec in _table("pricing")["Cloud"].items()},
+                )
+            },
+        )
+    },
+    lazy=True,
+)
+"""The book's prices: ``Pricing.Cloud.EgressPerGB.rate`` and
+``Pricing.Cloud.ElectricityPerKwh.rate``."""
+
+
+def _platform(name: str) -> Namespace:
+    # ranges are text ("3-5"): the book prints them and calls str methods on them
+    return Namespace(f"Platforms.{name}", dict(_table("platforms")[name]))
+
+
+Platforms = Namespace(
+    "Platforms",
+    {n: (lambda n=n: _platform(n)) for n in ("Cloud", "Edge", "Mobile", "Tiny")},
+    lazy=True,
+)
+"""The book's deployment-tier ranges as text: ``Platforms.Mobile.tdp_range_w`` is ``"3-5"``."""
