@@ -122,6 +122,10 @@ class IdentityMemo:
         return len(self._entries)
 
 
+def _same(a: Any, b: Any) -> bool:
+    return a is b
+
+
 MISSING = object()
 """Returned by :meth:`IdentityMemo.get` when nothing is stored."""
 
@@ -149,18 +153,26 @@ def identity_memo(objects: int = 1, maxsize: int = DEFAULT_MAXSIZE) -> Callable[
     def decorate(fn: F) -> F:
         memo = IdentityMemo(maxsize)
 
+        entries = memo._entries
+
         @wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             objs = args[:objects]
             rest = args[objects:]
-            values = tuple(map(freeze, rest))
             if kwargs:
-                values += tuple(sorted((k, freeze(v)) for k, v in kwargs.items()))
-            hit = memo.get(objs, values)
-            if hit is not MISSING:
-                return hit
+                rest += tuple(sorted(kwargs.items()))
+            key = (tuple(map(id, objs)), rest)
+            try:  # the common case: every value argument is hashable as it stands
+                hit = entries.get(key)
+            except TypeError:  # a dict or list among them: freeze it
+                rest = tuple(map(freeze, rest))
+                key = (key[0], rest)
+                hit = entries.get(key)
+            if hit is not None and all(map(_same, hit[0], objs)):
+                entries.move_to_end(key)
+                return hit[1]
             result = fn(*args, **kwargs)
-            memo.put(objs, values, result)
+            memo.put(objs, rest, result)
             return result
 
         wrapper.memo = memo  # type: ignore[attr-defined]

@@ -15,15 +15,21 @@ Conventions
   data-parallel over ``dp·ep`` ranks, experts over ``dp``), so the micro-batch is
   ``batch_size/(dp·ep·microbatch_count)`` sequences (``batch_size/(dp·m)`` when
   ``ep = 1``).
-* Ranks are ordered ``tp → ep → dp → pp`` (Megatron-Core): a tensor-parallel group of
-  at most a node's accelerators rides NVLink, anything larger the scale-out fabric.
+* Ranks are ordered ``tp → cp → ep → dp → pp`` (Megatron-Core): a tensor-parallel group
+  of at most a node's accelerators rides NVLink, anything larger the scale-out fabric;
+  the context-parallel ring sits inside the node before data parallelism.
 * Gradients are stored and reduced at ``grad_dtype``: by default
   :func:`mlsys.core.precision.default_grad_dtype` — fp32 for bf16 and fp8 compute
   (Megatron-LM forces fp32 gradient accumulation and all-reduce for bf16) and fp16 for
   fp16. FP8 compute therefore never shrinks the gradient all-reduce. Weights and
-  activations are 16-bit below 32-bit compute (FP8 casts are made per matmul). These
-  storage rules are the ones :class:`~mlsys.core.solvers.memory.MemoryModel` uses, so
-  the two solvers report the same memory for the same layout.
+  activations are 16-bit below 32-bit compute (FP8 casts are made per matmul).
+  :class:`~mlsys.core.solvers.memory.MemoryModel`'s training path is the same memory
+  function (:func:`mlsys.core.solvers._layout.memory_terms`), so the two solvers
+  report the same memory for the same layout (a property test checks 10^4 layouts);
+  neither adds a framework allowance by default.
+* The layout is one :class:`~mlsys.core.layout.TrainingLayout` (pass ``layout=`` or
+  the keywords), checked once against :data:`mlsys.core.layout.LAYOUT_RULES` — the
+  rules the search applies to arrays.
 * MFU and HFU are computed from the result: model FLOPs (Megatron-LM / Korthikanti
   et al. convention, attention counted over all ``s`` keys) over step time over the
   fleet's dense peak; HFU adds the recomputed FLOPs.

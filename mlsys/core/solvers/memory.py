@@ -5,35 +5,39 @@ device, and what takes the room?" for training and for inference.
 
 Accounting
 ----------
-* **Model states** (training): per device ``Ψ = P_dense/(t·p) + P_experts/(t·p·e)``
-  parameters (tensor, pipeline and expert parallelism split them evenly); weights,
-  gradients and optimizer state then follow ZeRO stage ``z`` over the ``dp_size``
-  replicas (Rajbhandari et al. 2020): :func:`~mlsys.core.formulas.zero_model_state_bytes`
-  with ``K`` from :func:`~mlsys.core.formulas.optimizer_state_bytes_per_param`.
-  Training weights and activations are 16-bit for 16-bit and narrower compute (an FP8
-  recipe casts to FP8 per matmul and keeps bf16 parameters) and 32/64-bit for
-  fp32/tf32/fp64 compute, which needs no separate master copy. Gradients are stored at
-  ``grad_dtype``, by default :func:`~mlsys.core.precision.default_grad_dtype` (fp32
-  for bf16 and fp8, as Megatron-LM accumulates them; fp16 for fp16, the ZeRO paper's
-  convention). :class:`~mlsys.core.solvers.distributed.DistributedModel` uses the same
-  rules, so both report the same memory for the same layout.
-* **Batch**: ``batch_size`` is the global batch in sequences (as in
-  :class:`~mlsys.core.solvers.distributed.DistributedModel`); in training it must split
-  evenly over the ``dp_size`` replicas and each replica's share over
-  ``microbatch_count`` micro-batches (the same check as DistributedModel).
-* **Activations** (training): Korthikanti et al. (2022) Table 2 per layer for the
-  tensor/sequence-parallel and recompute setting asked for, times the ``L/p`` layers of
-  the first pipeline stage, times the ``min(p, m)`` micro-batches it holds under 1F1B,
-  times ``1 + (p−1)/(p·v)`` when interleaved with ``v`` chunks, plus the embedding and
-  output-layer terms of their Sec. 4.3. The per-layer formula is for a GPT layer (a
-  ``4h`` GeLU MLP); other shapes use it as an approximation.
-* **KV cache** (inference): ``2·l·n_kv·d_head·ctx·b`` bytes (Pope et al. 2022) at
-  ``kv_precision``, split over pipeline stages and over tensor-parallel ranks by KV heads
-  (replicated when ``tp_size`` exceeds the KV heads).
+* **Training of a transformer is the layout model itself.** The memory of a training
+  layout is :func:`mlsys.core.solvers._layout.memory_terms` — the function
+  :class:`~mlsys.core.solvers.distributed.DistributedModel` and
+  :class:`~mlsys.core.solvers.search.ParallelismSearch` evaluate — so the three report
+  the same bytes for the same :class:`~mlsys.core.layout.TrainingLayout` (a property
+  test samples 10^4 layouts). It calls the cited formulas: ZeRO-partitioned model
+  states (Rajbhandari et al. 2020; dense parameters sharded over ``dp·ep·cp`` ranks,
+  experts over ``dp·cp``), Korthikanti et al. (2022) Table 2 activations per layer
+  (FlashAttention drops the scores; context parallelism gives each rank ``s/cp``
+  tokens), the in-flight micro-batches of the schedule (``min(p, m)`` for 1F1B, ``m``
+  for GPipe), the interleaving factor ``1 + (p−1)/(p·v)`` and the embedding and
+  output-layer buffers of their Sec. 4.3.
+* **Uneven pipelines are allowed**: ``pp_size = 3`` with 80 layers puts
+  ``⌈80/3⌉ = 27`` layers on the busiest stage, and that stage's activations set the
+  memory (model states are split evenly, ``Ψ/(t·p)``).
+* **Storage**: training weights and activations are 16-bit for 16-bit and narrower
+  compute (an FP8 recipe casts to FP8 per matmul and keeps bf16 parameters) and
+  32/64-bit for fp32/tf32/fp64 compute, which needs no separate master copy. Gradients
+  are stored at ``grad_dtype``, by default
+  :func:`~mlsys.core.precision.default_grad_dtype` (fp32 for bf16 and fp8, as
+  Megatron-LM accumulates them; fp16 for fp16, the ZeRO paper's convention).
+* **Batch**: ``batch_size`` is the global batch in sequences; in training it must split
+  evenly over the ``dp_size·ep_size`` data-parallel ranks (expert parallelism is carved
+  out of data parallelism) and each rank's share over ``microbatch_count``
+  micro-batches — the rules of :data:`mlsys.core.layout.LAYOUT_RULES`.
+* **KV cache** (inference): :func:`~mlsys.core.formulas.kv_cache_bytes` (Pope et al.
+  2022) at ``kv_precision``, split over pipeline stages and over tensor-parallel ranks
+  by KV heads (replicated when ``tp_size`` exceeds the KV heads).
 * **Framework allowance**: a fixed amount for the runtime (CUDA context, library
   workspaces, communication buffers) plus a fraction of the allocated bytes for
-  allocator fragmentation — :func:`default_framework_overhead`, stated separately in the
-  result so it is never hidden inside another term.
+  allocator fragmentation — :func:`default_framework_overhead` — stated separately.
+  Inference includes it by default; training does not (neither does DistributedModel,
+  so one layout has one answer): pass ``framework_overhead`` to add it explicitly.
 """
 
 from __future__ import annotations
@@ -376,7 +380,8 @@ class MemoryModel:
             ``"adam8bit"`` (6), ``"adafactor"`` (4).
         dp_size, tp_size, pp_size, ep_size : int
             Data-, tensor-, pipeline- and expert-parallel degrees. ``tp_size`` must
-            divide the heads; ``ep_size`` the experts.
+            divide the heads; ``ep_size`` the experts; ``pp_size`` may leave an uneven
+            split (the busiest stage holds ``⌈L/(p·v)⌉·v`` layers).
         zero_stage : {0, 1, 2, 3}
             ZeRO partitioning over ``dp_size``.
         recompute : {"none", "selective", "full"}
@@ -384,7 +389,8 @@ class MemoryModel:
         sequence_parallel : bool
             Megatron sequence parallelism (with ``tp_size > 1``).
         microbatch_count : int
-            Micro-batches per step (the first stage holds ``min(pp_size, m)``).
+            Micro-batches per step (the first stage holds ``min(pp_size, m)`` under
+            1F1B, ``m`` under GPipe); a multiple of ``pp_size`` when ``v_stages > 1``.
         v_stages : int
             Interleaved model chunks per device (1: plain 1F1B).
         kv_cache_len : int, optional
@@ -392,7 +398,9 @@ class MemoryModel:
         kv_precision : str, optional
             KV-cache precision (default ``precision``).
         framework_overhead : None, float or Quantity
-            ``None``: :func:`default_framework_overhead`. A number is bytes.
+            ``None``: none in training (as DistributedModel), and
+            :func:`default_framework_overhead` in inference. A number is bytes, added
+            in either mode.
         raise_errors : bool
             Raise :class:`~mlsys.InfeasibleError` instead of returning
             ``feasible=False``.
