@@ -86,7 +86,14 @@ from mlsys.core.formulas.memory import (
 from mlsys.core.formulas.parallel import group_placement
 from mlsys.core.formulas.pipeline import interleaved_bubble_ratio
 from mlsys.core.formulas.transformer import training_flops_per_token
-from mlsys.core.layout import RECOMPUTE_NAMES, SCHEDULE_NAMES, TOPOLOGY_NAMES, Recompute, Topology
+from mlsys.core.layout import (
+    RECOMPUTE_NAMES,
+    SCHEDULE_NAMES,
+    TOPOLOGY_NAMES,
+    Recompute,
+    Schedule,
+    Topology,
+)
 from mlsys.core.precision import BYTES_PER_ELEMENT, default_grad_dtype, normalize_precision
 from mlsys.core.solvers._memo import identity_memo
 
@@ -123,6 +130,7 @@ SCHEDULE_CODES = {k: int(v) for k, v in SCHEDULE_NAMES.items()}
 
 _FULL = float(Recompute.FULL)
 _SELECTIVE = float(Recompute.SELECTIVE)
+_GPIPE = int(Schedule.GPIPE)
 _WIDE = ("fp32", "tf32", "fp64")
 _NARROW = {"fp8", "int8", "fp6", "fp4", "int4"}
 # the helpers of the one formula body (kept under their old names for tests)
@@ -545,7 +553,7 @@ def memory_terms(
         ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
         flash_attention=P.flash, cp_size=cp,
     )  # fmt: skip
-    inflight = pipeline_inflight_microbatches(pp, m, schedule == 1)
+    inflight = pipeline_inflight_microbatches(pp, m, schedule == _GPIPE)
     interleave = interleaved_activation_factor(pp, v)
     extra = embedding_activation_bytes(
         P.s / cp, b, P.h, P.V, tp, pp, inflight_microbatches=inflight
