@@ -21,7 +21,9 @@ __all__ = ["Engine", "EngineResult", "calibration"]
 
 
 def _entry(obj: Any, what: str) -> Any:
-    entry = getattr(obj, "entry", obj) if not hasattr(obj, "model_fields") else obj
+    from pydantic import BaseModel
+
+    entry = obj if isinstance(obj, BaseModel) else getattr(obj, "entry", obj)
     if entry is None:
         raise ParameterError(
             what, getattr(obj, "book_name", obj), "a catalog entry or a book view of one"

@@ -186,11 +186,12 @@ class BookDevice:
         Peak rate at the device's stated precision (book counts).
     compute.precision_flops : dict
         ``{precision: peak}``.
-    memory.bandwidth : pint.Quantity or None
-        Memory bandwidth (bytes/s) where known.
-    tdp, battery_capacity : pint.Quantity or None
-        Power (W) and battery energy (W·h) where known.
-    peak_flops, memory_bw : pint.Quantity or None
+    memory.bandwidth : pint.Quantity
+        Memory bandwidth (bytes/s), where the file cites it.
+    tdp, battery_capacity : pint.Quantity
+        Power (W) and battery energy (W·h), where the file cites them; a figure without
+        a source is absent (AttributeError), never a guess.
+    peak_flops, memory_bw : pint.Quantity
         The older era's flat names.
     sources : dict
         Field -> provenance (a book constant's citation or the file's own).
@@ -208,6 +209,9 @@ class BookDevice:
             sources[field] = field_source(spec, prov.get(field))
         peak = values.get("peak_flops")
         precision = raw.get("peak_flops", {}).get("precision", "int8")
+        # only the figures the file cites exist: a missing one is an AttributeError
+        memory = {"bandwidth": values["memory_bw"]} if "memory_bw" in values else {}
+        flat = {k: values[k] for k in ("tdp", "battery_capacity", "memory_bw") if k in values}
         self.__dict__.update(
             book_name=book_name,
             display_name=raw.get("display_name", book_name),
@@ -217,11 +221,9 @@ class BookDevice:
                 peak_flops=peak,
                 precision_flops={} if peak is None else {precision: peak},
             ),
-            memory=_Attrs(f"{book_name}.memory", bandwidth=values.get("memory_bw")),
-            tdp=values.get("tdp"),
-            battery_capacity=values.get("battery_capacity"),
+            memory=_Attrs(f"{book_name}.memory", **memory),
             peak_flops=peak,
-            memory_bw=values.get("memory_bw"),
+            **flat,
         )
 
     def __getattr__(self, item: str) -> Any:

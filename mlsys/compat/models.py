@@ -52,15 +52,16 @@ class BookModel:
     ----------
     parameters : pint.Quantity
         Parameter count (book counts; ``.m_as(param)`` gives the number).
-    inference_flops : pint.Quantity or None
+    inference_flops : pint.Quantity
         FLOPs of one forward pass of one sample (a multiply-add = 2 FLOPs), book counts.
-    training_ops : pint.Quantity or None
+    training_ops : pint.Quantity
         Training compute ``6 N D`` (Kaplan et al. 2020) for a catalog transformer with
         training tokens, book counts.
     layers, hidden_dim : int or None
         Transformer depth and width (catalog ``layers``, ``hidden``).
-    model_size, inference_energy : pint.Quantity or None
-        Where ``book_models.toml`` gives them (bytes, joules).
+    model_size, inference_energy : pint.Quantity
+        Where ``book_models.toml`` gives them (bytes, joules). A figure without a source
+        is absent: reading it raises AttributeError.
     entry : mlsys.core.types.Workload or TransformerWorkload or None
         The catalog entry, for mlsys's solvers.
     sources : dict
@@ -80,9 +81,7 @@ class BookModel:
                     continue
                 values[field] = field_value(spec)
                 sources[field] = field_source(spec, prov.get(field))
-        values.setdefault("inference_flops", None)
-        values.setdefault("training_ops", None)
-        values.setdefault("parameters", None)
+        # a figure without a source is absent (AttributeError), never a guess
         self.__dict__.update(book_name=book_name, key=key, sources=sources, **values)
 
     @staticmethod
@@ -131,7 +130,7 @@ class BookModel:
         per = _DEFAULT_BYTES_PER_PARAM if bytes_per_param is None else bytes_per_param
         if not hasattr(per, "units"):
             per = Q_(per, "byte")
-        if self.parameters is None and getattr(self, "model_size", None) is not None:
+        if "parameters" not in self.__dict__ and "model_size" in self.__dict__:
             # the book states DLRM by its fp32 size: scale it to the precision asked for
             return (self.model_size * (per / Q_(4, "byte"))).to("byte")
         return (self.parameters.m_as("") * per).to("byte")
