@@ -227,9 +227,12 @@ class TrainingLayout(BaseModel):
     def _flag(cls, value: Any, info: Any) -> bool:
         if value is None and info.field_name == "flash_attention":
             return True
-        if not isinstance(value, (bool, np.bool_)):
-            raise ParameterError(info.field_name, value, "True or False")
-        return bool(value)
+        # 0 and 1 are accepted as the flags they spell (older callers pass them)
+        if isinstance(value, (bool, np.bool_)) or (
+            isinstance(value, (int, np.integer)) and value in (0, 1)
+        ):
+            return bool(value)
+        raise ParameterError(info.field_name, value, "True or False")
 
     @field_validator("grad_dtype", mode="before")
     @classmethod
