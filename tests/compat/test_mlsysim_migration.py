@@ -1,0 +1,82 @@
+"""The migration report on small synthetic chapters written for the book's package."""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsys.book.migration import (
+    book_values,
+    differences,
+    format_report,
+    migration_report,
+    run_chapter,
+)
+
+# A chapter as the newest era writes it: ResNet-50 FLOPs (the book's package: 4.1e9,
+# multiply-adds; mlsys: 8.18e9 FLOPs), the A100's FP16 peak (same on both sides), the
+# IB HDR latency (the book: 7 us; mlsys: 5 us).
+CHAPTER = """
+```{python}
+from mlsysim import *
+from mlsysim.core.constants import *
+from mlsysim.fmt import fmt
+
+class Example:
+    gflops = Models.Vision.ResNet50.inference_flops.m_as(GFLOPs)
+    gflops_str = fmt(gflops, precision=1, commas=False)
+    peak_str = fmt(Hardware.Cloud.A100.compute.peak_flops.m_as(TFLOPs/second), precision=0)
+    hdr_us_str = fmt(Systems.Fabrics.InfiniBand_HDR.latency_us, precision=0)
+```
+
+ResNet-50 needs `{python} Example.gflops_str` GFLOPs; the A100 peaks at
+`{python} Example.peak_str` TFLOP/s; IB HDR latency `{python} Example.hdr_us_str` us.
+"""
+
+
+def test_run_chapter_prints_mlsys_values():
+    run = run_chapter(CHAPTER)
+    assert run.errors == []
+    # 2 x 4.09e9 multiply-adds (torchvision) = 8.18 GFLOPs; A100: 624 sparse / 2 = 312
+    assert run.values == [
+        ("Example.gflops_str", "8.2"),
+        ("Example.peak_str", "312"),
+        ("Example.hdr_us_str", "5"),
+    ]
+
+
+def test_book_values_restore_everything():
+    import mlsys.constants as constants
+    from mlsys import Models
+
+    before = Models.Vision.ResNet50.inference_flops
+    with book_values(differences()):
+        assert Models.Vision.ResNet50.inference_flops.m_as("") == pytest.approx(4.1e9)
+        assert constants.RESNET50_FLOPs.m_as("") == pytest.approx(4.1e9)
+    assert Models.Vision.ResNet50.inference_flops == before
+    assert constants.RESNET50_FLOPs.m_as("") == pytest.approx(8.18e9)
+
+
+def test_report_lists_each_changed_number_with_its_cause():
+    report = migration_report(CHAPTER, name="synthetic.qmd")
+    assert report.inline_total == 3 and report.errors_after == []
+    changed = {c.expression: c for c in report.changes}
+    assert set(changed) == {"Example.gflops_str", "Example.hdr_us_str"}  # the peak agrees
+    flops = changed["Example.gflops_str"]
+    assert (flops.before, flops.after) == ("4.1", "8.2")
+    assert [d.key for d in flops.causes] == ["Models.Vision.ResNet50.inference_flops"]
+    assert "multiply-add" in flops.causes[0].reason
+    assert "He et al." in flops.causes[0].source  # the catalog's citation of mlsys's value
+    hdr = changed["Example.hdr_us_str"]
+    assert (hdr.before, hdr.after) == ("7", "5")
+    assert [d.key for d in hdr.causes] == ["Systems.Fabrics.InfiniBand_HDR.latency_us"]
+    text = format_report(report)
+    assert text.startswith("### synthetic.qmd: 2 of 3 printed numbers change")
+    assert "| Example.gflops_str | 4.1 | 8.2 |" in text
+
+
+def test_chapter_without_differences_reports_nothing():
+    plain = (
+        "```{python}\nfrom mlsysim.fmt import fmt\nx = fmt(2.0, precision=1)\n```\n`{python} x`\n"
+    )
+    report = migration_report(plain)
+    assert report.changes == [] and report.inline_total == 1
