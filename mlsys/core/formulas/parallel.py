@@ -36,7 +36,9 @@ _RECOMPUTE = ("none", "selective", "full")
 
 
 def _f(x: ArrayLike) -> Any:
-    return np.asarray(x, dtype=float)
+    # plain numbers stay floats (math only: the fast path of one solve); others become
+    # float arrays (numpy broadcasting: a search)
+    return num(x)
 
 
 def _ret(x: Any) -> Any:

@@ -43,8 +43,9 @@ PIPELINE_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved", "gpipe")
 
 
 def _f(x: ArrayLike) -> Any:
-    out = np.asarray(x, dtype=float)
-    return out
+    # plain numbers stay floats (math only: the fast path of one solve); others become
+    # float arrays (numpy broadcasting: a search)
+    return num(x)
 
 
 def _ret(x: Any) -> Any:
