@@ -80,6 +80,8 @@ _LAZY: dict[str, str] = {
     "Scenarios": "mlsys.compat.systems",
     "Platforms": "mlsys.compat.systems",
     "Infrastructure": "mlsys.compat.systems",
+    # the newest chapters use MarkdownStr after `from mlsysim import *`
+    "MarkdownStr": "mlsys.formatting",
 }
 
 # old public name -> new public name (kept alive with a DeprecationWarning)
