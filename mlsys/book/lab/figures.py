@@ -135,7 +135,7 @@ def schedule_figure(pp_size: int = 4, microbatch_count: int = 8, schedule: str =
     ax.set_xlim(0, len(grid[0]))
     ax.set_yticks(range(pp_size), [f"stage {s}" for s in range(pp_size)])
     idle = schedule_idle_fraction(grid)
-    ax.set_xlabel(f"Time slot (forward 1, backward 2); idle share {100 * idle:.1f} %")
+    ax.set_xlabel(f"Time slot (forward 1, backward 2); idle share {100 * idle:.1f}%")
     return fig
 
 
