@@ -45,6 +45,7 @@ __all__ = [
 ArrayLike = Any
 
 _RECOMPUTE = ("none", "selective", "full")
+_FLAG_TYPES = (bool, float)
 
 
 def _mode(recompute: Any) -> Any:
@@ -171,14 +172,20 @@ def activation_bytes_per_layer(
     ...     ffn_hidden=11008, gated_mlp=True)) / 1e9, 3)
     0.573
     """
-    rc = _mode(recompute)
-    args = (seq_len, batch_size, hidden, heads, tp_size, bytes_per_element)
-    sp, flash, cp = num(sequence_parallel), num(flash_attention), num(cp_size)
-    if all_float(*args, rc, sp, flash, cp):  # one solve: math only
-        s, b, h, a, t, e = args
-        o = ScalarOps
-    else:  # arrays (a search) or other numbers
-        s, b, h, a, t, e = (num(x) for x in args)
+    args = (seq_len, batch_size, hidden, heads, tp_size, bytes_per_element, cp_size)
+    if (
+        type(recompute) is float
+        and (recompute == 0.0 or recompute == 1.0 or recompute == 2.0)
+        and type(flash_attention) is bool
+        and type(sequence_parallel) in _FLAG_TYPES
+        and all_float(*args)
+    ):  # one solve: math only
+        s, b, h, a, t, e, cp = args
+        rc, sp, flash, o = recompute, sequence_parallel, flash_attention, ScalarOps
+    else:  # arrays (a search), names, ints
+        rc = _mode(recompute)
+        s, b, h, a, t, e, cp = (num(x) for x in args)
+        sp, flash = num(sequence_parallel), num(flash_attention)
         o = ops(s, b, h, a, t, e, rc, sp, flash, cp)
     sbh = s / cp * b * h
     # The tensors inside the attention and MLP blocks (12 sbh-sized ones for a GPT layer)
