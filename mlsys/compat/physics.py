@@ -24,6 +24,7 @@ __all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S is served by __getattr__
     "calc_young_daly_interval",
     "calc_checkpoint_size",
     "calc_effective_flops",
+    "calc_fleet_tco",
 ]
 
 
@@ -319,6 +320,68 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
 
     value = formulas.calc_effective_flops(peak_flops, mfu, scaling_eff, goodput_ratio)
     return value if hasattr(value, "magnitude") else Q_(value, "")
+
+
+def _usd_per_kwh(price: Any) -> float:
+    # mlsys's USD/kWh, the book's dollar-count/kWh, or a bare number of USD per kWh
+    if not hasattr(price, "m_as"):
+        return float(price)
+    unit = "USD/kWh" if "USD" in str(price.units) else "1/kWh"
+    return float(price.m_as(unit))
+
+
+def calc_fleet_tco(
+    unit_cost_usd: Any,
+    units: Any,
+    power_w: Any,
+    years: Any,
+    price_usd_per_kwh: Any,
+    hours_per_year: float = 8760.0,
+) -> float:
+    """Fleet total cost of ownership: hardware bought once plus energy over the years.
+
+    ``TCO = units · unit_cost + energy_cost(units · P · hours · years)``, the hardware
+    and power terms of a TCO (no cooling, labour or network; add them in the chapter).
+
+    Parameters
+    ----------
+    unit_cost_usd : float
+        Price of one device (USD).
+    units : int
+        Devices in the fleet.
+    power_w : float or pint.Quantity
+        Average power of one device (W).
+    years : float
+        Service life (years).
+    price_usd_per_kwh : float or pint.Quantity
+        Electricity price (USD per kWh).
+    hours_per_year : float
+        Hours of operation per year (default 8,760: always on).
+
+    Returns
+    -------
+    float
+        USD.
+
+    References
+    ----------
+    Barroso, Hölzle & Ranganathan (2019), "The Datacenter as a Computer", 3rd ed.,
+    Sec. 6.1 (TCO = capital + operational expense); the energy term is
+    :func:`mlsys.core.formulas.economics.energy_cost_usd`.
+
+    Examples
+    --------
+    500 devices of USD 150 at 2 W for 3 years at USD 0.12/kWh: 75,000 + 3,153.6.
+
+    >>> round(calc_fleet_tco(150, 500, 2.0, 3, 0.12), 1)
+    78153.6
+    """
+    from mlsys.core.formulas.economics import energy_cost_usd
+
+    watts = as_si(power_w, "W", "power_w")
+    price = _usd_per_kwh(price_usd_per_kwh)
+    energy_j = float(units) * watts * float(hours_per_year) * float(years) * 3600.0
+    return float(unit_cost_usd) * float(units) + float(energy_cost_usd(energy_j, price))
 
 
 def __getattr__(name: str) -> Any:
