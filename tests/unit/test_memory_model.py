@@ -311,3 +311,16 @@ def test_uneven_pipeline_busiest_stage_sets_the_memory():
                   microbatch_count=6, recompute="full", schedule="gpipe")  # fmt: skip
     # GPipe holds all m = 6 micro-batches
     assert gpipe.si("activations") == 27 * 6 * 67_108_864 + 6 * 33_554_432
+
+
+def test_layout_object_gives_the_same_answer_as_keywords():
+    from mlsys import TrainingLayout
+
+    kw = dict(tp_size=8, pp_size=4, microbatch_count=8, zero_stage=2, recompute="selective",
+              sequence_parallel=True, v_stages=2)  # fmt: skip
+    by_kw = solve(GPT3, H100, batch_size=16, dp_size=2, **kw)
+    lay = TrainingLayout(tp=8, pp=4, dp=2, microbatch_count=8, zero_stage=2,
+                         recompute="selective", sequence_parallel=True, v_stages=2)  # fmt: skip
+    assert solve(GPT3, H100, batch_size=16, layout=lay).si("total") == by_kw.si("total")
+    with pytest.raises(ParameterError):  # a per-device solver needs dp in the layout
+        solve(GPT3, H100, batch_size=16, layout=TrainingLayout(tp=8))

@@ -113,3 +113,22 @@ def test_moe_search_tries_expert_parallelism():
     )
     assert set(res.table["ep"]) == {1, 2, 4, 8}
     assert res.feasible_count > 0
+
+
+def test_issue_11_case_solve_and_search_apply_one_rule():
+    # GPT-3 175B on 512 A100, tp 8 pp 8 (dp 8), batch 96 -> 12 sequences per replica:
+    # m = 12 with v = 2 breaks Megatron's "m a multiple of pp" for interleaving. The
+    # search used to reject it while solve priced it; now both refuse it, for one reason.
+    from mlsys.core.layout import REJECTION_REASONS, Rejection
+
+    fleet = Fleet(node=Nodes.DGX_A100, count=64, fabric=Fabrics.IB_HDR)
+    res = ParallelismSearch().solve(
+        Models.GPT3_175B, fleet, batch_size=96, tp_sizes=(8,), pp_sizes=(8,),
+        v_stages=(1, 2), zero_stages=(1,), recompute=("selective",),
+    )  # fmt: skip
+    rows = [r for r in res.to_records() if r["microbatch_count"] == 12 and r["v_stages"] == 2]
+    assert rows and {r["reason"] for r in rows} == {REJECTION_REASONS[Rejection.INTERLEAVE]}
+    with pytest.raises(ParameterError) as err:
+        DistributedModel().solve(Models.GPT3_175B, fleet, batch_size=96, tp_size=8, pp_size=8,
+                                 v_stages=2, microbatch_count=12)  # fmt: skip
+    assert err.value.name == "microbatch_count"
