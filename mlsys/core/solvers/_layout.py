@@ -68,13 +68,17 @@ large NCCL collectives). No constant is fitted to a validation row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas import collectives as coll
 from mlsys.core.formulas._ops import ArrayOps, ScalarOps
 from mlsys.core.formulas._ops import ops as _ops
+from mlsys.core.formulas.layer_time import linear_layers_time
 from mlsys.core.formulas.memory import (
     activation_bytes_per_layer,
     embedding_activation_bytes,
@@ -83,6 +87,8 @@ from mlsys.core.formulas.memory import (
     pipeline_inflight_microbatches,
     zero_model_state_breakdown,
 )
+from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
+from mlsys.core.formulas.overlap import exposed_communication_time
 from mlsys.core.formulas.parallel import group_placement
 from mlsys.core.formulas.pipeline import interleaved_bubble_ratio
 from mlsys.core.formulas.transformer import training_flops_per_token
@@ -249,6 +255,18 @@ class Problem:
         Global batch in sequences.
     flash : bool
         FlashAttention-style fused attention (scores never reach HBM).
+    sm_count : float or None
+        Streaming multiprocessors of the accelerator (GEMM wave quantisation).
+    scaleup_link_Bps : float
+        Per-direction scale-up bandwidth before :data:`NETWORK_EFFICIENCY` (the NCCL cost
+        model applies its own protocol efficiencies to it).
+    scaleup_link : str
+        NCCL link type inside a node (``"nvlink"``, ``"pci"``), or ``""`` when the
+        tensor-parallel collectives are not NCCL's (TPU ICI, one device).
+    in_network_reduction : bool
+        The node's switch reduces in the network (NVLink SHARP): NCCL's NVLS all-reduce.
+    kernel_overhead_s : float
+        Fixed time per kernel (:data:`mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S`).
     """
 
     L: float
@@ -291,6 +309,14 @@ class Problem:
     opt_bytes: float
     batch: float
     flash: bool
+    sm_count: float | None = None
+    scaleup_link_Bps: float = 0.0
+    scaleup_link: str = ""
+    in_network_reduction: bool = False
+    kernel_overhead_s: float = KERNEL_OVERHEAD_S
+    # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
+    # solve asks for one, and the same again on the next solve of the same problem
+    priced: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def g(self) -> float:
@@ -406,6 +432,16 @@ def build_problem(
         )
     else:  # one device: no network (memory terms only)
         net = (1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0)
+    link, link_bw, in_net = "", 0.0, False
+    if (
+        isinstance(fleet, Fleet)
+        and acc.kind == "gpu"
+        and fleet.node.intra_fabric.kind == "scale-up"
+    ):
+        intra = fleet.node.intra_fabric
+        link = "pci" if intra.name.upper().startswith("PCIE") else "nvlink"
+        link_bw = intra.effective_bandwidth_Bps
+        in_net = bool(intra.in_network_reduction)
     return Problem(
         L=L,
         h=float(model.hidden),
@@ -447,6 +483,10 @@ def build_problem(
         opt_bytes=opt_bytes,
         batch=float(batch_size),
         flash=True if flash_attention is None else bool(flash_attention),
+        sm_count=None if acc.sm_count is None else float(acc.sm_count),
+        scaleup_link_Bps=link_bw,
+        scaleup_link=link,
+        in_network_reduction=in_net,
     )
 
 
@@ -571,6 +611,88 @@ def memory_terms(
     }
 
 
+def _linear_shape_ratio(P: Problem, T: Any, tp: Any, full: Any, o: type) -> Any:
+    """Time of a layer's linear GEMMs (forward, its rerun under full recompute, backward)
+    over the same FLOPs at ``peak × η_compute``: at least 1, the cost of their shapes.
+
+    The shapes are Megatron's four tensor-parallel GEMMs of ``T`` tokens
+    (:func:`mlsys.core.formulas.layer_time.linear_layers_time`); the ratio applies to the
+    layer's exact matmul FLOPs (``2·N_layer·T/t`` per pass), so the FLOP accounting stays
+    the cited one whatever the attention variant (GQA, MLA) or MoE routing."""
+    if o is ScalarOps:
+        key = (T, tp, full)
+        hit = P.priced.get(key)
+        if hit is None:
+            if len(P.priced) > 4096:
+                P.priced.clear()
+            hit = P.priced[key] = _linear_shape_ratio_of(P, T, tp, full, o)
+        return hit
+    return _linear_shape_ratio_of(P, T, tp, full, o)
+
+
+def _linear_shape_ratio_of(P: Problem, T: Any, tp: Any, full: Any, o: type) -> Any:
+    if o is not ScalarOps:
+        # few distinct (tokens, tp, full) among many layouts: price each once
+        tb, pb, fb = np.broadcast_arrays(
+            np.asarray(T, dtype=float), np.asarray(tp, dtype=float), np.asarray(full, dtype=float)
+        )
+        keys, inverse = np.unique(
+            tb.ravel() + 1j * (pb.ravel() + 0.5 * fb.ravel()), return_inverse=True
+        )
+        tp_u = np.floor(keys.imag)
+        ratio = _linear_shape_ratio_of(P, keys.real, tp_u, keys.imag - tp_u, ScalarOps)
+        return np.asarray(ratio)[inverse].reshape(tb.shape)
+    F = P.peak * P.eta_c
+    B = P.hbm_bw * P.eta_m
+    d_head = P.d_attn / P.a
+    shape = (P.h, P.a, P.kv, d_head, P.ffn_act, P.gated)
+    fwd = linear_layers_time(T, *shape, tp, F, B, P.e_act, sm_count=P.sm_count)
+    bwd = linear_layers_time(T, *shape, tp, F, B, P.e_act, sm_count=P.sm_count, backward=True)
+    q = P.d_attn / tp
+    kv = np.maximum(P.kv / tp, 1.0) * d_head
+    f = P.ffn_act / tp
+    # (full = 0.5 in the unique keys' imaginary part means full recompute)
+    rerun = np.where(full > 0.25, 1.0, 0.0) if np.ndim(full) else (1.0 if full else 0.0)
+    flops_fwd = 2.0 * T * P.h * ((q + 2.0 * kv) + q + (1.0 + P.gated) * f + f)
+    out = ((1.0 + rerun) * fwd + bwd) * F / ((3.0 + rerun) * flops_fwd)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _tp_collective_in_node(M: Any, tp: Any, sp: Any, P: Problem, o: type) -> Any:
+    """One tensor-parallel all-reduce-equivalent inside a node, as NCCL runs it: an
+    all-reduce (NVLS where the switch reduces), or under sequence parallelism a
+    reduce-scatter plus an all-gather."""
+    bw, link, nvls = P.scaleup_link_Bps, P.scaleup_link, P.in_network_reduction
+    if o is ScalarOps:
+        return _tp_collective_scalar(float(M), float(tp), bool(sp), bw, link, nvls)
+    # few distinct (bytes, tp, sp) among many layouts: price each once
+    mb, tb, sb = np.broadcast_arrays(
+        np.asarray(M, dtype=float), np.asarray(tp, dtype=float), np.asarray(sp, dtype=float)
+    )
+    keys, inverse = np.unique(
+        mb.ravel() + 1j * (tb.ravel() + 0.5 * sb.ravel()), return_inverse=True
+    )
+    m_u, tp_u = keys.real, np.floor(keys.imag)
+    sp_u = keys.imag - tp_u > 0.25
+    ar = coll.nccl_allreduce_time(m_u, tp_u, bw, link, nvls)
+    rs_ag = coll.nccl_ring_time("reduce_scatter", m_u, tp_u, bw, link) + coll.nccl_ring_time(
+        "all_gather", m_u, tp_u, bw, link
+    )
+    return np.where(sp_u, rs_ag, ar)[inverse].reshape(mb.shape)
+
+
+@lru_cache(maxsize=4096)
+def _tp_collective_scalar(
+    M: float, tp: float, sp: bool, bw: float, link: str, in_network_reduction: bool
+) -> float:
+    """:func:`_tp_collective_in_node` for one layout (pure, so remembered)."""
+    if sp:
+        return coll.nccl_ring_time("reduce_scatter", M, tp, bw, link) + coll.nccl_ring_time(
+            "all_gather", M, tp, bw, link
+        )
+    return coll.nccl_allreduce_time(M, tp, bw, link, in_network_reduction)
+
+
 def evaluate(
     P: Problem,
     tp: Any,
@@ -586,6 +708,7 @@ def evaluate(
     topo: int = 0,
     overlap: bool = True,
     cp: Any = 1.0,
+    tp_overlap: bool = False,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -608,6 +731,10 @@ def evaluate(
         :class:`~mlsys.core.layout.Topology` of the data-parallel all-reduce.
     overlap : bool
         Overlap data-parallel communication with compute.
+    tp_overlap : bool
+        Overlap the tensor-parallel collectives with the GEMMs that depend on them, in
+        ``tp`` chunks (Megatron's ``--tp-comm-overlap``; only with sequence parallelism,
+        as there).
 
     Returns
     -------
@@ -643,10 +770,16 @@ def evaluate(
     boundary = (10.0 * e * h + 2.0 * h) * T * o.where(sp, 1.0 / tp, 1.0)
     mlp_elem = (2.0 + P.gated) * e * P.ffn * T / tp
     elem_bytes = (boundary + mlp_elem) * fwd_passes
-    t_lin = lin_flops / (P.peak * P.eta_c)
+    # the GEMMs at peak × η_compute, slowed by their shapes (tile and wave quantisation,
+    # skinny GEMMs' own memory roofline: linear_layers_time)
+    t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
     t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
-    t_layer_compute = t_lin + t_attn + t_elem
+    # a fixed time per kernel: forward (again under full recompute) and backward
+    kernels = kernels_per_layer("forward", P.flash) * (1.0 + full) + kernels_per_layer(
+        "backward", P.flash
+    )
+    t_layer_compute = t_lin + t_attn + t_elem + kernels * P.kernel_overhead_s
     # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
     M_tp = T * h * e
     tp_k, tp_n = group_placement(tp, 1.0, g)
@@ -654,7 +787,13 @@ def evaluate(
     if o is ScalarOps and tp == 1.0:  # one solve without tensor parallelism
         t_tp_layer = 0.0
     else:
-        t_tp_layer = n_ar * o.where(tp > 1.0, _allreduce(M_tp, tp_k, tp_n, 0, P, o), 0.0)
+        t_one = _allreduce(M_tp, tp_k, tp_n, 0, P, o)
+        if P.scaleup_link:  # inside a node: NCCL's protocols, NVLS where the switch has it
+            t_one = o.where(tp_n > 1.0, t_one, _tp_collective_in_node(M_tp, tp, sp, P, o))
+        t_tp_layer = n_ar * o.where(tp > 1.0, t_one, 0.0)
+        if tp_overlap:  # chunked with the GEMMs that produce or consume it
+            hidden = exposed_communication_time(t_lin, t_tp_layer, o.max(tp, 1.0))
+            t_tp_layer = o.where(sp, hidden, t_tp_layer)
     # ---- context parallelism: ring attention per layer -----------------------------------
     # each of cp-1 steps passes the local K and V blocks to the next rank while the
     # current block's attention runs (Liu et al. 2023, Sec. 3); the backward pass sends
