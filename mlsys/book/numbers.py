@@ -159,7 +159,10 @@ def collect_numbers(
         for v in result.inline_values:
             # A value written in an included file is recorded there, once per distinct
             # text (two chapters may include the same file).
+            # The kernel may hand over the span Quarto inserts or, split already, the
+            # plain text with its source beside it.
             text, source = split_span(v.text) if v.mime == "text/markdown" else (v.text, None)
+            source = getattr(v, "source", None) or source
             entry = {
                 "line": v.line,
                 "col": v.col,
