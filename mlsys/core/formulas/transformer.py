@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from mlsys.core.errors import ParameterError
+from mlsys.core.formulas._ops import num, ret
 
 __all__ = [
     "megatron_param_count",
@@ -98,14 +99,11 @@ def megatron_param_count(
     >>> round(float(megatron_param_count(96, 12288, 51200, 2048)) / 1e9, 1)
     174.6
     """
-    nl, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
+    nl, h = num(layers), num(hidden)
     out = (
-        12.0
-        * nl
-        * h**2
-        * (1.0 + 13.0 / (12.0 * h) + (np.asarray(vocab, dtype=float) + seq_len) / (12.0 * nl * h))
+        12.0 * nl * h**2 * (1.0 + 13.0 / (12.0 * h) + (num(vocab) + num(seq_len)) / (12.0 * nl * h))
     )
-    return out[()] if np.ndim(out) == 0 else out
+    return ret(out)
 
 
 def transformer_param_breakdown(
@@ -352,7 +350,7 @@ def attention_flops_per_token(
     4.83
     """
     factor = 2.0 if causal else 4.0
-    return factor * np.multiply(np.multiply(layers, context_len), d_attn)
+    return factor * num(layers) * num(context_len) * num(d_attn)
 
 
 def forward_flops_per_token(
@@ -392,9 +390,7 @@ def forward_flops_per_token(
     >>> round(float(forward_flops_per_token(6.607e9, 32, 4096, 4096)) / 1e9, 2)
     14.29
     """
-    return 2.0 * np.asarray(matmul_params, dtype=float) + attention_flops_per_token(
-        layers, context_len, d_attn, causal
-    )
+    return 2.0 * num(matmul_params) + attention_flops_per_token(layers, context_len, d_attn, causal)
 
 
 def training_flops_per_token(
@@ -449,9 +445,9 @@ def training_flops_per_token(
     1.434
     """
     mode = _recompute_mode(recompute)
-    layer_fwd = 2.0 * np.asarray(layers_matmul_params, dtype=float)
+    layer_fwd = 2.0 * num(layers_matmul_params)
     attn_fwd = attention_flops_per_token(layers, context_len, d_attn, causal)
-    head_fwd = 2.0 * np.asarray(head_matmul_params, dtype=float)
+    head_fwd = 2.0 * num(head_matmul_params)
     total = 3.0 * (layer_fwd + attn_fwd + head_fwd)
     if mode == "full":
         total = total + layer_fwd + attn_fwd
@@ -498,8 +494,7 @@ def megatron_flops_per_iteration(
     >>> round(float(megatron_flops_per_iteration(1536, 2048, 96, 12288, 51200)) / 1e18, 2)
     4.51
     """
-    B, s = np.asarray(batch_size, dtype=float), np.asarray(seq_len, dtype=float)
-    nl, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
+    B, s, nl, h = num(batch_size), num(seq_len), num(layers), num(hidden)
     return 96.0 * B * s * nl * h**2 * (1.0 + s / (6.0 * h) + vocab / (16.0 * nl * h))
 
 
@@ -512,8 +507,7 @@ def _korthikanti_flops(
     attention_divisor: float,
 ) -> ArrayLike:
     # 72 B L s h² (1 + s/(k h) + V/(12 h L)); k = 6 for model FLOPs, 3 for hardware FLOPs.
-    B, s = np.asarray(batch_size, dtype=float), np.asarray(seq_len, dtype=float)
-    L, h = np.asarray(layers, dtype=float), np.asarray(hidden, dtype=float)
+    B, s, L, h = num(batch_size), num(seq_len), num(layers), num(hidden)
     return 72.0 * B * L * s * h**2 * (1.0 + s / (attention_divisor * h) + vocab / (12.0 * h * L))
 
 
@@ -624,7 +618,7 @@ def training_flops(params: ArrayLike, tokens: ArrayLike) -> ArrayLike:
     >>> round(float(training_flops(174.6e9, 300e9)) / 1e23, 2)
     3.14
     """
-    return 6.0 * np.multiply(params, tokens)
+    return 6.0 * num(params) * num(tokens)
 
 
 # --------------------------------------------------------------------------- KV cache
@@ -672,8 +666,6 @@ def kv_cache_bytes(
     >>> round(float(kv_cache_bytes(80, 8, 128, 4096)) / 1e9, 3)
     1.342
     """
-    args = (layers, kv_heads, head_dim, seq_len, batch_size, bytes_per_element)
-    if all(type(x) in (int, float) for x in args):  # one solve: plain float arithmetic
-        return 2.0 * layers * kv_heads * head_dim * seq_len * batch_size * bytes_per_element
-    per_token = 2.0 * np.multiply(np.multiply(layers, kv_heads), head_dim)
-    return per_token * np.multiply(np.multiply(seq_len, batch_size), bytes_per_element)
+    # num(): plain numbers stay floats (math only, one solve), others broadcast as arrays
+    per_token = 2.0 * num(layers) * num(kv_heads) * num(head_dim)
+    return per_token * num(seq_len) * num(batch_size) * num(bytes_per_element)
