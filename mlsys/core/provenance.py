@@ -362,7 +362,8 @@ def record(result: Any, solver: Any, /, **inputs: Any) -> Any:
 # Markup
 # ---------------------------------------------------------------------------------------
 
-_TITLE_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": " "})
+# A pipe would end a Markdown table cell even inside an attribute: it becomes a slash.
+_TITLE_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": " ", "|": "/"})
 
 
 @lru_cache(maxsize=2048)

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from mlsys.core.deprecation import warn_renamed
-from mlsys.core.provenance import ResultOrigin, register_value
+from mlsys.core.provenance import ResultOrigin, register_value, span
 from mlsys.core.units import Q_, _unit
 
 __all__ = ["Result"]
@@ -203,7 +203,12 @@ class Result(Mapping[str, Any]):
 
     def _repr_markdown_(self) -> str:
         lines = [f"**{type(self).__name__}**", "", "| field | value |", "|---|---|"]
-        lines += [f"| {name} | {text} |" for name, text in self._rows()]
+        origin = self._origin
+        for name, text in self._rows():
+            cell = text.replace("$", "\\$").replace("|", "\\|")
+            if origin is not None and text not in ("None", "True", "False"):
+                cell = span(cell, origin.at(name))  # hover a cell: solver, inputs, sources
+            lines.append(f"| {name} | {cell} |")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -81,6 +81,8 @@ def test_a_solver_result_names_solver_inputs_and_sources():
     title = fmt(res.annual_tco).origin.describe()
     assert title.startswith("EconomicsModel → annual_tco(fleet=16 × ")
     assert "datasheet" in title
+    # Its Markdown table (a notebook, a Quarto cell) carries the same hover per cell.
+    assert '{.mlsys-num title="EconomicsModel → annual_tco(fleet=16' in res._repr_markdown_()
     # A plain field (a fraction) read from the result carries the origin to pct too.
     assert pct(res.breakeven_utilization).origin.field == "breakeven_utilization"
 
