@@ -412,7 +412,7 @@ def build_problem(
     d_attn = float(model.heads * model.head_dim)
     n_layers_matmul = float(bd["layers_matmul_active"]) * scale
     n_head = float(model.vocab * model.hidden)
-    fpt = {
+    flops_per_tok = {
         rc: float(training_flops_per_token(n_layers_matmul, n_head, L, s, d_attn, recompute=rc))
         for rc in ("none", "selective", "full")
     }
@@ -461,9 +461,9 @@ def build_problem(
         n_head=n_head,
         params_dense=model.total_params - params_expert,
         params_expert=params_expert,
-        model_flops_per_token=fpt["none"],
-        selective_flops_per_token=fpt["selective"] - fpt["none"],
-        full_flops_per_token=fpt["full"] - fpt["none"],
+        model_flops_per_token=flops_per_tok["none"],
+        selective_flops_per_token=flops_per_tok["selective"] - flops_per_tok["none"],
+        full_flops_per_token=flops_per_tok["full"] - flops_per_tok["none"],
         peak=peak,
         peak_attn=peak_attn,
         hbm_bw=acc.memory_bandwidth_Bps,

@@ -296,6 +296,7 @@ class DistributedModel:
         flash_attention: bool | None = None,
         cp_size: int = 1,
         layout: TrainingLayout | None = None,
+        tp_comm_overlap: bool = False,
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -353,6 +354,11 @@ class DistributedModel:
             ``pp_size``, ``ep_size``, ``cp_size``, ``v_stages``, ``microbatch_count``,
             ``zero_stage``, ``recompute``, ``sequence_parallel``, ``schedule``,
             ``flash_attention`` and ``grad_dtype``.
+        tp_comm_overlap : bool
+            Overlap the tensor-parallel collectives with the GEMMs that depend on them,
+            chunked ``tp_size`` ways (Megatron-LM's ``--tp-comm-overlap``, which needs
+            sequence parallelism; without it the option has no effect):
+            :func:`mlsys.core.formulas.overlap.exposed_communication_time`.
 
         Returns
         -------
@@ -405,6 +411,7 @@ class DistributedModel:
             int(TOPOLOGY_NAMES[topo_key]),
             bool(overlap),
             float(cp),
+            bool(tp_comm_overlap),
         )
         notes = []
         if model.layers % (pp * v):
@@ -414,6 +421,11 @@ class DistributedModel:
             )
         if lay.sequence_parallel and tp == 1:
             notes.append("sequence_parallel has no effect with tp_size = 1")
+        if tp_comm_overlap and not (lay.sequence_parallel and tp > 1):
+            notes.append(
+                "tp_comm_overlap needs sequence parallelism and tp_size > 1 (as Megatron's "
+                "--tp-comm-overlap): no effect"
+            )
         if out["tp_nodes"] > 1:
             notes.append(
                 f"the tensor-parallel group of {tp} spans {int(out['tp_nodes'])} nodes: its "

@@ -1,0 +1,104 @@
+"""Issue 12 physics in the training layout model (mlsys.core.solvers._layout): GEMMs
+by shape, fixed kernel costs, NCCL/NVLS tensor-parallel collectives, TP overlap — each
+against a derivation written here from the cited formulas."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mlsys import DistributedModel, Fabrics, Fleet, Models, Nodes
+from mlsys.core.formulas.collectives import nccl_ring_time, nvls_allreduce_time
+from mlsys.core.formulas.layer_time import linear_layers_time
+from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
+from mlsys.core.solvers import _layout
+from mlsys.core.solvers._layout import build_problem, evaluate
+
+H100_FLEET = Fleet(node=Nodes.DGX_H100, count=8, fabric=Fabrics.IB_NDR)
+A100_FLEET = Fleet(node=Nodes.DGX_A100, count=8, fabric=Fabrics.IB_HDR)
+GPT3 = Models.GPT3_175B
+# tp 8, pp 8, dp 1, 64 micro-batches of one 2048-token sequence, ZeRO-1
+LAYOUT = dict(tp=8.0, pp=8.0, ep=1.0, dp=1.0, m=64.0, v=1.0, zero=1.0)
+
+
+def _eval(P, rc=0.0, sp=0.0, **kw):
+    return evaluate(P, **LAYOUT, rc=rc, sp=sp, **kw)
+
+
+def test_gemm_shape_ratio_is_the_layers_gemm_time_over_its_flops():
+    P = build_problem(GPT3, A100_FLEET, 64)
+    F, B = P.peak * P.eta_c, P.hbm_bw * P.eta_m
+    # GPT-3's four GEMMs at T = 2048 tokens, tp = 8 (linear_layers_time), forward once and
+    # backward once, against 3 × 2·T·12·h²/8 FLOPs at 312 TFLOP/s × 0.75.
+    args = (2048.0, 12288.0, 96.0, 96.0, 128.0, 49152.0, 0.0, 8.0, F, B, 2.0)
+    fwd = linear_layers_time(*args, sm_count=108.0)
+    bwd = linear_layers_time(*args, sm_count=108.0, backward=True)
+    flops = 2 * 2048 * 12 * 12288**2 / 8
+    ratio = (fwd + bwd) * F / (3 * flops)
+    assert _layout._linear_shape_ratio(P, 2048.0, 8.0, False, _layout.ScalarOps) == pytest.approx(
+        ratio
+    )
+    # every forward GEMM wastes 1/9 of its waves (linear_layers_time's example), the
+    # backward ones no less: the ratio is at least 9/8 of the forward third
+    assert ratio > 1.0
+    assert fwd == pytest.approx(flops / F * 9 / 8)
+
+
+def test_fixed_kernel_cost_adds_per_layer_per_pass():
+    P = build_problem(GPT3, A100_FLEET, 64)
+    free = dataclasses.replace(P, kernel_overhead_s=0.0)
+    with_k, without = _eval(P, rc=2.0), _eval(free, rc=2.0)
+    # full recompute: forward twice and backward once, 10 + 10 + 15 kernels per layer with
+    # FlashAttention, 12 layers per device, 64 micro-batches
+    kernels = 2 * kernels_per_layer("forward", True) + kernels_per_layer("backward", True)
+    assert kernels == 35
+    expected = 64 * 12 * kernels * KERNEL_OVERHEAD_S
+    assert with_k["compute_time"] - without["compute_time"] == pytest.approx(expected)
+
+
+def test_tensor_parallel_all_reduce_uses_nvls_on_nvswitch3():
+    P = build_problem(GPT3, H100_FLEET, 64)
+    assert P.in_network_reduction and P.scaleup_link == "nvlink"
+    # without sequence parallelism: 4 all-reduces of T·h·2 = 50.3 MB per layer; on 8 H100
+    # NVLS takes 25 µs + 50.3 MB / 275 GB/s = 208 µs against the ring's 8.4 + 14 × 3.4 µs +
+    # 1.75 × 50.3 MB / 370 GB/s = 294 µs
+    M = 2048 * 12288 * 2.0
+    nvls = nvls_allreduce_time(M, 8, 450e9)
+    ring = nccl_ring_time("all_reduce", M, 8, 450e9)
+    assert nvls < ring
+    out = _eval(P)
+    assert out["tp_communication_time"] == pytest.approx(64 * 12 * 4 * nvls)
+    # the same node without in-network reduction pays the ring
+    ring_only = _eval(dataclasses.replace(P, in_network_reduction=False))
+    assert ring_only["tp_communication_time"] == pytest.approx(64 * 12 * 4 * ring)
+
+
+def test_sequence_parallel_collectives_are_reduce_scatter_plus_all_gather():
+    P = build_problem(GPT3, A100_FLEET, 64)
+    M = 2048 * 12288 * 2.0
+    # NVLink 3 (300 GB/s): a ring reduce-scatter plus a ring all-gather per all-reduce
+    per = nccl_ring_time("reduce_scatter", M, 8, 300e9) + nccl_ring_time("all_gather", M, 8, 300e9)
+    out = _eval(P, sp=1.0)
+    assert out["tp_communication_time"] == pytest.approx(64 * 12 * 4 * per)
+
+
+def test_tp_comm_overlap_hides_all_but_one_chunk():
+    kw = dict(
+        batch_size=64, tp_size=8, pp_size=8, microbatch_count=64, sequence_parallel=True,
+        recompute="selective",
+    )  # fmt: skip
+    plain = DistributedModel().solve(GPT3, H100_FLEET, **kw)
+    hidden = DistributedModel().solve(GPT3, H100_FLEET, tp_comm_overlap=True, **kw)
+    # GPT-3's GEMMs (tens of ms per layer per micro-batch) outlast its collectives, so the
+    # 8-chunk pipeline leaves one chunk, 1/8, of the communication exposed
+    assert hidden.si("tp_communication_time") == pytest.approx(
+        plain.si("tp_communication_time") / 8
+    )
+    assert hidden.si("step_time") < plain.si("step_time")
+    # without sequence parallelism Megatron cannot overlap: no effect, and a note says so
+    kw["sequence_parallel"] = False
+    a = DistributedModel().solve(GPT3, H100_FLEET, **kw)
+    b = DistributedModel().solve(GPT3, H100_FLEET, tp_comm_overlap=True, **kw)
+    assert a.si("step_time") == b.si("step_time")
+    assert any("tp_comm_overlap" in n for n in b.notes)
