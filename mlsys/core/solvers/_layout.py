@@ -18,7 +18,13 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
 (``T = s·b``), per transformer layer, with ``t`` the tensor-parallel size:
 
 * **matmuls** — ``2·N_layer·T/t`` FLOP forward, twice that backward, once more under
-  full recomputation; at ``peak × η_compute``.
+  full recomputation; at ``peak × η_compute``, slowed by the shapes of the layer's four
+  tensor-parallel GEMMs (tile and wave quantisation over the SMs, a skinny GEMM's own
+  memory roofline: :func:`mlsys.core.formulas.layer_time.linear_layers_time`, NVIDIA's
+  "Matrix Multiplication Background User's Guide").
+* **fixed costs** — :data:`mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S` per kernel,
+  :func:`mlsys.core.formulas.overheads.kernels_per_layer` kernels per layer forward
+  (again under full recomputation) and backward.
 * **attention core** (``QKᵀ``, softmax, dropout, ``AV``) — a roofline of its own:
   ``4·s·d_attn·T/t`` FLOP forward, and, when the scores are materialised (no
   FlashAttention, as in 2021–22 Megatron-LM), ``(6e + 1)`` bytes of HBM traffic per
@@ -34,7 +40,13 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   the MLP (always split), twice that backward, at ``HBM × η_memory``. This is the
   same tensor inventory as Korthikanti et al. (2022), Sec. 4.
 * **tensor parallelism** — 4 all-reduce-equivalents of ``s·b·h·e`` per layer (6 with
-  full recompute) on NVLink if the group is inside a node, else on the scale-out NIC.
+  full recompute). Inside a GPU node they run as NCCL does: the fastest protocol of its
+  cost model (LL, LL128, Simple: small-message latency), NVLink SHARP (NVLS) all-reduce
+  where the switch reduces in the network, reduce-scatter + all-gather under sequence
+  parallelism (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`); across
+  nodes on the scale-out NIC. With ``tp_overlap`` (and sequence parallelism) they are
+  chunked ``t`` ways under the GEMMs and only one chunk stays exposed
+  (:func:`mlsys.core.formulas.overlap.exposed_communication_time`).
 * **expert parallelism** — 4 all-to-alls of ``s·b·k·h·e/t`` per MoE layer (6 with full
   recompute).
 * **context parallelism** — each sequence is split over ``cp`` ranks (``T = s·b/cp``
@@ -62,8 +74,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
 
 The calibration lives in this module and nowhere else: the compute and memory
 fractions come from :func:`mlsys.core.solvers.efficiency.resolve_efficiency`; the one
-extra constant is :data:`NETWORK_EFFICIENCY` (achievable fraction of link bandwidth for
-large NCCL collectives). No constant is fitted to a validation row.
+extra constants are :data:`NETWORK_EFFICIENCY` (achievable fraction of link bandwidth for
+large collectives outside the NCCL protocol model) and the cited constants of the
+formulas it calls (GEMM tile, kernel overhead, NCCL latencies). No constant is fitted to
+a validation row.
 """
 
 from __future__ import annotations
