@@ -30,17 +30,35 @@ def _registry(name: str) -> Any:
     return getattr(catalog, {"hardware": "Hardware"}.get(name, name.capitalize()))
 
 
+def _shown(value: Any) -> str:
+    """A catalog value in the unit the catalog gives it, written by the display policy."""
+    from mlsys.core.fmt import fmt
+
+    if hasattr(value, "units") and hasattr(value, "magnitude"):
+        return str(fmt(value, value.units))  # "81,559 MiB", "$30,000", "3.14 L/kWh"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(fmt(value))
+    return str(value)
+
+
 def _fields(entry: Any) -> list[tuple[str, str, str]]:
     rows = []
-    data = entry.model_dump(mode="json", exclude={"provenance", "name", "display_name"})
-    for field, value in data.items():
-        if value is None or field in ("accelerator", "intra_fabric", "grid"):
+    skip = {"provenance", "name", "display_name", "accelerator", "intra_fabric", "grid"}
+    for field in type(entry).model_fields:
+        value = getattr(entry, field)
+        if value is None or field in skip:
             continue
         prov = entry.provenance_of(field)
         source = f"{prov.kind}: {prov.reference}" if prov else "-"
-        if isinstance(value, dict):
-            value = ", ".join(f"{k} {v}" for k, v in value.items())
-        rows.append((field, str(value), source))
+        if field == "year":
+            text = str(value)  # a year, not a count: "2022", never "2,022"
+        elif isinstance(value, dict):
+            text = ", ".join(f"{k} {_shown(v)}" for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            text = ", ".join(_shown(v) for v in value)
+        else:
+            text = _shown(value)
+        rows.append((field, text, source))
     for ref in ("accelerator", "intra_fabric", "grid"):
         if hasattr(entry, ref):
             rows.insert(0, (ref, getattr(entry, ref).name, "catalog reference"))
