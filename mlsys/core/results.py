@@ -239,7 +239,7 @@ def _lend(origin: ResultOrigin, value: Any) -> None:
     """Register a plain field value (a fraction, a count) under the result's origin."""
     # Small ints are shared singletons: only floats and large ints have an identity of
     # their own that a chapter's fmt(res.mfu) can be matched by.
-    if type(value) is float or (type(value) is int and not -5 <= value <= 256):
+    if isinstance(value, float) or (type(value) is int and not -5 <= value <= 256):
         register_value(value, origin)
 
 
