@@ -102,3 +102,20 @@ def test_tp_comm_overlap_hides_all_but_one_chunk():
     b = DistributedModel().solve(GPT3, H100_FLEET, tp_comm_overlap=True, **kw)
     assert a.si("step_time") == b.si("step_time")
     assert any("tp_comm_overlap" in n for n in b.notes)
+
+
+def test_fp8_training_pays_for_its_casts():
+    # Llama 3 8B in FP8 on one DGX H100 node, tp 1: per layer and micro-batch of one
+    # 8192-token sequence, the forward casts (h + q + h + f)·T = 26,624·8192 elements and
+    # the backward ((q + 2kv) + h + 2f + h)·T = 6144 + 4096 + 28672 + 4096 = 43,008·8192,
+    # at 6 bytes each, at 3.35 TB/s × 0.85.
+    fleet = Fleet(node=Nodes.DGX_H100, count=1, fabric=Fabrics.IB_NDR)
+    P = build_problem(Models.Llama3_8B, fleet, 8, "fp8")
+    assert P.fp8_cast_bytes_per_element == 6.0
+    free = dataclasses.replace(P, fp8_cast_bytes_per_element=0.0)
+    lay = dict(tp=1.0, pp=1.0, ep=1.0, dp=8.0, m=1.0, v=1.0, zero=1.0, rc=0.0, sp=0.0)
+    extra = evaluate(P, **lay)["compute_time"] - evaluate(free, **lay)["compute_time"]
+    per_layer = (26624 + 43008) * 8192 * 6.0 / (3.35e12 * 0.85)
+    assert extra == pytest.approx(32 * per_layer)
+    # bf16 training has no casts
+    assert build_problem(Models.Llama3_8B, fleet, 8, "bf16").fp8_cast_bytes_per_element == 0.0

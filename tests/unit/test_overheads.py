@@ -178,3 +178,18 @@ def test_linear_layers_of_gpt3_on_8_way_tensor_parallelism():
         2048, 12288, 96, 96, 128, 49152, False, 8, F, BW, 2.0, sm_count=108, backward=True
     )
     assert tb >= 2 * flops / F
+
+
+def test_fp8_cast_bytes_per_layer():
+    from mlsys.core.formulas.layer_time import fp8_cast_bytes
+
+    # GPT-3 175B, tp 8 with sequence parallelism, 2048 tokens: forward inputs h/8 (QKV),
+    # q/8 (output projection), h/8 (MLP up), f/8 (MLP down) = 1536 + 1536 + 1536 + 6144.
+    fwd = fp8_cast_bytes(2048, 12288, 96, 96, 128, 49152, False, 8, True)
+    assert fwd == pytest.approx(2048 * (1536 + 1536 + 1536 + 6144) * 6.0)
+    # backward output gradients: (q + 2kv)/8 + h/8 + f/8 + h/8 (not gated)
+    bwd = fp8_cast_bytes(2048, 12288, 96, 96, 128, 49152, False, 8, True, backward=True)
+    assert bwd == pytest.approx(2048 * (4608 + 1536 + 6144 + 1536) * 6.0)
+    # without sequence parallelism each device casts the whole hidden state
+    full_h = fp8_cast_bytes(2048, 12288, 96, 96, 128, 49152, False, 8, False)
+    assert full_h - fwd == pytest.approx(2048 * 2 * (12288 - 1536) * 6.0)

@@ -22,6 +22,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   tensor-parallel GEMMs (tile and wave quantisation over the SMs, a skinny GEMM's own
   memory roofline: :func:`mlsys.core.formulas.layer_time.linear_layers_time`, NVIDIA's
   "Matrix Multiplication Background User's Guide").
+* **FP8 casts** — FP8 matmuls on 16-bit activations cast every GEMM operand first
+  (per-tensor current scaling: amax, cast, transposed copy;
+  :func:`mlsys.core.formulas.layer_time.fp8_cast_bytes`), memory traffic at
+  ``HBM × η_memory``.
 * **fixed costs** — :data:`mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S` per kernel,
   :func:`mlsys.core.formulas.overheads.kernels_per_layer` kernels per layer forward
   (again under full recomputation) and backward.
@@ -92,7 +96,11 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.formulas import collectives as coll
 from mlsys.core.formulas._ops import ArrayOps, ScalarOps
 from mlsys.core.formulas._ops import ops as _ops
-from mlsys.core.formulas.layer_time import linear_layers_time
+from mlsys.core.formulas.layer_time import (
+    FP8_CURRENT_SCALING_CAST_BYTES,
+    fp8_cast_bytes,
+    linear_layers_time,
+)
 from mlsys.core.formulas.memory import (
     activation_bytes_per_layer,
     embedding_activation_bytes,
@@ -281,6 +289,10 @@ class Problem:
         The node's switch reduces in the network (NVLink SHARP): NCCL's NVLS all-reduce.
     kernel_overhead_s : float
         Fixed time per kernel (:data:`mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S`).
+    fp8_cast_bytes_per_element : float
+        Bytes moved per element to cast 16-bit GEMM operands to FP8 (0 unless the matmuls
+        run in a narrow format on 16-bit activations;
+        :data:`mlsys.core.formulas.layer_time.FP8_CURRENT_SCALING_CAST_BYTES`).
     """
 
     L: float
@@ -328,6 +340,7 @@ class Problem:
     scaleup_link: str = ""
     in_network_reduction: bool = False
     kernel_overhead_s: float = KERNEL_OVERHEAD_S
+    fp8_cast_bytes_per_element: float = 0.0
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -501,6 +514,9 @@ def build_problem(
         scaleup_link_Bps=link_bw,
         scaleup_link=link,
         in_network_reduction=in_net,
+        fp8_cast_bytes_per_element=(
+            FP8_CURRENT_SCALING_CAST_BYTES if prec in _NARROW and e_act >= 2.0 else 0.0
+        ),
     )
 
 
@@ -789,6 +805,12 @@ def evaluate(
     t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
     t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
+    if P.fp8_cast_bytes_per_element > 0.0:  # FP8 GEMMs on 16-bit activations: the casts
+        shape = (h, P.a, P.kv, P.d_attn / P.a, P.ffn_act, P.gated, tp, sp)
+        cast = (1.0 + full) * fp8_cast_bytes(
+            T, *shape, bytes_per_element=P.fp8_cast_bytes_per_element
+        ) + fp8_cast_bytes(T, *shape, backward=True, bytes_per_element=P.fp8_cast_bytes_per_element)
+        t_elem = t_elem + cast / (P.hbm_bw * P.eta_m)
     # a fixed time per kernel: forward (again under full recompute) and backward
     kernels = kernels_per_layer("forward", P.flash) * (1.0 + full) + kernels_per_layer(
         "backward", P.flash
