@@ -28,6 +28,7 @@ from mlsys.core.units import Q_, as_si, to_book_counts
 __all__ = [
     "LegacyFormula",
     "LEGACY_FORMULAS",
+    "BookNumber",
     "BOOK_FORMULAS",
     "calc_checkpoint_size",
     "calc_failure_probability",
@@ -46,20 +47,92 @@ __all__ = [
 _COUNT = "count"  # an argument the book passes as a plain count or a count Quantity
 
 
+class BookNumber(float):
+    """A plain number in a stated unit that also answers the Quantity methods the book calls.
+
+    The textbook's formula package returned plain numbers (seconds, hours, bytes) in the
+    release its older chapters were written against, and Quantities in the next one;
+    chapters of both kinds exist (``node_mtbf / n_nodes < 5.0`` and
+    ``calc_mtbf_cluster(...).m_as(ureg.minute)``). A ``BookNumber`` is a ``float`` —
+    arithmetic with it gives plain floats, as in the first release — and also has
+    ``magnitude``, ``units``, ``to(unit)`` and ``m_as(unit)`` like a Quantity in its
+    unit, as in the second. It is returned only when every argument was a plain number.
+
+    Parameters
+    ----------
+    value : float
+        The number, in ``unit``.
+    unit : str
+        Its unit (``"hour"``, ``"s"``, ``"byte"``).
+
+    Examples
+    --------
+    >>> mtbf = BookNumber(50.0, "hour")
+    >>> mtbf / 2, mtbf.m_as("min")
+    (25.0, 3000.0)
+    """
+
+    __slots__ = ("_unit",)
+
+    def __new__(cls, value: float, unit: str) -> BookNumber:
+        number = super().__new__(cls, value)
+        number._unit = unit
+        return number
+
+    @property
+    def magnitude(self) -> float:
+        """The plain number, in :attr:`units`."""
+        return float(self)
+
+    @property
+    def units(self) -> Any:
+        """The unit of the number (a pint Unit)."""
+        return Q_(1.0, self._unit).units
+
+    def quantity(self) -> Any:
+        """The same amount as a pint Quantity."""
+        return Q_(float(self), self._unit)
+
+    def to(self, unit: Any) -> Any:
+        """As :meth:`pint.Quantity.to`: a Quantity in ``unit``."""
+        return self.quantity().to(unit)
+
+    def m_as(self, unit: Any) -> float:
+        """As :meth:`pint.Quantity.m_as`: the number in ``unit``."""
+        return float(self.quantity().m_as(unit))
+
+
+def _unwrap(value: Any) -> Any:
+    """A BookNumber becomes the Quantity it stands for; anything else is unchanged."""
+    return value.quantity() if isinstance(value, BookNumber) else value
+
+
+def _is_quantity(value: Any) -> bool:
+    return isinstance(value, BookNumber) or hasattr(value, "units")
+
+
+def _si(value: Any, unit: str, name: str, **checks: Any) -> Any:
+    """:func:`mlsys.core.units.as_si` that reads a BookNumber as the Quantity it stands for."""
+    return as_si(_unwrap(value), unit, name, **checks)
+
+
 def _returned(value: Any, unit: str, *args: Any) -> Any:
-    """The book's return convention: a Quantity when any argument was one, else a number.
+    """The book's return convention: a Quantity when an argument was one, else a number.
 
     The package the older chapters were written for took and returned plain numbers
-    (seconds, hours, bytes); its later releases took Quantities and returned them.
-    Following the arguments serves both.
+    (seconds, hours, bytes); its later releases returned Quantities. A Quantity argument
+    gives a Quantity; plain numbers give a :class:`BookNumber`, which serves both.
     """
-    if any(hasattr(a, "units") for a in args):
+    if any(hasattr(a, "units") and not isinstance(a, BookNumber) for a in args):
         return Q_(value, unit)
-    return float(value) if getattr(value, "ndim", 0) == 0 else value
+    if getattr(value, "ndim", 0) == 0:
+        return BookNumber(float(value), unit)
+    return value
 
 
 def _count(value: Any, name: str) -> Any:
     """A plain count from a number, an mlsys count Quantity or the book's count Quantity."""
+    value = _unwrap(value)
     if hasattr(value, "units"):
         return as_si(to_book_counts(value), "dimensionless", name)
     return as_si(value, "dimensionless", name)
@@ -112,7 +185,7 @@ class LegacyFormula:
         values.update(kwargs)
         converted = {}
         for name, unit in zip(self.arg_names, self.arg_units, strict=True):
-            value = values[name]
+            value = _unwrap(values[name])
             if unit == _COUNT:
                 converted[name] = _count(value, name)
             else:
@@ -262,13 +335,14 @@ def calc_checkpoint_size(n_params: Any, bytes_per_param: Any = 16) -> Any:
     <Quantity(2.8, 'terabyte')>
     """
     params = _count(n_params, "n_params")
-    per_param = as_si(bytes_per_param, "byte", "bytes_per_param")
+    per_param = _si(bytes_per_param, "byte", "bytes_per_param")
     size = _core("checkpoint_bytes")(params, per_param)
     return _returned(size, "byte", n_params, bytes_per_param)
 
 
 def _seconds_pair(first: Any, second: Any, names: tuple[str, str]) -> tuple[Any, Any]:
     """Both Quantities (any time unit) or both plain numbers in one unit, as the book has it."""
+    first, second = _unwrap(first), _unwrap(second)
     quantities = [hasattr(v, "units") for v in (first, second)]
     if any(quantities) and not all(quantities):
         raise ParameterError(
@@ -278,8 +352,8 @@ def _seconds_pair(first: Any, second: Any, names: tuple[str, str]) -> tuple[Any,
             "Pass both as Quantities, or both as plain numbers in the same unit.",
         )
     if all(quantities):
-        return as_si(first, "s", names[0]), as_si(second, "s", names[1])
-    return as_si(first, "dimensionless", names[0]), as_si(second, "dimensionless", names[1])
+        return _si(first, "s", names[0]), _si(second, "s", names[1])
+    return _si(first, "dimensionless", names[0]), _si(second, "dimensionless", names[1])
 
 
 def calc_failure_probability(mtbf: Any, job_duration: Any) -> float:
@@ -336,7 +410,7 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
     >>> calc_mtbf_cluster(50_000, 1000)
     50.0
     """
-    mtbf_s = as_si(component_mtbf_hours, "hour", "component_mtbf_hours") * 3600.0
+    mtbf_s = _si(component_mtbf_hours, "hour", "component_mtbf_hours") * 3600.0
     n = _count(n_components, "n_components")
     hours = float(_core("fleet_mtbf_s")(1.0 / mtbf_s, n)) / 3600.0
     return _returned(hours, "hour", component_mtbf_hours, n_components)
@@ -385,7 +459,7 @@ def calc_mtbf_node(
     for index, (mtbf_h, count) in enumerate(parts):
         n = _count(count, f"n_{index}")
         if n:
-            total_per_s += rate(1.0 / (as_si(mtbf_h, "hour", "mtbf_h") * 3600.0), n)
+            total_per_s += rate(1.0 / (_si(mtbf_h, "hour", "mtbf_h") * 3600.0), n)
     if total_per_s == 0.0:
         raise ParameterError("n_gpus", n_gpus, "at least one component in the node")
     hours = float(_core("fleet_mtbf_s")(total_per_s, 1)) / 3600.0
@@ -447,8 +521,8 @@ def calc_young_daly_interval(checkpoint_cost_s: Any, mtbf_s: Any) -> Any:
     >>> round(calc_young_daly_interval(60, 86_400 / 2), 2)
     2276.84
     """
-    delta = as_si(checkpoint_cost_s, "s", "checkpoint_cost_s")
-    mtbf = as_si(mtbf_s, "s", "mtbf_s")
+    delta = _si(checkpoint_cost_s, "s", "checkpoint_cost_s")
+    mtbf = _si(mtbf_s, "s", "mtbf_s")
     interval = _core("young_checkpoint_interval_s")(delta, mtbf)
     return _returned(interval, "s", checkpoint_cost_s, mtbf_s)
 
@@ -479,9 +553,9 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
     >>> calc_effective_flops(1e18, 0.5, 0.5, 0.9)
     2.25e+17
     """
-    peak = as_si(to_book_counts(peak_flops), "1/s", "peak_flops")
+    peak = _si(to_book_counts(_unwrap(peak_flops)), "1/s", "peak_flops")
     factors = [
-        as_si(x, "dimensionless", n)
+        _si(x, "dimensionless", n)
         for x, n in ((mfu, "mfu"), (scaling_eff, "scaling_eff"), (goodput_ratio, "goodput"))
     ]
     delivered = peak * factors[0] * factors[1] * factors[2]
@@ -513,7 +587,7 @@ def calc_availability_stacked(single_availability: Any, n_replicas: Any) -> floa
     >>> round(calc_availability_stacked(0.99, 3), 6)
     0.999999
     """
-    a = as_si(single_availability, "dimensionless", "single_availability")
+    a = _si(single_availability, "dimensionless", "single_availability")
     if a > 1.0:
         raise ParameterError("single_availability", single_availability, "a fraction from 0 to 1")
     k = _count(n_replicas, "n_replicas")
@@ -545,10 +619,10 @@ def calc_amdahls_speedup(p: Any, s: Any) -> float:
     >>> round(calc_amdahls_speedup(0.9, 10), 4)
     5.2632
     """
-    fraction = as_si(p, "dimensionless", "p")
+    fraction = _si(p, "dimensionless", "p")
     if fraction > 1.0:
         raise ParameterError("p", p, "a fraction from 0 to 1")
-    speedup = as_si(s, "dimensionless", "s", allow_zero=False)
+    speedup = _si(s, "dimensionless", "s", allow_zero=False)
     return float(1.0 / ((1.0 - fraction) + fraction / speedup))
 
 
@@ -577,7 +651,7 @@ def calc_network_latency_ms(distance_km: Any) -> float:
     """
     from mlsys.constants import SPEED_OF_LIGHT_FIBER_KM_S
 
-    distance_m = as_si(distance_km, "km", "distance_km") * 1e3
+    distance_m = _si(distance_km, "km", "distance_km") * 1e3
     speed_m_s = SPEED_OF_LIGHT_FIBER_KM_S.m_as("m/s")
     return float(2.0 * distance_m / speed_m_s * 1e3)
 
@@ -609,8 +683,8 @@ def calc_monthly_egress_cost(bytes_per_sec: Any, cost_per_gb: Any) -> float:
     """
     from mlsys.constants import DAYS_PER_MONTH, SEC_PER_DAY
 
-    rate = as_si(bytes_per_sec, "byte/s", "bytes_per_sec")
-    price_per_byte = as_si(to_book_counts(cost_per_gb), "1/GB", "cost_per_gb") / 1e9
+    rate = _si(bytes_per_sec, "byte/s", "bytes_per_sec")
+    price_per_byte = _si(to_book_counts(_unwrap(cost_per_gb)), "1/GB", "cost_per_gb") / 1e9
     return float(rate * DAYS_PER_MONTH * SEC_PER_DAY * price_per_byte)
 
 
@@ -641,7 +715,7 @@ def model_memory(params: Any, bytes_per_param: Any, unit: Any = "MB") -> float:
     102
     """
     params_n = _count(params, "params")
-    per_param = as_si(bytes_per_param, "byte", "bytes_per_param")
+    per_param = _si(bytes_per_param, "byte", "bytes_per_param")
     return float(Q_(_core("checkpoint_bytes")(params_n, per_param), "byte").m_as(unit))
 
 

@@ -193,6 +193,20 @@ def test_reliability_formulas():
     assert FO.calc_availability_stacked(0.99, 3) == pytest.approx(1 - 0.01**3)
 
 
+def test_plain_results_also_answer_quantity_methods():
+    # The chapters' package returned plain numbers, its next release Quantities; chapters
+    # of both kinds call the same functions with plain numbers.
+    mtbf = FO.calc_mtbf_cluster(50_000, 256)  # 50,000 h / 256 = 195.3125 h
+    assert type(mtbf / 2) is float and mtbf / 2 == pytest.approx(50_000 / 256 / 2)
+    assert mtbf.m_as("min") == pytest.approx(50_000 / 256 * 60)
+    # a BookNumber passed back in is read in its own unit (hours), not as seconds
+    p_day = FO.calc_failure_probability(mtbf, 24 * ureg.hour)
+    assert p_day == pytest.approx(1 - math.exp(-24 / (50_000 / 256)))
+    # 7e9 parameters x 16 bytes = 112 GB
+    assert FO.calc_checkpoint_size(7e9, 16).m_as("GB") == pytest.approx(112)
+    assert f"{FO.calc_young_daly_interval(60, 43_200):.1f}" == f"{math.sqrt(2 * 60 * 43_200):.1f}"
+
+
 def test_pipeline_amdahl_network_cost():
     # GPipe bubble (P-1)/(M+P-1): 3/11; interleaved V=2: 3/19
     assert FO.calc_pipeline_bubble(4, 8) == pytest.approx(3 / 11)
