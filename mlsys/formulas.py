@@ -14,7 +14,8 @@ The textbook *Machine Learning Systems* (harvard-edge/cs249r_book) calls its own
 call shapes and meanings (defaults included: a checkpoint is 16 bytes per parameter in
 the book), each a thin adapter over the cited formula (:mod:`mlsys._legacy`). As in the
 book, plain numbers in give plain numbers out (seconds, hours, bytes, as each docstring
-says) and Quantities in give a Quantity out.
+says: a :class:`mlsys._legacy.BookNumber`, a ``float`` that also answers ``m_as``/``to``
+as the book's later release expected) and Quantities in give a Quantity out.
 
 Examples
 --------
