@@ -23,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import timeit
 
@@ -31,6 +32,7 @@ TARGET_IMPORT_S = 0.1
 TARGET_FIRST_NUMBER_S = 0.3
 
 _IMPORT = "import time; t = time.perf_counter(); import mlsys; print(time.perf_counter() - t)"
+_PINT = "import time; t = time.perf_counter(); import pint; print(time.perf_counter() - t)"
 _FIRST = (
     "import time; t = time.perf_counter()\n"
     "from mlsys import Hardware\n"
@@ -41,10 +43,18 @@ _FIRST = (
 
 
 def _fresh(code: str, src: str | None, runs: int) -> float:
-    """Median seconds a snippet reports in fresh interpreters."""
+    """Median seconds a snippet reports in fresh interpreters.
+
+    With bytecode caches, as an installed package has them: this machine sets
+    PYTHONDONTWRITEBYTECODE, which would make every run compile mlsys from source, so
+    the caches go to a private prefix (outside the tree) and one run warms them.
+    """
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "mlsys-bench-pycache")
     if src:
         env["PYTHONPATH"] = src
+    subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True)
     times = []
     for _ in range(runs):
         out = subprocess.run(
@@ -93,6 +103,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     import_s = _fresh(_IMPORT, args.src, args.runs)
     first_s = _fresh(_FIRST, args.src, args.runs)
+    pint_s = _fresh(_PINT, args.src, args.runs)
     fmt_us, span_us, cold_us = _fmt_us(args.src)
     print(f"mlsys from {args.src or 'the installed tree'}; load average {load:.2f}")
     rows = [
@@ -102,6 +113,7 @@ def main() -> None:
         ("import mlsys", import_s, TARGET_IMPORT_S, "s"),
         ("first formatted catalog number", first_s, TARGET_FIRST_NUMBER_S, "s"),
     ]
+    print(f"{'(import pint alone, the floor)':<32} {pint_s:8.3f} s")
     for name, value, target, unit in rows:
         ratio = value / target
         print(f"{name:<32} {value:8.3f} {unit:<2}  target {target:g} {unit:<2}  ratio {ratio:.2f}")
