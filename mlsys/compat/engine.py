@@ -15,7 +15,7 @@ from typing import Any
 
 from mlsys.compat.systems import calibration
 from mlsys.core.errors import ParameterError
-from mlsys.core.units import Q_
+from mlsys.core.units import Q_, to_book_counts
 
 __all__ = ["Engine", "EngineResult", "calibration"]
 
@@ -61,7 +61,8 @@ class EngineResult:
         Board energy of the step at TDP (J): ``it_energy_J(tdp, latency)``
         (mlsys.core.formulas.sustainability; an upper bound, the book's definition).
     peak_flops_actual : pint.Quantity
-        Achieved FLOP/s (mlsys ``achieved_flops``).
+        Achieved FLOP/s (mlsys ``achieved_flops``), as the book's plain count per second
+        (so ``model.inference_flops / result.peak_flops_actual`` is a time).
     peak_bw_actual : pint.Quantity
         Memory bandwidth times the efficiency passed (bytes/s), the book's definition.
     throughput : pint.Quantity
@@ -84,7 +85,7 @@ class EngineResult:
         self.bottleneck = str(result.bound).capitalize()
         self.memory_footprint = result.weights_bytes
         self.energy = Q_(it_energy_J(hardware.tdp.m_as("W"), latency_s), "J")
-        self.peak_flops_actual = result.achieved_flops
+        self.peak_flops_actual = to_book_counts(result.achieved_flops)
         self.peak_bw_actual = hardware.memory_bandwidth * eff
         self.throughput = Q_(batch_size / latency_s, "1/s")
 
@@ -114,9 +115,11 @@ class Engine:
         Parameters
         ----------
         model : BookModel or Workload
-            ``Models.Vision.ResNet50`` or a catalog workload.
-        hardware : BookAccelerator or Accelerator
-            ``Hardware.Cloud.A100`` or a catalog accelerator.
+            ``Models.Vision.ResNet50`` (a book-only model through
+            :meth:`BookModel.as_workload`) or a catalog workload.
+        hardware : BookAccelerator, BookDevice or Accelerator
+            ``Hardware.Cloud.A100``, a book device (``Hardware.Mobile.iPhone15Pro``,
+            through :meth:`BookDevice.as_accelerator`) or a catalog accelerator.
         batch_size : int
             Samples per step.
         precision : str
@@ -131,10 +134,16 @@ class Engine:
         -------
         EngineResult
         """
+        from mlsys.compat.hardware import BookDevice
+        from mlsys.compat.models import BookModel
         from mlsys.core.solvers.roofline import SingleNodeModel
 
-        workload = _entry(model, "model")
-        accel = _entry(hardware, "hardware")
+        book_model = isinstance(model, BookModel)
+        workload = model.as_workload() if book_model else _entry(model, "model")
+        if isinstance(hardware, BookDevice):
+            accel = hardware.as_accelerator()
+        else:
+            accel = _entry(hardware, "hardware")
         res = SingleNodeModel().solve(
             workload,
             accel,

@@ -183,19 +183,33 @@ class BookDevice:
     Attributes
     ----------
     compute.peak_flops : pint.Quantity
-        Peak rate at the device's stated precision (book counts).
+        The book's single peak rate (book counts), at the precision the file states.
     compute.precision_flops : dict
-        ``{precision: peak}``.
-    memory.bandwidth : pint.Quantity
-        Memory bandwidth (bytes/s), where the file cites it.
-    tdp, battery_capacity : pint.Quantity
-        Power (W) and battery energy (W·h), where the file cites them; a figure without
-        a source is absent (AttributeError), never a guess.
+        ``{precision: peak}``: the stated precision's peak plus any ``precision_flops``.
+    memory.capacity, memory.bandwidth : pint.Quantity
+        Memory (bytes, bytes/s); also ``sram_*`` and ``flash_*`` where the file has them.
+    storage.capacity, storage.bandwidth : pint.Quantity
+        Local storage, where the file has it.
+    tdp, tdp_min, tdp_max, battery_capacity, unit_cost, unit_cost_max : pint.Quantity
+        Power (W), battery energy (W·h) and price, where the file cites them; a figure
+        without a source is absent (AttributeError), never a guess.
     peak_flops, memory_bw : pint.Quantity
         The older era's flat names.
     sources : dict
-        Field -> provenance (a book constant's citation or the file's own).
+        Field -> provenance (a book constant's citation or the file's own; a device's
+        ``provenance._all`` covers the fields without one of their own).
     """
+
+    _MEMORY = {
+        "memory_capacity": "capacity",
+        "memory_bw": "bandwidth",
+        "sram_capacity": "sram_capacity",
+        "sram_bw": "sram_bandwidth",
+        "flash_capacity": "flash_capacity",
+        "flash_bw": "flash_bandwidth",
+    }
+    _STORAGE = {"storage_capacity": "capacity", "storage_bw": "bandwidth"}
+    _FLAT = ("tdp", "tdp_min", "tdp_max", "battery_capacity", "unit_cost", "unit_cost_max")
 
     def __init__(self, book_name: str) -> None:
         raw = dict(book_table(_FILE)["devices"][book_name])
@@ -203,27 +217,79 @@ class BookDevice:
         values: dict[str, Any] = {}
         sources: dict[str, Any] = {}
         for field, spec in raw.items():
-            if field == "display_name":
+            if field in ("display_name", "precision_flops"):
                 continue
             values[field] = field_value(spec)
-            sources[field] = field_source(spec, prov.get(field))
+            sources[field] = field_source(spec, prov.get(field, prov.get("_all")))
         peak = values.get("peak_flops")
         precision = raw.get("peak_flops", {}).get("precision", "int8")
+        rates = {} if peak is None else {precision: peak}
+        for prec, spec in raw.get("precision_flops", {}).items():
+            rates[prec] = field_value(spec)
+            sources[f"precision_flops.{prec}"] = field_source(
+                spec, prov.get("precision_flops", prov.get("_all"))
+            )
         # only the figures the file cites exist: a missing one is an AttributeError
-        memory = {"bandwidth": values["memory_bw"]} if "memory_bw" in values else {}
-        flat = {k: values[k] for k in ("tdp", "battery_capacity", "memory_bw") if k in values}
+        memory = {name: values[k] for k, name in self._MEMORY.items() if k in values}
+        storage = {name: values[k] for k, name in self._STORAGE.items() if k in values}
+        flat = {k: values[k] for k in (*self._FLAT, "memory_bw") if k in values}
         self.__dict__.update(
             book_name=book_name,
             display_name=raw.get("display_name", book_name),
             sources=sources,
-            compute=_Attrs(
-                f"{book_name}.compute",
-                peak_flops=peak,
-                precision_flops={} if peak is None else {precision: peak},
-            ),
+            compute=_Attrs(f"{book_name}.compute", peak_flops=peak, precision_flops=rates),
             memory=_Attrs(f"{book_name}.memory", **memory),
             peak_flops=peak,
             **flat,
+        )
+        if storage:
+            self.__dict__["storage"] = _Attrs(f"{book_name}.storage", **storage)
+
+    def as_accelerator(self) -> Any:
+        """This device as a catalog :class:`~mlsys.core.types.Accelerator`, for solvers.
+
+        The book's solver used the device's single ``peak_flops`` for every precision it
+        lists no separate rate for; the accelerator carries that peak under ``fp32``,
+        ``fp16``, ``bf16`` and ``int8`` and the listed rates over it, so
+        ``Engine.solve(model, Hardware.Mobile.iPhone15Pro)`` computes what the book did.
+
+        Returns
+        -------
+        Accelerator
+
+        Raises
+        ------
+        ParameterError
+            The device lacks a peak rate, memory capacity, bandwidth or TDP.
+        """
+        from mlsys.core.errors import ParameterError
+        from mlsys.core.types import Accelerator
+
+        need = {
+            "peak_flops": self.__dict__.get("peak_flops"),
+            "memory.capacity": self.memory.__dict__.get("capacity"),
+            "memory.bandwidth": self.memory.__dict__.get("bandwidth"),
+            "tdp": self.__dict__.get("tdp"),
+        }
+        missing = [k for k, v in need.items() if v is None]
+        if missing:
+            raise ParameterError(
+                "hardware",
+                self.book_name,
+                f"a device with {', '.join(missing)} (the book gives it none)",
+            )
+        peak = need["peak_flops"].m_as("1/s")
+        flops = {p: f"{peak!r} FLOP/s" for p in ("fp32", "fp16", "bf16", "int8")}
+        for prec, rate in self.compute.precision_flops.items():
+            flops[prec] = f"{rate.m_as('1/s')!r} FLOP/s"
+        return Accelerator(
+            name=self.book_name,
+            display_name=self.display_name,
+            kind="edge",
+            peak_flops=flops,
+            memory_capacity=f"{need['memory.capacity'].m_as('B')!r} B",
+            memory_bandwidth=f"{need['memory.bandwidth'].m_as('B/s')!r} B/s",
+            tdp=f"{need['tdp'].m_as('W')!r} W",
         )
 
     def __getattr__(self, item: str) -> Any:

@@ -135,6 +135,36 @@ class BookModel:
             return (self.model_size * (per / Q_(4, "byte"))).to("byte")
         return (self.parameters.m_as("") * per).to("byte")
 
+    def as_workload(self) -> Any:
+        """The catalog entry, or for a book-only model a Workload of its cited figures.
+
+        Returns
+        -------
+        Workload
+            ``params`` and ``flops_per_sample`` from ``book_models.toml`` (the book's
+            MobileNetV2, DS-CNN, YOLOv8n ...), for mlsys's solvers.
+
+        Raises
+        ------
+        ParameterError
+            A book-only model without a parameter count or inference FLOPs.
+        """
+        entry = self.__dict__.get("entry")
+        if entry is not None:
+            return entry
+        from mlsys.core.errors import ParameterError
+        from mlsys.core.types import Workload
+
+        params = self.__dict__.get("parameters")
+        flops = self.__dict__.get("inference_flops")
+        if params is None or flops is None:
+            raise ParameterError(
+                "model", self.book_name, "a model with parameters and inference_flops"
+            )
+        return Workload(
+            name=self.book_name, params=params.m_as(""), flops_per_sample=flops.m_as("")
+        )
+
     def __getattr__(self, item: str) -> Any:
         if item.startswith("_"):
             raise AttributeError(item)

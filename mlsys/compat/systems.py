@@ -194,7 +194,8 @@ def _values_ns(path: str, raw: dict[str, Any]) -> Namespace:
     raw = dict(raw)
     prov = raw.pop("provenance", {})
     ns = Namespace(path, {f: field_value(s) for f, s in raw.items()})
-    object.__setattr__(ns, "sources", {f: field_source(s, prov.get(f)) for f, s in raw.items()})
+    sources = {f: field_source(s, prov.get(f, prov.get("_all"))) for f, s in raw.items()}
+    object.__setattr__(ns, "sources", sources)
     return ns
 
 
@@ -324,15 +325,20 @@ calibration = Namespace(
 
 
 def _phone_battery() -> Namespace:
-    raw = _table("scenarios")["PhoneBattery"]
-    energy = field_value(raw["EnergyWh"])
-    ns = Namespace(
+    ns = _values_ns("Scenarios.PhoneBattery", _table("scenarios")["PhoneBattery"])
+    # the book's second battery model: capacity x voltage, in joules (11.1 W·h)
+    energy = (ns.CapacityMah * ns.VoltageV).to("J")
+    sources = dict(ns.sources)
+    sources["EnergyJ"] = {
+        "formula": "CapacityMah x VoltageV",
+        "from": [sources["CapacityMah"], sources["VoltageV"]],
+    }
+    out = Namespace(
         "Scenarios.PhoneBattery",
-        {"EnergyWh": energy, "EnergyJ": float(energy.m_as("J"))},
+        {n: getattr(ns, n) for n in ns.list()} | {"EnergyJ": energy},
     )
-    source = field_source(raw["EnergyWh"], None)
-    object.__setattr__(ns, "sources", {"EnergyWh": source, "EnergyJ": source})
-    return ns
+    object.__setattr__(out, "sources", sources)
+    return out
 
 
 Scenarios = Namespace(
@@ -345,8 +351,9 @@ Scenarios = Namespace(
     },
     lazy=True,
 )
-"""The book's scenario figures: ``PhoneBattery.EnergyJ`` (the book's 15 W·h phone battery in
-joules), ``MobilePower.ObjectDetector`` (W)."""
+"""The book's scenario figures: ``PhoneBattery`` (``EnergyWh``, the 15 W·h flagship pack;
+``EnergyJ`` = ``CapacityMah`` x ``VoltageV``, a second 11.1 W·h battery the book keeps apart)
+and ``MobilePower`` (``ObjectDetector``, ``MobileNpuTypical`` ... in W)."""
 
 
 class _Rate:
