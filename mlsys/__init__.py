@@ -82,6 +82,8 @@ _LAZY: dict[str, str] = {
     "Infrastructure": "mlsys.compat.systems",
     # the newest chapters use MarkdownStr after `from mlsysim import *`
     "MarkdownStr": "mlsys.formatting",
+    # the book's figure helper module (`from mlsys import viz`; matplotlib on first use)
+    "viz": "mlsys.compat",
 }
 
 # old public name -> new public name (kept alive with a DeprecationWarning)

@@ -58,6 +58,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "viz":  # the book's figure helper is a module (``from mlsys import viz``)
+        return importlib.import_module("mlsys.compat.viz")
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value

@@ -172,6 +172,11 @@ class BookAccelerator:
         return f"<book view {self.book_name} of Hardware.{self.key}>"
 
 
+def _as_text(q: Any) -> str:
+    """``q`` as ``"magnitude unit"`` text in its own unit (for a catalog model's field)."""
+    return f"{q.magnitude!r} {q.units}"
+
+
 class BookDevice:
     """Hardware the catalog does not hold, from ``book_hardware.toml`` ``[devices]``.
 
@@ -287,9 +292,10 @@ class BookDevice:
             display_name=self.display_name,
             kind="edge",
             peak_flops=flops,
-            memory_capacity=f"{need['memory.capacity'].m_as('B')!r} B",
-            memory_bandwidth=f"{need['memory.bandwidth'].m_as('B/s')!r} B/s",
-            tdp=f"{need['tdp'].m_as('W')!r} W",
+            # in the file's own units, so ratios with catalog figures (GB/s) cancel
+            memory_capacity=_as_text(need["memory.capacity"]),
+            memory_bandwidth=_as_text(need["memory.bandwidth"]),
+            tdp=_as_text(need["tdp"]),
         )
 
     def __getattr__(self, item: str) -> Any:

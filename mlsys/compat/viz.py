@@ -1,0 +1,105 @@
+"""``viz``: the textbook's figure helper, so its plotting cells run on mlsys.
+
+*Machine Learning Systems* (harvard-edge/cs249r_book) draws its matplotlib figures
+with ``fig, ax, COLORS, plt = viz.setup_plot()`` and colours them from the book's
+palette (``COLORS["BlueLine"]`` ...). This module gives that call and that palette; it
+holds no numbers of the book, only its colours and a plain style. matplotlib is the
+optional ``plot`` extra (``pip install mlsys[plot]``) and is imported on first use, so
+``from mlsys import *`` stays fast and works without it.
+
+Examples
+--------
+>>> from mlsys import viz
+>>> fig, ax, COLORS, plt = viz.setup_plot(figsize=(8, 3.5))
+>>> ax.plot([1, 2], [3, 4], color=COLORS["BlueLine"])
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__all__ = ["COLORS", "set_book_style", "setup_plot"]
+
+COLORS: dict[str, str] = {
+    # text, grid and the accent colour
+    "primary": "#333333",
+    "grid": "#CCCCCC",
+    "crimson": "#A51C30",
+    # the book's line colours with their light (L) and fill tints, as its TikZ figures use
+    "BlueLine": "#006395",
+    "BlueL": "#D1E6F3",
+    "BlueFill": "#D6EAF8",
+    "RedLine": "#CB202D",
+    "RedL": "#F5D2D5",
+    "RedFill": "#F2D7D5",
+    "GreenLine": "#008F45",
+    "GreenL": "#D4EFDF",
+    "GreenFill": "#D5F5E3",
+    "OrangeLine": "#E67817",
+    "OrangeL": "#FCE4CC",
+    "VioletLine": "#7E317B",
+    "VioletL": "#E6D4E5",
+    "BrownLine": "#78492A",
+    "BrownL": "#E3D3C8",
+    "YellowFill": "#FEF9E0",
+}
+"""The book's figure palette (colour name -> hex)."""
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("the book's figures need matplotlib: pip install 'mlsys[plot]'") from None
+    if "MPLBACKEND" not in os.environ:
+        matplotlib.use("Agg")  # chapters render to files; no display is needed
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def set_book_style() -> None:
+    """Apply the book's plain figure style (sans-serif text, light grid, no top/right spines)."""
+    plt = _pyplot()
+    plt.rcParams.update(
+        {
+            "font.family": "sans-serif",
+            "font.size": 10,
+            "text.color": COLORS["primary"],
+            "axes.labelcolor": COLORS["primary"],
+            "axes.edgecolor": COLORS["primary"],
+            "axes.titleweight": "bold",
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.grid": True,
+            "grid.color": COLORS["grid"],
+            "grid.linestyle": "--",
+            "grid.alpha": 0.6,
+            "xtick.color": COLORS["primary"],
+            "ytick.color": COLORS["primary"],
+        }
+    )
+
+
+def setup_plot(figsize: tuple[float, float] | None = None, **kwargs: Any) -> tuple:
+    """A styled figure with one axes, as the book's plotting cells expect.
+
+    Parameters
+    ----------
+    figsize : tuple of float, optional
+        Figure size in inches (matplotlib's default when omitted).
+    **kwargs
+        Passed to :func:`matplotlib.pyplot.subplots`.
+
+    Returns
+    -------
+    tuple
+        ``(fig, ax, COLORS, plt)``.
+    """
+    plt = _pyplot()
+    set_book_style()
+    if figsize is not None:
+        kwargs["figsize"] = figsize
+    fig, ax = plt.subplots(**kwargs)
+    return fig, ax, COLORS, plt
