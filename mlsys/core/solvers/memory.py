@@ -53,7 +53,7 @@ from mlsys.core.formulas.memory import (
 )
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.layout import TrainingLayout
-from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
+from mlsys.core.precision import BYTES_PER_ELEMENT, default_grad_dtype, normalize_precision
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
 from mlsys.core.solvers._layout import training_storage_bytes
@@ -288,6 +288,20 @@ def _shape(model: Any) -> _Shape:
 
 
 _NO_EFFICIENCY = 1.0  # memory terms do not depend on compute efficiency
+_WIDE = ("fp32", "tf32", "fp64")
+
+
+def _same_storage_precision(acc: Any, prec: str) -> str:
+    """``prec`` if ``acc`` has a peak for it, else one it has that stores training
+    weights, gradients and activations with the same bytes (the peak is not used)."""
+    have = acc.precisions
+    if prec in have:
+        return prec
+    if prec in _WIDE:
+        same = [p for p in _WIDE if p in have and BYTES_PER_ELEMENT[p] == BYTES_PER_ELEMENT[prec]]
+    else:  # 16-bit and narrower compute all store 16-bit weights and activations
+        same = [p for p in ("bf16", "fp16", "fp8", "int8", "fp4", "int4") if p in have]
+    return same[0] if same else prec
 
 
 @functools.lru_cache(maxsize=1024)
@@ -486,9 +500,13 @@ class MemoryModel:
             if shape.transformer:
                 # the one training-memory model: the layout evaluation itself
                 _layout.require_rules(lay, model, None, b, s)
+                # memory needs the storage rules of `prec`, not its peak: a device
+                # without a peak at `prec` (fp8 on an A100) is priced at a precision
+                # with the same storage and default gradient dtype
+                grad = lay.grad_dtype or default_grad_dtype(prec)
                 P = _layout.build_problem(
-                    model, acc, b, prec, _NO_EFFICIENCY, s, lay.grad_dtype,
-                    lay.flash_attention, optimizer,
+                    model, acc, b, _same_storage_precision(acc, prec), _NO_EFFICIENCY, s,
+                    grad, lay.flash_attention, optimizer,
                 )  # fmt: skip
                 mem = _layout.memory_terms(
                     P, float(tp), float(pp), float(ep), float(dp), float(m), float(v),
