@@ -481,7 +481,6 @@ class MemoryModel:
             b = _checks.positive_int("batch_size", batch_size)
         e = BYTES_PER_ELEMENT[prec]
         e_kv = BYTES_PER_ELEMENT[kv_prec]
-        optimizer_state_bytes_per_param(optimizer)  # an unknown name raises in either mode
         opt_key = str(optimizer).lower()
         shape = _shape(model)
         if shape.transformer:
@@ -495,8 +494,6 @@ class MemoryModel:
         kv_cache = 0.0
         kv_len = 0
         if mode_key == "training":
-            w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, lay.grad_dtype)
-            k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=master)
             if shape.transformer:
                 # the one training-memory model: the layout evaluation itself
                 _layout.require_rules(lay, model, None, b, s)
@@ -515,9 +512,12 @@ class MemoryModel:
                     int(lay.schedule_code), float(cp),
                 )  # fmt: skip
                 b_local = int(b // (dp * ep * m))
+                k_opt = P.opt_bytes
                 weights, grads, opt = mem["weights"], mem["gradients"], mem["optimizer"]
                 acts = mem["activations"]
             else:
+                w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, lay.grad_dtype)
+                k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=master)
                 b_local = _checks.microbatch_size(b, dp, m, "dp_size")
                 weights, grads, opt = zero_model_state_breakdown(
                     psi, float(dp), float(z), k_opt, w_bytes, g_bytes
@@ -527,6 +527,7 @@ class MemoryModel:
                 acts = shape.activation_bytes_per_sample * b_local * (e_act / 2.0)
                 acts *= min(pp, m) / pp
         else:
+            optimizer_state_bytes_per_param(optimizer)  # an unknown name raises here too
             k_opt = 0.0
             b_local = -(-b // dp)
             weights = psi * e
