@@ -27,6 +27,7 @@ from mlsys.core.layout import (
     SCHEDULE_NAMES,
     TOPOLOGY_NAMES,
     Rejection,
+    Schedule,
     layout_facts,
     rejection_codes,
 )
@@ -37,6 +38,8 @@ from mlsys.core.solvers.distributed import DistributedModel, DistributedResult, 
 __all__ = ["ParallelismSearch", "SearchResult", "REJECTION_REASONS"]
 
 _RC_NAMES = tuple(RECOMPUTE_NAMES)  # index = Recompute code
+_GPIPE = int(Schedule.GPIPE)
+_SCHEDULE_LABELS = {Schedule.ONE_F_ONE_B: "1f1b", Schedule.GPIPE: "gpipe"}
 _COLUMNS = (
     "tokens_per_second",
     "step_time",
@@ -293,7 +296,7 @@ class ParallelismSearch:
         # sequence parallelism is meaningless at tp = 1 (keep one copy of those layouts);
         # GPipe has no interleaving (keep v = 1 only)
         keep = (~((C[:, 2] == 1) & (B[:, 0] == 1)) | (len(sp_opts) == 1)) & ~(
-            (C[:, 3] == 1) & (B[:, 6] > 1)
+            (C[:, 3] == _GPIPE) & (B[:, 6] > 1)
         )
         B, C = B[keep], C[keep]
         x = SimpleNamespace(
@@ -328,7 +331,7 @@ class ParallelismSearch:
             [REJECTION_REASONS.get(c, "") for c in range(max(REJECTION_REASONS) + 1)],
             dtype=object,
         )
-        sched_names = np.array(["1f1b", "gpipe"], dtype=object)
+        sched_names = np.array([_SCHEDULE_LABELS[code] for code in Schedule], dtype=object)
         table = {
             "tokens_per_second": tokens[order],
             "step_time": step[order],
