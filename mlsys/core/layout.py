@@ -17,8 +17,11 @@ Conventions
   data-parallel over ``dp·ep`` ranks, experts over ``dp``; so the global batch splits
   over ``dp·ep`` replicas, each into ``microbatch_count`` micro-batches.
 * Context parallelism splits every sequence into ``cp`` pieces (Megatron-Core
-  ``context_parallel_size``); Megatron-Core's load-balanced causal split cuts it into
-  ``2·cp`` chunks, so ``seq_len`` must be a multiple of ``2·cp``.
+  ``context_parallel_size``; "the total number of GPUs equals TP×CP×PP×DP", NVIDIA
+  Megatron-Core docs, "context_parallel package"). Megatron-LM balances the causal
+  work by cutting each sequence into ``2·cp`` chunks (``get_batch_on_this_cp_rank``:
+  rank ``i`` takes chunks ``i`` and ``2·cp − 1 − i``), so ``seq_len`` must be a
+  multiple of ``2·cp``.
 * Uneven pipelines are allowed: with ``L`` layers on ``pp·v`` chunks the busiest device
   holds ``⌈L/(pp·v)⌉·v`` layers, and it sets both the memory and the pace.
 * Interleaving (``v_stages > 1``) needs a pipeline (``pp > 1``), the 1F1B schedule and
