@@ -309,7 +309,8 @@ def run_chapter(text: str) -> ChapterRun:
             value = eval(inline.expression, namespace)
             run.values.append((inline.expression, value if isinstance(value, str) else str(value)))
         except Exception as exc:
-            run.values.append((inline.expression, f"<{type(exc).__name__}>"))
+            # an expression of a failed cell: shown as not printed, with the reason
+            run.values.append((inline.expression, f"(not printed: {type(exc).__name__})"))
     return run
 
 
