@@ -660,18 +660,35 @@ def _linear_shape_ratio(P: Problem, T: Any, tp: Any, full: Any, o: type) -> Any:
     return _linear_shape_ratio_of(P, T, tp, full, o)
 
 
+def _distinct(big: Any, group: Any, flag: Any) -> tuple[Any, Any, Any, Any, tuple]:
+    """The distinct (big, group, flag) rows of broadcast arrays — a count or byte size, a
+    group size below 4096, a 0/1 flag — and the index mapping every layout back to its
+    row: a search's thousands of layouts share a few of them, priced once each."""
+    b, g, f = np.broadcast_arrays(
+        np.asarray(big, dtype=float), np.asarray(group, dtype=float), np.asarray(flag, dtype=float)
+    )
+    b1, g1, f1 = b.ravel(), g.ravel(), (f.ravel() > 0.0) * 1.0
+    exact = np.array_equal(b1, np.floor(b1)) and b1.max(initial=0.0) < 2.0**40
+    if exact and g1.max(initial=0.0) < 4096.0:  # one exact float key per row
+        keys, inverse = np.unique((b1 * 4096.0 + g1) * 2.0 + f1, return_inverse=True)
+        f_u = keys % 2.0
+        g_u = ((keys - f_u) / 2.0) % 4096.0
+        b_u = np.floor(keys / 8192.0)
+        return b_u, g_u, f_u, inverse, b.shape
+    rows, inverse = np.unique(np.stack([b1, g1, f1], axis=1), axis=0, return_inverse=True)
+    return rows[:, 0], rows[:, 1], rows[:, 2], inverse.ravel(), b.shape
+
+
 def _linear_shape_ratio_of(P: Problem, T: Any, tp: Any, full: Any, o: type) -> Any:
     if o is not ScalarOps:
-        # few distinct (tokens, tp, full) among many layouts: price each once
-        tb, pb, fb = np.broadcast_arrays(
-            np.asarray(T, dtype=float), np.asarray(tp, dtype=float), np.asarray(full, dtype=float)
-        )
-        keys, inverse = np.unique(
-            tb.ravel() + 1j * (pb.ravel() + 0.5 * fb.ravel()), return_inverse=True
-        )
-        tp_u = np.floor(keys.imag)
-        ratio = _linear_shape_ratio_of(P, keys.real, tp_u, keys.imag - tp_u, ScalarOps)
-        return np.asarray(ratio)[inverse].reshape(tb.shape)
+        # each distinct layout shape through the scalar path (and its memo): a search
+        # prices a layout exactly as a solve does
+        t_u, tp_u, full_u, inverse, shape = _distinct(T, tp, full)
+        ratio = [
+            _linear_shape_ratio(P, float(t), float(p), bool(f), ScalarOps)
+            for t, p, f in zip(t_u, tp_u, full_u, strict=True)
+        ]
+        return np.asarray(ratio)[inverse].reshape(shape)
     F = P.peak * P.eta_c
     B = P.hbm_bw * P.eta_m
     d_head = P.d_attn / P.a
@@ -695,20 +712,12 @@ def _tp_collective_in_node(M: Any, tp: Any, sp: Any, P: Problem, o: type) -> Any
     bw, link, nvls = P.scaleup_link_Bps, P.scaleup_link, P.in_network_reduction
     if o is ScalarOps:
         return _tp_collective_scalar(float(M), float(tp), bool(sp), bw, link, nvls)
-    # few distinct (bytes, tp, sp) among many layouts: price each once
-    mb, tb, sb = np.broadcast_arrays(
-        np.asarray(M, dtype=float), np.asarray(tp, dtype=float), np.asarray(sp, dtype=float)
-    )
-    keys, inverse = np.unique(
-        mb.ravel() + 1j * (tb.ravel() + 0.5 * sb.ravel()), return_inverse=True
-    )
-    m_u, tp_u = keys.real, np.floor(keys.imag)
-    sp_u = keys.imag - tp_u > 0.25
-    ar = coll.nccl_allreduce_time(m_u, tp_u, bw, link, nvls)
-    rs_ag = coll.nccl_ring_time("reduce_scatter", m_u, tp_u, bw, link) + coll.nccl_ring_time(
-        "all_gather", m_u, tp_u, bw, link
-    )
-    return np.where(sp_u, rs_ag, ar)[inverse].reshape(mb.shape)
+    m_u, tp_u, sp_u, inverse, shape = _distinct(M, tp, sp)
+    times = [
+        _tp_collective_scalar(float(m), float(t), bool(q), bw, link, nvls)
+        for m, t, q in zip(m_u, tp_u, sp_u, strict=True)
+    ]
+    return np.asarray(times)[inverse].reshape(shape)
 
 
 @lru_cache(maxsize=4096)
