@@ -2,9 +2,11 @@
 
 :class:`ServingModel` answers "how fast does this model answer on this hardware?" for a
 static batch of requests: prefill (compute-bound), then decode steps (memory-bound at
-small batch), each a roofline of its FLOPs and HBM bytes with the library's default
-achievable fractions of peak (:mod:`mlsys.core.solvers.efficiency`), plus the
-tensor-parallel all-reduces and pipeline hops on the scale-up fabric.
+small batch), each priced kernel by kernel — every GEMM its own roofline with its tile
+and wave quantisation, attention by its fused kernel, the element-wise kernels' traffic
+and a fixed cost per kernel (:func:`mlsys.core.formulas.layer_time.transformer_layer_time`)
+at the library's default fractions of peak (:mod:`mlsys.core.solvers.efficiency`) —
+plus the tensor-parallel all-reduces and pipeline hops on the scale-up fabric.
 
 The physics, stated once:
 
@@ -16,10 +18,14 @@ The physics, stated once:
   parallelism over KV heads (replicated when ``tp_size > kv_heads``) and by pipeline
   stages over layers. Each decode step reads each sequence's whole cache.
 * **FLOPs**: ``2·N_active`` per token plus attention (causal in prefill, full context
-  in decode); prefill computes logits for the last position only.
+  in decode); prefill computes logits for the last position only. They are reported;
+  the time is the sum of the kernels (a decode token's GEMMs are padded to 16 rows, not
+  to a 256-row tile, and stream their weights).
 * **Tensor parallelism** (Megatron): two all-reduces of ``tokens × h`` activations per
-  layer, ring alpha-beta cost (:mod:`mlsys.core.formulas.collectives`), not overlapped
-  with compute.
+  layer, as NCCL runs them — the fastest of its protocols (LL for a decode step's few
+  kilobytes), NVLink SHARP on NVSwitch-3 nodes
+  (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`) — not overlapped with
+  compute.
 * **Pipeline parallelism**: one request's prefill crosses every stage in turn (TTFT
   grows by ``pp_size − 1`` point-to-point hops); decoding splits the batch into
   ``min(pp_size, batch)`` micro-batches that circulate through the stages, so a token
@@ -38,6 +44,8 @@ Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053.
 Williams, Waterman & Patterson (2009), "Roofline", CACM 52(4).
 Kwon et al. (2023), "Efficient Memory Management for Large Language Model Serving with
 PagedAttention", SOSP 2023.
+NVIDIA, "Matrix Multiplication Background User's Guide" (tile and wave quantisation).
+NVIDIA NCCL, ``src/graph/tuning.cc`` (protocol latencies).
 """
 
 from __future__ import annotations
