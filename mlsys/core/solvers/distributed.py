@@ -314,7 +314,11 @@ class DistributedModel:
             Achievable fractions of peak compute (matmuls) and memory bandwidth; None
             uses :func:`mlsys.core.solvers.efficiency.default_efficiency` (0.75 / 0.85
             on GPUs for bf16). Link efficiencies are
-            :data:`mlsys.core.solvers._layout.NETWORK_EFFICIENCY`.
+            :data:`mlsys.core.solvers._layout.NETWORK_EFFICIENCY`, except inside a GPU
+            node, where tensor-parallel collectives follow NCCL's protocol model
+            (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`). The GEMMs run
+            at the compute fraction less their shapes' tile and wave quantisation
+            (:func:`mlsys.core.formulas.layer_time.linear_layers_time`).
         tp_size, pp_size, ep_size : int
             Tensor, pipeline and expert-parallel sizes; ``dp = N/(tp·pp·ep)``.
         v_stages : int
