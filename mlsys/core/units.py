@@ -45,6 +45,7 @@ __all__ = [
     "si_unit",
     "to_book_counts",
     "BOOK_COUNT_UNITS",
+    "book_count_quantity_class",
 ]
 
 _OWN_DEFINITIONS = Path(__file__).with_name("units_definitions.txt")
@@ -388,6 +389,8 @@ def to_book_counts(q: Any) -> Any:
     700.0
     >>> to_book_counts(Q_(989, "TFLOP/s")).m_as("1/s")
     989000000000000.0
+    >>> to_book_counts(Q_(25.6e6, "parameter")).m_as("param")   # the book writes 'param'
+    25600000.0
     """
     if not isinstance(q, pint.Quantity):
         return q
@@ -398,4 +401,46 @@ def to_book_counts(q: Any) -> Any:
         return q
     factor, unit = plan
     magnitude = q.magnitude * factor if factor != 1.0 else q.magnitude
-    return get_registry().Quantity(magnitude, unit)
+    return book_count_quantity_class()(magnitude, unit)
+
+
+@lru_cache(maxsize=1)
+def book_count_quantity_class() -> type:
+    """The Quantity class of :func:`to_book_counts` results.
+
+    The book writes unit strings such as ``.m_as("param")`` or ``.m_as("flop")``; in
+    mlsys's registry those names are dimensions of their own, so a count Quantity could
+    not be converted to them. Quantities of this class (and every Quantity computed from
+    them, since pint builds results with the operand's class) retry a failed conversion
+    with the target read as the book's count (``"param"`` as ``param_count``); other
+    Quantities of the registry are unchanged.
+
+    Returns
+    -------
+    type
+        A subclass of the registry's ``Quantity``.
+
+    Examples
+    --------
+    >>> BookQ = book_count_quantity_class()
+    >>> BookQ(3.0, "gigaflop_count").m_as("GFLOP")
+    3.0
+    """
+    base = get_registry().Quantity
+
+    class BookCountQuantity(base):  # type: ignore[valid-type, misc]
+        """A Quantity counted as the book counts: FLOPs, parameters and dollars as numbers."""
+
+        def to(self, other: Any = None, *contexts: Any, **ctx_kwargs: Any) -> Any:
+            try:
+                return super().to(other, *contexts, **ctx_kwargs)
+            except pint.DimensionalityError:
+                if other is None or isinstance(other, pint.Quantity):
+                    raise
+                target = to_book_counts(get_registry().Quantity(1.0, other))
+                if not isinstance(target, pint.Quantity) or target.units == _unit(str(other)):
+                    raise
+                converted = super().to(target.units, *contexts, **ctx_kwargs)
+                return self.__class__(converted.magnitude / target.magnitude, target.units)
+
+    return BookCountQuantity

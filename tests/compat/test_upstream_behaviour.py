@@ -144,6 +144,21 @@ def test_to_book_counts():
     assert to_book_counts(3.0) == 3.0
 
 
+def test_book_unit_strings_read_as_counts():
+    # The book writes .m_as("param") and .m_as("flop"); on the book's count Quantities
+    # those strings mean the book's counts. ResNet-50: 25,557,032 parameters (torchvision)
+    # x 4 bytes = 102.2 MB; 8.18e9 FLOPs = 8.18 GFLOP.
+    assert (C.RESNET50_PARAMS.m_as("param") * 4 * C.byte).m_as(C.MB) == pytest.approx(102.228128)
+    assert C.RESNET50_FLOPs.m_as("GFLOP") == pytest.approx(8.18)
+    # results of arithmetic keep the book's reading
+    assert (C.GPT3_PARAMS * 2).m_as("Gparam") == pytest.approx(2 * 174.6, rel=1e-3)
+    # a bandwidth is still no FLOP count, and mlsys's own Quantities are unchanged
+    with pytest.raises(pint.DimensionalityError):
+        C.A100_MEM_BW.m_as("flop")
+    with pytest.raises(pint.DimensionalityError):
+        Q_(5, "dimensionless").m_as("flop")
+
+
 def test_time_scalars_are_definitions():
     assert C.SEC_PER_DAY == 24 * 3600 and C.HOURS_PER_YEAR == 365 * 24
     assert C.SEC_PER_HOUR * C.HOURS_PER_DAY == C.SEC_PER_DAY
