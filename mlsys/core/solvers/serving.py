@@ -372,6 +372,7 @@ class _Plan:
     peak: float  # achievable FLOP/s per device (whole-pass roofline, for reporting)
     bw: float  # achievable HBM bytes/s per device
     peak_raw: float
+    peak_attention: float  # dense peak the fused attention kernel's fraction applies to
     bw_raw: float
     gemm_flops: float  # dense peak x compute efficiency: the GEMMs' rate before quantisation
     sm_count: int | None
@@ -453,7 +454,7 @@ def _price_layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len:
         s.gated,
         plan.tp,
         plan.gemm_flops,
-        plan.peak_raw,
+        plan.peak_attention,
         plan.bw,
         plan.a_bytes,
         sm_count=plan.sm_count,
@@ -740,6 +741,9 @@ def _build_plan(
         peak=peak * eff_c,
         bw=bw * eff_m,
         peak_raw=peak,
+        # attention runs in the 16-bit activation format even when the GEMMs are FP8
+        # (FlashAttention-2 kernels are 16-bit), as in the training layout model
+        peak_attention=acc.peak_flops_s(a) if a in available else peak,
         bw_raw=bw,
         gemm_flops=peak * eff_c,
         sm_count=acc.sm_count,
