@@ -119,3 +119,27 @@ def test_fp8_training_pays_for_its_casts():
     assert extra == pytest.approx(32 * per_layer)
     # bf16 training has no casts
     assert build_problem(Models.Llama3_8B, fleet, 8, "bf16").fp8_cast_bytes_per_element == 0.0
+
+
+def test_fused_attention_is_priced_by_the_flash_attention_formula(monkeypatch):
+    # With FlashAttention the layout model calls attention_time with the layer's shapes:
+    # one micro-batch of one 2048-token sequence, 96/8 = 12 heads per device, 12 KV heads,
+    # head dim 128, the bf16 peak — forward and backward — and adds (1 + full) forward
+    # passes and one backward pass to the layer's compute.
+    calls = []
+    real = _layout.attention_time
+
+    def spy(*args, **kw):
+        out = real(*args, **kw)
+        calls.append((args[:7], kw.get("backward", False), out))
+        return out
+
+    monkeypatch.setattr(_layout, "attention_time", spy)
+    P = build_problem(GPT3, A100_FLEET, 64)
+    _eval(P, rc=2.0)
+    shapes = {c[0] for c in calls}
+    assert shapes == {(1.0, 2048.0, 2048.0, 12.0, 12.0, 128.0, 312e12)}
+    assert sorted(c[1] for c in calls) == [False, True]
+    fwd = next(c[2] for c in calls if not c[1])
+    # FlashAttention-2's forward: 4·2048²·12·128 / 2 FLOPs at 0.70 of 312 TFLOP/s
+    assert fwd == pytest.approx(4 * 2048**2 * 12 * 128 / 2 / (0.70 * 312e12))

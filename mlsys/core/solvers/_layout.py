@@ -37,7 +37,9 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   ``a·s/t`` scores per token this is why small heads (``d_head = 96``) run far below
   peak on an A100: the ``QKᵀ`` kernel's intensity is ``d_head`` FLOP/byte, under the
   ridge point. FlashAttention keeps the scores on chip (no traffic) and recomputes them
-  in the backward pass (7 instead of 6 matmul-equivalents; Dao 2023).
+  in the backward pass (7 instead of 6 matmul-equivalents; Dao 2023); the fused kernel
+  runs at FlashAttention-2's measured fractions of peak, forward and backward
+  (:func:`mlsys.core.formulas.gemm.attention_time`), the same kernel model as serving.
 * **element-wise kernels** (LayerNorms, bias-dropout-residual, GeLU/SwiGLU) — pure
   memory traffic: forward ``10·e·h + 2·h`` bytes per token at the block boundaries
   (split by ``t`` only with sequence parallelism) and ``2·e·f`` (``3·e·f`` gated) in
@@ -96,6 +98,7 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.formulas import collectives as coll
 from mlsys.core.formulas._ops import ArrayOps, ScalarOps
 from mlsys.core.formulas._ops import ops as _ops
+from mlsys.core.formulas.gemm import attention_time
 from mlsys.core.formulas.layer_time import (
     FP8_CURRENT_SCALING_CAST_BYTES,
     fp8_cast_bytes,
@@ -812,7 +815,16 @@ def evaluate(
     # the GEMMs at peak × η_compute, slowed by their shapes (tile and wave quantisation,
     # skinny GEMMs' own memory roofline: linear_layers_time)
     t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
-    t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
+    if P.flash:
+        # the fused kernel at FlashAttention-2's measured fractions of peak, forward (again
+        # under full recompute) and backward (mlsys.core.formulas.gemm.attention_time)
+        attn = (b, s / cp, s, P.a / tp, o.max(P.kv / tp, 1.0), P.d_attn / P.a, P.peak_attn)
+        bw = P.hbm_bw * P.eta_m
+        t_attn = (1.0 + full) * attention_time(*attn, bw, e) + attention_time(
+            *attn, bw, e, backward=True
+        )
+    else:
+        t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
     if P.fp8_cast_bytes_per_element > 0.0:  # FP8 GEMMs on 16-bit activations: the casts
         shape = (h, P.a, P.kv, P.d_attn / P.a, P.ffn_act, P.gated, tp, sp)
