@@ -346,7 +346,7 @@ class Problem:
     fp8_cast_bytes_per_element: float = 0.0
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
-    priced: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
 
     @property
     def g(self) -> float:
@@ -708,6 +708,26 @@ def _linear_shape_ratio_of(P: Problem, T: Any, tp: Any, full: Any, o: type) -> A
     return float(out) if np.ndim(out) == 0 else out
 
 
+def _fused_attention_time(P: Problem, b: Any, cp: Any, tp: Any, full: Any, o: type) -> Any:
+    """The fused kernel at FlashAttention-2's measured fractions of peak, forward (again
+    under full recompute) and backward (:func:`mlsys.core.formulas.gemm.attention_time`),
+    per layer and micro-batch of ``b`` sequences split ``cp`` ways."""
+    if o is ScalarOps:
+        key = ("attention", b, cp, tp, full)
+        hit = P.priced.get(key)
+        if hit is not None:
+            return hit
+    s = P.s
+    attn = (b, s / cp, s, P.a / tp, o.max(P.kv / tp, 1.0), P.d_attn / P.a, P.peak_attn)
+    bw = P.hbm_bw * P.eta_m
+    out = (1.0 + full) * attention_time(*attn, bw, P.e_act) + attention_time(
+        *attn, bw, P.e_act, backward=True
+    )
+    if o is ScalarOps:
+        P.priced[key] = out
+    return out
+
+
 def _tp_collective_in_node(M: Any, tp: Any, sp: Any, P: Problem, o: type) -> Any:
     """One tensor-parallel all-reduce-equivalent inside a node, as NCCL runs it: an
     all-reduce (NVLS where the switch reduces), or under sequence parallelism a
@@ -816,13 +836,7 @@ def evaluate(
     # skinny GEMMs' own memory roofline: linear_layers_time)
     t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
     if P.flash:
-        # the fused kernel at FlashAttention-2's measured fractions of peak, forward (again
-        # under full recompute) and backward (mlsys.core.formulas.gemm.attention_time)
-        attn = (b, s / cp, s, P.a / tp, o.max(P.kv / tp, 1.0), P.d_attn / P.a, P.peak_attn)
-        bw = P.hbm_bw * P.eta_m
-        t_attn = (1.0 + full) * attention_time(*attn, bw, e) + attention_time(
-            *attn, bw, e, backward=True
-        )
+        t_attn = _fused_attention_time(P, b, cp, tp, full, o)
     else:
         t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)

@@ -395,7 +395,7 @@ class _Plan:
     # per-kernel times already priced for this plan, by their float arguments: a book
     # solves the same configuration many times and the batching model re-prices the
     # same step sizes while it searches
-    priced: dict = field(default_factory=dict, compare=False, repr=False)
+    priced: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
 
 def _layer_split(plan: _Plan) -> float:
