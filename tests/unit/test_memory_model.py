@@ -334,3 +334,28 @@ def test_training_precision_without_a_device_peak_is_priced_by_its_storage():
     bf16 = solve(Models.Llama2_7B, a100, precision="bf16", tp_size=2, dp_size=4, zero_stage=1)
     assert fp8.precision == "fp8"
     assert fp8.si("total") == bf16.si("total")
+
+
+def test_model_state_is_zeros_model_states_by_derivation() -> None:
+    # Rajbhandari et al. (2020), Sec. 3.1: model states = weights + gradients + optimizer
+    # state. Llama-2-7B (Psi = 6,738,415,616), bf16 weights (2 B), fp32 gradients (4 B,
+    # the library's gradient dtype for bf16 training), Adam K = 12 B partitioned by
+    # ZeRO-1 over dp = 8: (2 + 4 + 12/8) * Psi = 7.5 * Psi bytes.
+    from mlsys import Hardware, MemoryModel, Models
+
+    psi = 6_738_415_616
+    res = MemoryModel().solve(
+        Models.Llama2_7B,
+        Hardware.A100_80GB,
+        batch_size=8,
+        seq_len=4096,
+        mode="training",
+        dp_size=8,
+        zero_stage=1,
+    )
+    assert res.si("model_state") == pytest.approx(7.5 * psi, rel=1e-12)
+    assert res.si("total") == pytest.approx(
+        res.si("model_state") + res.si("activations") + res.si("framework_overhead"), rel=1e-12
+    )
+    names = {entry.name for entry in res.sources()}
+    assert {"Llama2_7B", "A100_80GB"} <= names

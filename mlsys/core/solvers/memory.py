@@ -54,6 +54,7 @@ from mlsys.core.formulas.memory import (
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.layout import TrainingLayout
 from mlsys.core.precision import BYTES_PER_ELEMENT, default_grad_dtype, normalize_precision
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
 from mlsys.core.solvers._layout import training_storage_bytes
@@ -149,8 +150,12 @@ class MemoryResult(Result):
         Key/value cache (inference).
     framework_overhead : Quantity [byte]
         Allowance for runtime buffers and allocator fragmentation.
+    model_state : Quantity [byte]
+        Weights + gradients + optimizer state: the "model states" of Rajbhandari et al.
+        (2020), "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+        Sec. 3.1 — the part ZeRO partitions.
     total : Quantity [byte]
-        Sum of the above.
+        Sum of the above (``model_state`` counted once).
     capacity : Quantity [byte]
         Device memory.
     headroom : Quantity [byte]
@@ -189,6 +194,7 @@ class MemoryResult(Result):
         "activations": "byte",
         "kv_cache": "byte",
         "framework_overhead": "byte",
+        "model_state": "byte",
         "total": "byte",
         "capacity": "byte",
         "headroom": "byte",
@@ -585,13 +591,14 @@ class MemoryModel:
             )
             if raise_errors:
                 raise InfeasibleError(reason)
-        return MemoryResult(
+        result = MemoryResult(
             weights=weights,
             gradients=grads,
             optimizer_state=opt,
             activations=acts,
             kv_cache=kv_cache,
             framework_overhead=overhead,
+            model_state=weights + grads + opt,
             total=total_bytes,
             capacity=capacity,
             headroom=capacity - total_bytes,
@@ -620,4 +627,7 @@ class MemoryModel:
             cp_size=cp,
             flash_attention=lay.flash_attention,
             schedule=lay.schedule,
+        )
+        return record(
+            result, self, model=model, hardware=hardware, batch_size=batch_size, precision=prec
         )

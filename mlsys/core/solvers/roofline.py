@@ -46,6 +46,7 @@ from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.memory import activation_bytes_per_layer, embedding_activation_bytes
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks
 from mlsys.core.solvers._memo import identity_memo
@@ -360,7 +361,7 @@ class SingleNodeModel:
             if raise_errors:
                 raise InfeasibleError(reason)
         cb_frac = t_compute_bound / latency if latency > 0 else 0.0
-        return SingleNodeResult(
+        result = SingleNodeResult(
             latency=latency,
             tokens_per_second=tokens / latency if latency > 0 else math.inf,
             tokens_per_step=tokens,
@@ -393,6 +394,9 @@ class SingleNodeModel:
             kv_cache_len=kv_len,
             compute_efficiency=eta_c,
             memory_efficiency=eta_m,
+        )
+        return record(
+            result, self, model=model, hardware=hardware, batch_size=batch_size, phase=phase_key
         )
 
 
