@@ -173,11 +173,34 @@ def _path_source(path: str) -> str:
         entry = getattr(obj, "entry", entry) if not isinstance(obj, type) else entry
     leaf = path.split(".")[-1]
     if entry is None or not hasattr(entry, "provenance_of"):
-        return ""
+        return _book_file_source(path)
     record = entry.provenance_of(_FIELD_OF.get(leaf, leaf))
     if record is None:
         return ""
     return f"{type(entry).__name__.replace('Catalog', '')} {entry.name}: {record.reference}"
+
+
+# a book device's nested name -> its field in book_hardware.toml
+_DEVICE_FIELD = {"memory.bandwidth": "memory_bw", "memory.capacity": "memory_capacity"}
+
+
+def _book_file_source(path: str) -> str:
+    """The citation of a figure of compatB's ``book_*.toml`` files behind a path, as text."""
+    import mlsys
+
+    obj: Any = mlsys
+    owner, rest = None, []
+    parts = path.split(".")
+    for i, part in enumerate(parts[:-1]):
+        obj = getattr(obj, part)
+        if isinstance(getattr(obj, "__dict__", {}).get("sources"), dict):
+            owner, rest = obj, parts[i + 1 :]
+    if owner is None:
+        return ""
+    field = ".".join(rest)
+    record = owner.__dict__["sources"].get(_DEVICE_FIELD.get(field, field), {})
+    where = f"{owner.__dict__.get('book_name', type(owner).__name__)}"
+    return f"{where}: {record['reference']}" if record.get("reference") else ""
 
 
 def differences() -> list[Difference]:
@@ -197,6 +220,9 @@ def differences() -> list[Difference]:
     ]
     for filename in _BOOK_FILES:
         for path, spec in load_table(filename).get("differences", {}).items():
+            if "ref" not in spec:  # a figure only compatB's files hold: its own book/reason
+                out.append(Difference(path, spec["book"], spec["reason"], _path_source(path)))
+                continue
             ref = spec["ref"]
             row = table[ref]
             source = _path_source(path) or f"{ref}: {_catalog_source(ref)}"

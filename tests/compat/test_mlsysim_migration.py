@@ -80,3 +80,19 @@ def test_chapter_without_differences_reports_nothing():
     )
     report = migration_report(plain)
     assert report.changes == [] and report.inline_total == 1
+
+
+def test_differences_of_compatb_files_patch_and_restore() -> None:
+    # figures only book_*.toml holds carry their own book value and reason
+    from mlsys import Hardware, Models
+    from mlsys.book.migration import book_values, differences
+
+    mine = {d.key: d for d in differences() if d.key.startswith(("Models.Tiny", "Hardware.Edge"))}
+    params = mine["Models.Tiny.DS_CNN.parameters"]
+    assert "Hello Edge" in params.source
+    bw = mine["Hardware.Edge.JetsonOrinNX.memory.bandwidth"]
+    with book_values([params, bw]):
+        assert Models.Tiny.DS_CNN.parameters.m_as("") == 200e3
+        assert Hardware.Edge.JetsonOrinNX.memory.bandwidth.m_as("GB/s") == 102
+    assert Models.Tiny.DS_CNN.parameters.m_as("") == 189.7e3
+    assert Hardware.Edge.JetsonOrinNX.memory.bandwidth.m_as("GB/s") == 102.4
