@@ -117,13 +117,22 @@ def _parse(path: Path) -> tuple[_Page, str]:
     return page, html
 
 
+# A render that failed once fails every test that needs it, without rendering again
+# (pytest would set a failing session fixture up anew for each test).
+_FAILED: dict[tuple[str, ...], str] = {}
+
+
 def _render(project: Path, *args: str) -> None:
+    key = (str(project), *args)
+    if key in _FAILED:
+        pytest.fail(_FAILED[key])
     done = subprocess.run(
         ["quarto", "render", *args], cwd=project, capture_output=True, text=True, timeout=1800
     )
     if done.returncode != 0:
         tail = "\n".join((done.stderr or done.stdout).splitlines()[-25:])
-        pytest.fail(f"quarto render {' '.join(args)} failed in {project}:\n{tail}")
+        _FAILED[key] = f"quarto render {' '.join(args)} failed in {project}:\n{tail}"
+        pytest.fail(_FAILED[key])
 
 
 @pytest.fixture(scope="session")
