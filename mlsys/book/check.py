@@ -770,10 +770,18 @@ def check_document_static(
 
 
 def _check_renders_empty() -> bool:
-    """Whether ``mlsys.core.fmt.check`` of a true claim renders as nothing in a page."""
+    """Whether ``mlsys.core.fmt.check`` of a true claim renders as nothing in a page.
+
+    Quarto inserts the ``text/markdown`` of a value when it has one, else its text, so
+    ``check`` may return a value whose Markdown is invisible but not empty (an HTML
+    comment) and sit inline again.
+    """
     from mlsys.core.fmt import check
 
-    return not str(check(True, "a true claim"))
+    value = check(True, "a true claim")
+    markdown = getattr(value, "_repr_markdown_", None)
+    shown = markdown() if callable(markdown) else None
+    return not (shown if shown is not None else str(value))
 
 
 def _renders_empty(tree: ast.Expression) -> str | None:
