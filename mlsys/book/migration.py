@@ -73,8 +73,12 @@ class Difference:
 
     @property
     def token(self) -> str:
-        """The text a chapter must contain to be affected (a name, or a path's tail)."""
-        return self.key if not self.is_path else ".".join(self.key.split(".")[-2:])
+        """The text a chapter must contain to be affected: a constant's name, or the entry
+        a path names (its last capitalised part: ``GPT2`` of
+        ``Models.Language.GPT2.parameters``), however the chapter reaches it."""
+        if not self.is_path:
+            return self.key
+        return [part for part in self.key.split(".") if part[:1].isupper()][-1]
 
 
 @dataclass(frozen=True)
@@ -182,6 +186,9 @@ def _path_source(path: str) -> str:
 
 # a book device's nested name -> its field in book_hardware.toml
 _DEVICE_FIELD = {"memory.bandwidth": "memory_bw", "memory.capacity": "memory_capacity"}
+
+
+_NOT_PRINTED = "(not printed: "
 
 
 def _book_file_source(path: str) -> str:
@@ -336,7 +343,7 @@ def run_chapter(text: str) -> ChapterRun:
             run.values.append((inline.expression, value if isinstance(value, str) else str(value)))
         except Exception as exc:
             # an expression of a failed cell: shown as not printed, with the reason
-            run.values.append((inline.expression, f"(not printed: {type(exc).__name__})"))
+            run.values.append((inline.expression, f"{_NOT_PRINTED}{type(exc).__name__})"))
     return run
 
 
@@ -364,14 +371,27 @@ def migration_report(text: str, name: str = "chapter") -> MigrationReport:
         if old != new
     ]
     candidates = [d for d in known if d.token in text]
-    causes: dict[int, list[Difference]] = {i: [] for i, *_ in changed}
+    # per changed number: differences whose revert alone gives the book's number, those
+    # that move it elsewhere, and those that only make its cell fail (a chapter check
+    # that needs two reverted values together); the first non-empty group is the cause
+    exact: dict[int, list[Difference]] = {i: [] for i, *_ in changed}
+    moves: dict[int, list[Difference]] = {i: [] for i, *_ in changed}
+    breaks: dict[int, list[Difference]] = {i: [] for i, *_ in changed}
     if changed:
         for diff in candidates:
             with book_values([diff]):
                 alone = run_chapter(text)
-            for i, *_ in changed:
-                if alone.values[i][1] != after.values[i][1]:
-                    causes[i].append(diff)
+            for i, _expr, old, _new in changed:
+                value = alone.values[i][1]
+                if value == after.values[i][1]:
+                    continue
+                if value == old:
+                    exact[i].append(diff)
+                elif value.startswith(_NOT_PRINTED):
+                    breaks[i].append(diff)
+                else:
+                    moves[i].append(diff)
+    causes = {i: exact[i] or moves[i] or breaks[i] for i, *_ in changed}
     return MigrationReport(
         name=name,
         changes=[NumberChange(expr, old, new, tuple(causes[i])) for i, expr, old, new in changed],
