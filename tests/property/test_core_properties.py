@@ -96,16 +96,20 @@ def test_more_bandwidth_is_never_slower(model, phase, batch, seq, bw, factor):
     model=models,
     phase=phases,
     batch=st.integers(1, 512),
-    extra=st.integers(1, 512),
+    factor=st.integers(2, 8),
     kv=st.integers(0, 8192),
     seq=st.integers(16, 2048),
 )
-def test_larger_batch_never_lowers_throughput(model, phase, batch, extra, kv, seq):
+def test_larger_batch_never_lowers_throughput(model, phase, batch, factor, kv, seq):
+    # k times the batch: every GEMM's tiles and waves grow at most k-fold
+    # (ceil(k·x) <= k·ceil(x)), the streamed weights and fixed kernel costs not at all,
+    # so k times the tokens never take more than k times as long. (One more sequence
+    # can cost more than its share: 240 -> 260 rows crosses a 256-row tile.)
     solver = SingleNodeModel()
     dev = _device(3.35e12)
     kw = dict(seq_len=seq, phase=phase, kv_cache_len=kv)
     small = solver.solve(model, dev, batch_size=batch, **kw)
-    large = solver.solve(model, dev, batch_size=batch + extra, **kw)
+    large = solver.solve(model, dev, batch_size=batch * factor, **kw)
     assert large.si("tokens_per_second") >= small.si("tokens_per_second") * (1 - 1e-9)
 
 

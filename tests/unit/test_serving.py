@@ -344,48 +344,6 @@ def test_monotone_in_batch_and_lengths(batch, prompt, output, extra):
     assert base.feasible == (batch <= base.max_batch_size)
 
 
-@pytest.mark.parametrize("model_key", ["Llama2_7B", "Llama2_13B", "Mixtral_8x7B"])
-@pytest.mark.parametrize(("batch", "ctx"), [(1, 1024), (16, 2048), (64, 512)])
-def test_single_device_agrees_with_single_node_model(model_key, batch, ctx):
-    """On one device ServingModel's phase roofline and SingleNodeModel's per-operator
-    roofline describe the same bytes and FLOPs. Summing per-operator maxima can only add
-    time (norms and softmax stay memory-bound inside a compute-bound prefill), so
-    ServingModel is never slower and within 6 %."""
-    from mlsys import SingleNodeModel
-
-    m, hw = Models[model_key], Hardware.H100
-    precision = "fp8" if m.is_moe else "bf16"  # Mixtral needs fp8 to fit in 80 GB
-    serve = SM.solve(
-        m,
-        hw,
-        batch_size=batch,
-        prompt_len=ctx,
-        output_len=2,
-        precision=precision,
-        kv_precision=precision,
-    )
-    dec = SingleNodeModel().solve(
-        m, hw, batch_size=batch, phase="decode", kv_cache_len=ctx + 1, precision=precision
-    )
-    pre = SingleNodeModel().solve(
-        m, hw, batch_size=1, seq_len=ctx, phase="prefill", precision=precision
-    )
-    assert serve.feasible
-    # SingleNodeModel is one roofline over a whole pass at 0.75 of peak; ServingModel
-    # prices each kernel (its own roofline, its fixed 4 µs) and the GEMMs' shapes, so a
-    # decode step is slower by the fixed costs (32-40 layers × 10 kernels × 4 µs, about
-    # 1.3-1.6 ms) and small per-kernel effects, and a prefill lands within a few tens of
-    # percent either way.
-    fixed = Models[model_key].layers * 10 * 4e-6
-    assert serve.si("itl") >= dec.si("latency") * 0.98
-    assert serve.si("itl") <= (dec.si("latency") + fixed) * 1.15
-    # Prefill: every GEMM at most at 0.75 of peak (the same fraction SingleNodeModel
-    # applies to the whole pass), FlashAttention at 0.70, plus quantisation, element-wise
-    # kernels and fixed costs, so never faster than the one roofline; for these shapes
-    # (and Mixtral's experts, which each see a quarter of the tokens) at most 1.6x it.
-    assert pre.si("latency") * 0.999 <= serve.si("ttft") <= 1.6 * pre.si("latency")
-
-
 def test_memory_budget_conventions():
     kw = dict(prompt_len=2048, output_len=2048, batch_size=8)
     lib = SM.solve(Models.Llama2_7B, Hardware.A100_80GB, **kw)

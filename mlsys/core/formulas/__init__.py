@@ -3,7 +3,8 @@
 One small module per topic; this package re-exports every module's ``__all__`` so that
 ``from mlsys.core.formulas import roofline_time, kv_cache_bytes`` works. Modules that
 other engineers add (collectives, sharding, pipeline, reliability, sustainability,
-economics, serving) are re-exported when present; a missing one is skipped.
+economics, serving, gemm, overheads, layer_time, overlap) are re-exported when present;
+a missing one is skipped.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ _OPTIONAL_MODULES = (
     "economics",
     "synchronization",
     "serving",
+    "gemm",
+    "overheads",
+    "layer_time",
+    "overlap",
 )
 
 

@@ -43,7 +43,9 @@ __all__ = [
     "ELEMENTWISE_HIDDEN_PASSES",
     "FP8_CURRENT_SCALING_CAST_BYTES",
     "fp8_cast_bytes",
+    "LAYER_KERNELS",
     "linear_layers_time",
+    "transformer_layer_kernel_times",
     "transformer_layer_time",
 ]
 
@@ -253,7 +255,12 @@ def _linear_layers_time_cached(*args: Any) -> Any:
     return _linear_layers_time(*args)
 
 
-def _linear_layers_time(
+def _linear_layers_time(*args: Any) -> Any:
+    qkv, out, up, down = _linear_layer_parts(*args)
+    return qkv + out + (up + down)
+
+
+def _linear_layer_parts(
     tokens: Any,
     hidden: Any,
     heads: Any,
@@ -270,7 +277,9 @@ def _linear_layers_time(
     weight_bytes_per_element: Any,
     experts_run: Any,
     ffn_tokens: Any,
-) -> Any:
+) -> tuple[Any, Any, Any, Any]:
+    """Seconds of the QKV, output, MLP-up and MLP-down GEMMs (the MLPs times
+    ``experts_run``)."""
     e = bytes_per_element
     ew = weight_bytes_per_element
     q_dev = heads / tp * head_dim
@@ -292,9 +301,10 @@ def _linear_layers_time(
         return data + weight
 
     return (
-        linear(tokens, q_dev + 2.0 * kv_dev, hidden)
-        + linear(tokens, hidden, q_dev)
-        + experts_run * (linear(m_ffn, up_width, hidden) + linear(m_ffn, hidden, f_dev))
+        linear(tokens, q_dev + 2.0 * kv_dev, hidden),
+        linear(tokens, hidden, q_dev),
+        experts_run * linear(m_ffn, up_width, hidden),
+        experts_run * linear(m_ffn, hidden, f_dev),
     )
 
 
@@ -408,6 +418,91 @@ def transformer_layer_time(
     >>> round(t * 1e3, 3)
     0.283
     """
+    kernels = transformer_layer_kernel_times(
+        tokens, batch, q_len, kv_len, hidden, heads, kv_heads, head_dim, ffn_hidden,
+        gated_mlp, tp, achievable_flops, peak_flops, bandwidth_Bps, bytes_per_element,
+        sm_count=sm_count, flash_attention=flash_attention, causal=causal, phase=phase,
+        sequence_parallel=sequence_parallel, weight_bytes_per_element=weight_bytes_per_element,
+        kv_bytes_per_element=kv_bytes_per_element, experts_run=experts_run,
+        ffn_tokens=ffn_tokens, kernel_overhead_s=kernel_overhead_s,
+    )  # fmt: skip
+    total = 0.0
+    for seconds in kernels.values():
+        total = total + seconds
+    return total
+
+
+LAYER_KERNELS = (
+    "qkv_proj",
+    "attention",
+    "out_proj",
+    "mlp_up",
+    "mlp_down",
+    "elementwise",
+    "kernel_overhead",
+)
+"""Keys of :func:`transformer_layer_kernel_times`, in the order a layer runs them (the
+fixed per-kernel cost last)."""
+
+
+def transformer_layer_kernel_times(
+    tokens: Any,
+    batch: Any,
+    q_len: Any,
+    kv_len: Any,
+    hidden: Any,
+    heads: Any,
+    kv_heads: Any,
+    head_dim: Any,
+    ffn_hidden: Any,
+    gated_mlp: bool,
+    tp: Any,
+    achievable_flops: Any,
+    peak_flops: Any,
+    bandwidth_Bps: Any,
+    bytes_per_element: Any,
+    *,
+    sm_count: Any = None,
+    flash_attention: bool = True,
+    causal: bool = True,
+    phase: str = "inference",
+    sequence_parallel: bool = False,
+    weight_bytes_per_element: Any = None,
+    kv_bytes_per_element: Any = None,
+    experts_run: Any = 1.0,
+    ffn_tokens: Any = None,
+    kernel_overhead_s: Any = KERNEL_OVERHEAD_S,
+) -> dict[str, Any]:
+    """Seconds one device spends in each kernel group of one transformer layer.
+
+    The parts of :func:`transformer_layer_time` (which is their sum), so that a solver
+    explaining a step operator by operator reports the same time a solver pricing it
+    whole does. Parameters as :func:`transformer_layer_time`.
+
+    Returns
+    -------
+    dict of str to float or ndarray
+        Seconds per key of :data:`LAYER_KERNELS`: the four linear layers' GEMMs
+        (``qkv_proj``, ``out_proj``, ``mlp_up``, ``mlp_down``; the MLPs times
+        ``experts_run``), ``attention`` (fused or not), ``elementwise`` (norms, residual
+        adds and the MLP activation, memory-bound) and ``kernel_overhead`` (the fixed
+        cost of every kernel the layer launches).
+
+    References
+    ----------
+    As :func:`transformer_layer_time`.
+
+    Examples
+    --------
+    The Llama-2-7B decode layer of :func:`transformer_layer_time`'s example: 40 µs of
+    it is the ten kernels' fixed cost.
+
+    >>> parts = transformer_layer_kernel_times(
+    ...     1, 1, 1, 1024, 4096, 32, 32, 128, 11008, True, 1, 312e12 * 0.75, 312e12,
+    ...     2.039e12 * 0.85, 2.0, sm_count=108, causal=False)
+    >>> round(parts["kernel_overhead"] * 1e6), round(sum(parts.values()) * 1e3, 3)
+    (40, 0.283)
+    """
     if phase not in _PHASES:
         from mlsys.core.errors import ParameterError
 
@@ -417,7 +512,7 @@ def transformer_layer_time(
     kv_heads_dev = _kv_heads_per_device(kv_heads, tp)
     f_dev = ffn_hidden / tp
     m_ffn = tokens if ffn_tokens is None else ffn_tokens
-    gemms = linear_layers_time(
+    qkv, out, up, down = _linear_layer_parts(
         tokens,
         hidden,
         heads,
@@ -429,11 +524,11 @@ def transformer_layer_time(
         achievable_flops,
         bandwidth_Bps,
         e,
-        sm_count=sm_count,
-        backward=backward,
-        weight_bytes_per_element=weight_bytes_per_element,
-        experts_run=experts_run,
-        ffn_tokens=ffn_tokens,
+        sm_count,
+        backward,
+        weight_bytes_per_element,
+        experts_run,
+        ffn_tokens,
     )
     attn = attention_time(
         batch,
@@ -454,4 +549,12 @@ def transformer_layer_time(
     act_elems = (3.0 if gated_mlp else 2.0) * f_dev * experts_run * m_ffn
     elementwise = (2.0 if backward else 1.0) * (tokens * h_elems + act_elems) * e / bandwidth_Bps
     kernels = kernels_per_layer(phase, flash_attention or phase == "inference")
-    return gemms + attn + elementwise + kernels * kernel_overhead_s
+    return {
+        "qkv_proj": qkv,
+        "attention": attn,
+        "out_proj": out,
+        "mlp_up": up,
+        "mlp_down": down,
+        "elementwise": elementwise,
+        "kernel_overhead": kernels * kernel_overhead_s,
+    }

@@ -6,11 +6,24 @@ and for generic workloads (a CNN given by FLOPs, parameters and activation bytes
 
 Model of execution
 ------------------
-A transformer step is a sequence of operators, each timed by the roofline
-(Williams, Waterman & Patterson 2009): ``t = max(F / (η_c·peak), B / (η_m·BW))``, where
-``η_c`` and ``η_m`` are the achievable fractions of
-:func:`mlsys.core.solvers.efficiency.default_efficiency`. Operators run one after another,
-so the step time is the sum. Per layer:
+A transformer prefill or decode step is priced exactly as
+:class:`~mlsys.core.solvers.serving.ServingModel` prices it on one device — one question,
+one answer: each layer is a sequence of kernels that wait for one another
+(:func:`mlsys.core.formulas.layer_time.transformer_layer_kernel_times`): the four linear
+layers as GEMMs by their shapes (tile and wave quantisation, a skinny GEMM's own memory
+roofline; :func:`mlsys.core.formulas.gemm.gemm_time`), fused attention
+(:func:`mlsys.core.formulas.gemm.attention_time`), the memory-bound element-wise kernels
+and a fixed cost per kernel (:mod:`mlsys.core.formulas.overheads`); plus the embedding
+gather and the LM head's GEMM. Rates are the library's achievable fractions of peak
+(:func:`mlsys.core.solvers.efficiency.default_efficiency`); an FP8 or integer
+``precision`` quantises the weights (activations and KV cache stay 16-bit), as in
+ServingModel. A training step runs every kernel's forward and backward and an AdamW
+update that streams 30 bytes per parameter (bf16 weights read and written, bf16
+gradients read, fp32 master, momentum and variance read and written).
+
+The roofline explains the time (Williams, Waterman & Patterson 2009): each operator's
+FLOPs and bytes, its arithmetic intensity and the roof (``"compute"`` or ``"memory"``)
+its totals meet first at those rates, ``max(F / (η_c·peak), B / (η_m·BW))``. Per layer:
 
 * ``qkv_proj``, ``out_proj``, ``mlp_up`` (gate and up for a gated MLP, with the MoE
   router), ``mlp_down``: GEMMs of ``T`` tokens by the weights. Weights are read once per
@@ -18,20 +31,20 @@ so the step time is the sum. Per layer:
   batch; a mixture of experts reads only the experts its tokens route to (expected
   distinct experts ``E·(1 − (1 − k/E)^T)`` under uniform routing) and computes ``k`` per
   token.
-* ``attention_scores`` (``QKᵀ``) and ``attention_context`` (``AV``): a fused
+* ``attention_scores`` (``QKᵀ``) and ``attention_context`` (``AV``): one fused
   FlashAttention-style kernel (Dao et al. 2022) that never writes the ``s×s`` scores to
-  memory; it reads Q and the keys, then the values, and writes the context. When
-  decoding, the keys and values are the KV cache: ``2·l·n_kv·d_head·ctx·b`` bytes per
-  step (Pope et al. 2022), which is what makes long-context decode memory-bound.
+  memory (its time is split evenly between the two products, which do equal FLOPs).
+  When decoding, the keys and values are the KV cache: ``2·l·n_kv·d_head·ctx·b`` bytes
+  per step (Pope et al. 2022), which is what makes long-context decode memory-bound.
   Prefill and training count causal attention as half the ``s×s`` work.
 * ``norms``: two per layer plus the final one, with the residual additions: read and
-  write ``T·h`` values.
+  write ``T·h`` values (timed as the layer's element-wise kernels).
 
-plus ``embedding`` (gather ``T`` rows) and ``lm_head`` (``2·T_out·h·V`` FLOPs; in
-inference only the last position of each sequence needs logits, ``T_out = b``).
-Training runs forward and backward (3× the forward FLOPs and, approximately, 3× its
-traffic) and an AdamW update that streams 30 bytes per parameter (bf16 weights read and
-written, bf16 gradients read, fp32 master, momentum and variance read and written).
+plus ``embedding`` (gather ``T`` rows), ``lm_head`` (``2·T_out·h·V`` FLOPs; in
+inference only the last position of each sequence needs logits, ``T_out = b``) and
+``kernel_overhead``, the fixed cost of every kernel (bound ``"overhead"``). Training
+counts 3× the forward FLOPs and, approximately, 3× its traffic. A generic workload (a
+CNN given by totals) is one roofline per pass.
 
 MFU is computed from the result — model FLOPs (all operators, no recomputation, no
 optimizer) over step time over the accelerator's dense peak — never taken from an input.
@@ -43,12 +56,15 @@ import math
 from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.formulas.gemm import gemm_time
 from mlsys.core.formulas.memory import activation_bytes_per_layer, embedding_activation_bytes
+from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks
+from mlsys.core.solvers import serving as _serving
 from mlsys.core.solvers._memo import identity_memo
 from mlsys.core.solvers.efficiency import resolve_efficiency
 from mlsys.core.solvers.memory import default_framework_overhead
@@ -309,6 +325,7 @@ class SingleNodeModel:
             ops, mem = _generic_ops(shape, b, e, phase_key == "training")
             tokens = b
             kv_len = 0
+            times = None
         else:
             s = int(shape[17]) if seq_len is None else _checks.positive_int("seq_len", seq_len)
             if phase_key == "inference":
@@ -317,7 +334,15 @@ class SingleNodeModel:
                 kv_len = s if phase_key == "decode" else 0
             else:
                 kv_len = _checks.nonneg_int("kv_cache_len", kv_cache_len)
-            ops, mem, tokens = _transformer_ops(shape, b, s, kv_len, e, phase_key)
+            plan = _serving_plan(model, acc, prec, efficiency)
+            eta_c, eta_m = plan.gemm_flops / plan.peak_raw, plan.bw / plan.bw_raw
+            pc, pm = plan.gemm_flops, plan.bw
+            if phase_key == "training":
+                widths = (e, e, e)
+            else:  # an inference engine's storage: serving's weight, activation, KV bytes
+                widths = (plan.w_bytes, plan.a_bytes, plan.kv_bytes)
+            ops, mem, tokens = _transformer_ops(shape, b, s, kv_len, widths, phase_key)
+            times = _kernel_times(plan, b, s, kv_len, phase_key)
 
         operators: dict[str, dict[str, Any]] = {}
         latency = t_compute = t_memory = flops_all = bytes_all = model_flops = 0.0
@@ -325,11 +350,14 @@ class SingleNodeModel:
         for name, flops, nbytes, is_model in ops:
             tc = flops / pc
             tm = nbytes / pm
-            if tc >= tm:
-                t, bound = tc, "compute"
+            bound = "compute" if tc >= tm else "memory"
+            # the time is the kernel model's (ServingModel's per-layer formulas) for a
+            # transformer; the roofline of the operator's totals says what bounds it
+            t = times.get(name) if times is not None else None
+            if t is None:  # a generic workload's operators and the optimizer update
+                t = tc if tc >= tm else tm
+            if bound == "compute":
                 t_compute_bound += t
-            else:
-                t, bound = tm, "memory"
             latency += t
             t_compute += tc
             t_memory += tm
@@ -343,6 +371,17 @@ class SingleNodeModel:
                 "time": t,
                 "intensity": flops / nbytes if nbytes else math.inf,
                 "bound": bound,
+            }
+        if times is not None:
+            # every kernel's fixed launch and synchronisation cost, bound by neither roof
+            t = times["kernel_overhead"]
+            latency += t
+            operators["kernel_overhead"] = {
+                "flops": 0.0,
+                "bytes": 0.0,
+                "time": t,
+                "intensity": 0.0,
+                "bound": "overhead",
             }
 
         weights, kv_bytes, act, grads, opt = mem
@@ -400,6 +439,61 @@ class SingleNodeModel:
         )
 
 
+def _serving_plan(model: Any, acc: Any, precision: str, efficiency: Any) -> Any:
+    """ServingModel's plan of ``model`` on one ``acc`` (no tensor or pipeline
+    parallelism): the rates, byte widths and kernel memo both solvers price a step with."""
+    return _serving._plan(model, acc, precision, None, None, 1, 1, efficiency, None, None)
+
+
+def _kernel_times(plan: Any, b: int, s: int, kv_len: int, phase: str) -> dict[str, float]:
+    """Seconds of each operator of one step, summed over layers, from the per-layer
+    kernel formulas exactly as :class:`~mlsys.core.solvers.serving.ServingModel` prices
+    a prefill pass or a decode step (embedding gather, layers, LM head); a training
+    step runs every layer's forward and backward kernels and the LM head's three GEMMs,
+    then the optimizer's roofline (filled in by the caller)."""
+    shape = plan.shape
+    L = shape.layers
+    if phase == "decode":
+        # one new token per sequence, attending to the cache and itself
+        layer = _serving._layer_kernels(plan, float(b), float(b), 1.0, kv_len + 1.0)
+        head = _serving._lm_head(plan, float(b))
+        embed = _serving._embedding(plan, float(b))
+    elif phase == "prefill":
+        T = float(b * s)
+        layer = _serving._layer_kernels(plan, T, float(b), float(s), float(kv_len + s))
+        head = _serving._lm_head(plan, float(b))  # logits of the last positions only
+        embed = _serving._embedding(plan, T)
+    else:  # training: forward and backward of every kernel, logits of every position
+        T = float(b * s)
+        fwd = _serving._layer_kernels(plan, T, float(b), float(s), float(s), "forward")
+        bwd = _serving._layer_kernels(plan, T, float(b), float(s), float(s), "backward")
+        layer = {name: fwd[name] + bwd[name] for name in fwd}
+        V, h = shape.vocab, shape.hidden
+        rate, bw, e = plan.gemm_flops, plan.bw, plan.a_bytes
+        head = (
+            _serving._lm_head(plan, T)
+            + gemm_time(T, h, V, rate, bw, e, plan.sm_count)  # gradient of the input
+            + gemm_time(h, V, T, rate, bw, e, plan.sm_count)  # gradient of the weight
+        )
+        # the gather forward; backward a scatter-add of the gradient rows (read the
+        # gradient and the table rows, write them): three times the traffic, two kernels
+        gather = _serving._embedding(plan, T) - KERNEL_OVERHEAD_S
+        embed = 3.0 * gather + 2.0 * KERNEL_OVERHEAD_S
+    half_attention = 0.5 * L * layer["attention"]  # one fused kernel, two equal products
+    return {
+        "embedding": embed,
+        "qkv_proj": L * layer["qkv_proj"],
+        "attention_scores": half_attention,
+        "attention_context": half_attention,
+        "out_proj": L * layer["out_proj"],
+        "mlp_up": L * layer["mlp_up"],
+        "mlp_down": L * layer["mlp_down"],
+        "norms": L * layer["elementwise"],
+        "lm_head": head,
+        "kernel_overhead": L * layer["kernel_overhead"],
+    }
+
+
 def _generic_ops(shape: tuple, b: int, e: float, training: bool) -> tuple[list, tuple]:
     """One fused 'forward' operator (and backward/optimizer) for a workload given by totals."""
     _, params, flops_sample, act_sample = shape
@@ -418,9 +512,13 @@ def _generic_ops(shape: tuple, b: int, e: float, training: bool) -> tuple[list, 
 
 
 def _transformer_ops(
-    shape: tuple, b: int, s: int, kv_len: int, e: float, phase: str
+    shape: tuple, b: int, s: int, kv_len: int, widths: tuple, phase: str
 ) -> tuple[list, tuple, int]:
+    """Per-operator FLOPs and HBM bytes (the roofline explanation) and the memory
+    footprint; ``widths`` are the bytes of a weight, an activation and a cached key or
+    value element."""
     (_, L, h, a, _hd, q, kv, f, fe, mats_up, E, k, S, Lm, Ld, V, P, _s0) = shape
+    ew, e, ekv = widths
     decode = phase == "decode"
     training = phase == "training"
     if decode:
@@ -458,15 +556,15 @@ def _transformer_ops(
 
     # bytes (forward): weights once, activations in and out
     f_eff = Ld * f + Lm * fe * (k + S)  # layer-summed MLP width a token passes through
-    b_qkv = e * (w_qkv + L * T * h + L * T * (q + 2.0 * kv))
-    b_scores = e * L * (T * q + kv_read)
-    b_context = e * L * (kv_read + T * q)
-    b_o = e * (w_o + L * T * q + L * T * h)
-    b_up = e * (w_up + L * T * h + T * f_eff * (mats_up + 1.0))  # read gate/up, write act
-    b_down = e * (w_down + T * f_eff + L * T * h)
+    b_qkv = ew * w_qkv + e * (L * T * h + L * T * (q + 2.0 * kv))
+    b_scores = e * L * T * q + ekv * L * kv_read
+    b_context = ekv * L * kv_read + e * L * T * q
+    b_o = ew * w_o + e * (L * T * q + L * T * h)
+    b_up = ew * w_up + e * (L * T * h + T * f_eff * (mats_up + 1.0))  # gate/up in, act out
+    b_down = ew * w_down + e * (T * f_eff + L * T * h)
     b_norm = e * n_norms * 3.0 * T * h  # read x and residual, write y
     b_embed = e * 2.0 * T * h
-    b_head = e * (w_head + t_out * h + t_out * V)
+    b_head = ew * w_head + e * (t_out * h + t_out * V)
 
     ops = [
         ("embedding", 0.0, b_embed, True),
@@ -479,11 +577,11 @@ def _transformer_ops(
         ("norms", f_norm, b_norm, True),
         ("lm_head", f_head, b_head, True),
     ]
-    weights = P * e
+    weights = P * ew
     kv_bytes = (
         0.0
         if training
-        else kv_cache_bytes(L, kv / _hd, _hd, kv_len + (1.0 if decode else float(s)), float(b), e)
+        else kv_cache_bytes(L, kv / _hd, _hd, kv_len + (1.0 if decode else float(s)), float(b), ekv)
     )
     # transient working set of one layer (inference) or stored activations (training)
     if training:

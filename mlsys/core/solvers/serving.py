@@ -59,7 +59,10 @@ from typing import Any, ClassVar
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.collectives import nccl_allreduce_time, p2p_time
 from mlsys.core.formulas.gemm import gemm_time
-from mlsys.core.formulas.layer_time import transformer_layer_time
+from mlsys.core.formulas.layer_time import (
+    transformer_layer_kernel_times,
+    transformer_layer_time,
+)
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
@@ -433,6 +436,24 @@ def _layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float
 
 
 def _price_layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float) -> float:
+    args, kwargs = _layer_arguments(plan, tokens, batch, q_len, kv_len)
+    return transformer_layer_time(*args, **kwargs)
+
+
+def _layer_kernels(
+    plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float, phase: str = "inference"
+) -> dict[str, float]:
+    """The parts of :func:`_layer`'s time, kernel group by kernel group (the same
+    arguments, so they sum to it): what SingleNodeModel reports operator by operator."""
+    args, kwargs = _layer_arguments(plan, tokens, batch, q_len, kv_len, phase)
+    return transformer_layer_kernel_times(*args, **kwargs)
+
+
+def _layer_arguments(
+    plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float, phase: str = "inference"
+) -> tuple[tuple, dict[str, Any]]:
+    """Arguments of the per-layer kernel formulas for ``tokens`` tokens of ``batch``
+    sequences, ``q_len`` new and ``kv_len`` attended tokens each, on one device."""
     s = plan.shape
     experts_run, ffn_tokens = 1.0, tokens
     if s.is_moe:
@@ -441,7 +462,7 @@ def _price_layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len:
         distinct = s.experts * (1.0 - (1.0 - s.top_k / s.experts) ** tokens)
         experts_run = distinct + s.shared_experts
         ffn_tokens = tokens * (s.top_k + s.shared_experts) / experts_run
-    return transformer_layer_time(
+    args = (
         tokens,
         batch,
         q_len,
@@ -457,15 +478,24 @@ def _price_layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len:
         plan.peak_attention,
         plan.bw,
         plan.a_bytes,
-        sm_count=plan.sm_count,
-        causal=q_len > 1.0,
-        phase="inference",
-        weight_bytes_per_element=plan.w_bytes if plan.w_bytes != plan.a_bytes else None,
-        kv_bytes_per_element=plan.kv_bytes,
-        experts_run=experts_run,
-        ffn_tokens=ffn_tokens,
-        kernel_overhead_s=KERNEL_OVERHEAD_S,
     )
+    kwargs = {
+        "sm_count": plan.sm_count,
+        "causal": q_len > 1.0,
+        "phase": phase,
+        "weight_bytes_per_element": plan.w_bytes if plan.w_bytes != plan.a_bytes else None,
+        "kv_bytes_per_element": plan.kv_bytes,
+        "experts_run": experts_run,
+        "ffn_tokens": ffn_tokens,
+        "kernel_overhead_s": KERNEL_OVERHEAD_S,
+    }
+    return args, kwargs
+
+
+def _embedding(plan: _Plan, tokens: float) -> float:
+    """Seconds of the embedding gather of ``tokens`` rows (read one row of ``h``
+    values, write it) on one device: a memory-bound kernel plus its fixed cost."""
+    return 2.0 * tokens * plan.shape.hidden * plan.a_bytes / plan.bw + KERNEL_OVERHEAD_S
 
 
 def _lm_head(plan: _Plan, rows: float) -> float:
@@ -524,7 +554,11 @@ def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
     pp_comm = (plan.pp - 1) * (plan.p2p0 + plan.p2p1 * m) if plan.pp > 1 else 0.0
     # One pass crosses every stage in turn: all layers, then the LM head of the last
     # positions, kernel by kernel.
-    compute = s.layers * _layer(plan, tokens, n_seq, prompt, prompt) + _lm_head(plan, n_seq)
+    compute = (
+        _embedding(plan, tokens)
+        + s.layers * _layer(plan, tokens, n_seq, prompt, prompt)
+        + _lm_head(plan, n_seq)
+    )
     time = compute + tp_comm + pp_comm
     return time, flops, bytes_, tp_comm, pp_comm, plan.pp * tc, plan.pp * tm
 
@@ -546,7 +580,9 @@ def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
     bytes_mb = bytes_dev * d
     _, tc, tm = _roof(plan, flops_mb / d, bytes_dev)
     # one stage's share of the layers and of the LM head, kernel by kernel
-    t_stage = (s.layers * _layer(plan, mb, mb, 1.0, context) + _lm_head(plan, mb)) / p
+    t_stage = (
+        _embedding(plan, mb) + s.layers * _layer(plan, mb, mb, 1.0, context) + _lm_head(plan, mb)
+    ) / p
     m = mb * s.hidden * plan.a_bytes
     tp_stage = 2.0 * (s.layers / p) * _allreduce(plan, m)
     pp_comm = (p - 1) * (plan.p2p0 + plan.p2p1 * m) if p > 1 else 0.0
