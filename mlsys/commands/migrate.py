@@ -31,8 +31,7 @@ IMPORT_MAP: tuple[tuple[str, str], ...] = (
     ("mlsysim.physics", "mlsys.compat.physics"),
     ("mlsysim.engine", "mlsys.compat.engine"),
     ("mlsysim", "mlsys"),
-    # the older era already says mlsys.*; one module of its own has a new home
-    ("mlsys.registry", "mlsys.compat.registry"),
+    # the older era already says mlsys.* (mlsys.registry included): nothing to rewrite
 )
 """Old module path -> new one, most specific first (a prefix matches whole dotted parts)."""
 

@@ -46,7 +46,6 @@ ATTRIBUTE_PATHS = [r["path"] for r in _rows("upstream_attribute_paths.csv")]
 
 # Names of the top level the newest-era engineer (compatB) serves: registry views and
 # chapter helpers. Skipped (not passed) while absent, so the report shows them.
-_COMPAT_B = {("mlsys", "Tiers"), ("mlsys", "viz"), ("mlsys.registry", "start_chapter")}
 
 _POSITIONAL_ONLY_MATCH = {"md_math", "sci"}
 
@@ -67,12 +66,7 @@ def _book_quantity(text: str) -> pint.Quantity:
 
 
 def _resolve(module: str, name: str):
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        if (module, name) in _COMPAT_B:
-            pytest.skip(f"{module}.{name} is served by the newest-era work (compatB), not yet here")
-        raise
+    return getattr(importlib.import_module(module), name)
 
 
 def _close(value: float, book: float) -> bool:
@@ -182,11 +176,8 @@ def test_mlsysim_era_name(row):
 @pytest.mark.parametrize("path", ATTRIBUTE_PATHS)
 def test_attribute_path(path):
     obj = mlsys
-    try:
-        for part in path.split("."):
-            obj = getattr(obj, part)
-    except (AttributeError, ValueError):
-        pytest.skip(f"{path}: a registry view of the newest-era work (compatB), not yet here")
+    for part in path.split("."):
+        obj = getattr(obj, part)
     assert obj is not None
 
 
