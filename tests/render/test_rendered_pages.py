@@ -1,7 +1,8 @@
 """What a reader sees: the book, the site and the PDF rendered by a real Quarto CLI.
 
 Each output is rendered ONCE per test session, into a scratch copy of the project (so a
-test run never touches ``_book``/``_site``), by a session-scoped fixture; every test then
+test run never touches ``_book``/``_site``, and Quarto's ``_freeze`` cache is left behind:
+every chapter runs against the mlsys under test), by a session-scoped fixture; every test then
 reads the HTML or the PDF's text. Without ``quarto`` on PATH the module skips, saying so;
 without a TeX engine the PDF tests skip. Render times: book ~1 min, site ~2 min, PDF
 ~1 min on a 2-core machine.
@@ -36,7 +37,9 @@ if shutil.which("quarto") is None:
 #: Width of the body column of Quarto's default HTML layout (px); an image that asks for
 #: more is wider than its column.
 COLUMN_PX = 850
-_IGNORE = shutil.ignore_patterns("_book", "_site", ".quarto", "__pycache__", "*.pdf", "*_files")
+_IGNORE = shutil.ignore_patterns(
+    "_book", "_site", "_freeze", ".quarto", "__pycache__", "*.pdf", "*_files"
+)
 
 # Output no reader may see (anywhere in visible text outside code listings).
 _RAW = [
@@ -173,7 +176,7 @@ def site_html(tmp_path_factory) -> Path:
     dest.mkdir(exist_ok=True)
     for name in ("_quarto.yml", "index.qmd", "objects.json"):
         shutil.copy2(ROOT / name, dest / name)
-    for name in ("docs", "reference", "_extensions", "_freeze"):
+    for name in ("docs", "reference", "_extensions"):
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, dest / name, ignore=_IGNORE)
     (dest / "book" / "quarto").mkdir(parents=True)
