@@ -608,6 +608,37 @@ def memory_terms(
         ``microbatch_size`` (sequences), ``layers_per_device`` (count).
     """
     o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
+    if o is ScalarOps:
+        # one layout: a pure function of the problem and eleven numbers, so a layout
+        # priced before (a book re-solving it; DistributedModel and MemoryModel asking
+        # about the same one) is read back, not recomputed
+        key = ("memory", tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
+        hit = P.priced.get(key)
+        if hit is None:
+            if len(P.priced) > 4096:
+                P.priced.clear()
+            hit = P.priced[key] = _memory_terms(
+                P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o
+            )
+        return dict(hit)
+    return _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o)
+
+
+def _memory_terms(
+    P: Problem,
+    tp: Any,
+    pp: Any,
+    ep: Any,
+    dp: Any,
+    m: Any,
+    v: Any,
+    zero: Any,
+    rc: Any,
+    sp: Any,
+    schedule: Any,
+    cp: Any,
+    o: type,
+) -> dict[str, Any]:
     b = P.batch / (dp * ep * m)
     psi_dense = P.params_dense / (tp * pp)
     psi_exp = P.params_expert / (tp * pp * ep)
@@ -858,9 +889,12 @@ def evaluate(
     if o is ScalarOps and tp == 1.0:  # one solve without tensor parallelism
         t_tp_layer = 0.0
     else:
-        t_one = _allreduce(M_tp, tp_k, tp_n, 0, P, o)
-        if P.scaleup_link:  # inside a node: NCCL's protocols, NVLS where the switch has it
-            t_one = o.where(tp_n > 1.0, t_one, _tp_collective_in_node(M_tp, tp, sp, P, o))
+        if o is ScalarOps and P.scaleup_link and tp_n <= 1.0:  # one solve, inside a node
+            t_one = _tp_collective_in_node(M_tp, tp, sp, P, o)
+        else:
+            t_one = _allreduce(M_tp, tp_k, tp_n, 0, P, o)
+            if P.scaleup_link:  # inside a node: NCCL's protocols, NVLS where the switch has it
+                t_one = o.where(tp_n > 1.0, t_one, _tp_collective_in_node(M_tp, tp, sp, P, o))
         t_tp_layer = n_ar * o.where(tp > 1.0, t_one, 0.0)
         if tp_overlap:  # chunked with the GEMMs that produce or consume it
             hidden = exposed_communication_time(t_lin, t_tp_layer, o.max(tp, 1.0))
@@ -909,7 +943,10 @@ def evaluate(
     cross = P.total > g  # with pp outermost, some stage boundary crosses nodes
     pp_bw = P.inter_bw if cross else P.intra_bw
     pp_lat = P.inter_lat if cross else P.intra_lat
-    t_mb_pp = o.where(pp > 1.0, 2.0 * v * coll.p2p_time(M_pp, pp_bw, pp_lat), 0.0)
+    if o is ScalarOps and pp == 1.0:  # one solve without a pipeline: no hops
+        t_mb_pp = 0.0
+    else:
+        t_mb_pp = o.where(pp > 1.0, 2.0 * v * coll.p2p_time(M_pp, pp_bw, pp_lat), 0.0)
     t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_cp + t_mb_pp
     bubble_ratio = interleaved_bubble_ratio(pp, m, v)
     t_bubble = bubble_ratio * m * t_mb
@@ -922,20 +959,29 @@ def evaluate(
     z1 = zero >= 1
     rs = coll.reduce_scatter_time
     ag = coll.allgather_time
-    rs_dense = _two_level(rs, psi_dense * P.g_bytes, dd_k, dd_n, P)
-    ag_dense = _two_level(ag, psi_dense * P.w_bytes, dd_k, dd_n, P)
-    ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, topo, P, o)
-    if P.params_expert > 0.0:  # expert params: replicated (and reduced) over dp·cp
+    # one layout priced alone (a solve) computes only the collectives its ZeRO stage
+    # runs, and none without a data-parallel group; a search prices every branch
+    scalar = o is ScalarOps
+    dp_one = (dp * ep * cp <= 1.0) * 1.0
+    need_ar = not scalar or (not z1 and not dp_one)
+    need_sharded = not scalar or (z1 and not dp_one)
+    rs_dense = ag_dense = ar = rs_exp = ag_exp = 0.0
+    if need_sharded:
+        rs_dense = _two_level(rs, psi_dense * P.g_bytes, dd_k, dd_n, P)
+        ag_dense = _two_level(ag, psi_dense * P.w_bytes, dd_k, dd_n, P)
+    if need_ar:
+        ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, topo, P, o)
+    if P.params_expert > 0.0 and (need_ar or need_sharded):
+        # expert params: replicated (and reduced) over dp·cp
         de_k, de_n = group_placement(dp * cp, tp * ep, g)
-        rs_exp = _two_level(rs, psi_exp * P.g_bytes, de_k, de_n, P)
-        ag_exp = _two_level(ag, psi_exp * P.w_bytes, de_k, de_n, P)
-        ar = ar + _allreduce(psi_exp * P.g_bytes, de_k, de_n, topo, P, o)
-    else:
-        rs_exp = ag_exp = 0.0
+        if need_sharded:
+            rs_exp = _two_level(rs, psi_exp * P.g_bytes, de_k, de_n, P)
+            ag_exp = _two_level(ag, psi_exp * P.w_bytes, de_k, de_n, P)
+        if need_ar:
+            ar = ar + _allreduce(psi_exp * P.g_bytes, de_k, de_n, topo, P, o)
     reps = o.where(z2, m, 1.0)
     t_grad = o.where(z1, (rs_dense + rs_exp) * reps, ar)
     t_param = o.where(z1, (ag_dense + ag_exp) * o.where(z3, 2.0 * m, 1.0), 0.0)
-    dp_one = (dp * ep * cp <= 1.0) * 1.0
     t_grad = t_grad * (1.0 - dp_one)
     t_param = t_param * (1.0 - dp_one)
     t_dp_total = t_grad + t_param
