@@ -143,3 +143,21 @@ def test_decode_attention_streams_the_kv_cache():
     t = attention_time(8, 1, 4096, 64, 8, 128, 989.4e12, H100_BW, 2.0, causal=False)
     assert t == pytest.approx((kv + q_o) / H100_BW)
     assert math.isfinite(t)
+
+
+def test_fused_attention_fractions_by_device():
+    # Shah et al. (2024), FlashAttention-3, Fig. 5-6: cuDNN's fused attention on an H100
+    # SXM5 at head dim 128, 8k tokens: 600 TFLOP/s forward, 518 backward, of 989.4.
+    from mlsys import Hardware
+    from mlsys.core.formulas.gemm import attention_time
+    from mlsys.core.solvers.efficiency import fused_attention_fractions
+
+    fwd, bwd = fused_attention_fractions(Hardware.H100)
+    assert fwd == pytest.approx(600 / 989.4, abs=0.005)
+    assert bwd == pytest.approx(518 / 989.4, abs=0.005)
+    assert fused_attention_fractions(Hardware.A100_80GB) == (0.70, 0.60)
+    # one 8k-token sequence, 32 heads of 128, causal: 2·2·8192²·128·32/2 = 1.10e12 FLOP
+    # forward, at 0.61 × 989.4 TFLOP/s = 1.82 ms (compute-bound: 201 MB of Q, K, V, O)
+    flops = 2 * 2 * 8192**2 * 128 * 32 / 2
+    t = attention_time(1, 8192, 8192, 32, 32, 128, 989.4e12, 2.85e12, 2.0, forward_fraction=fwd)
+    assert t == pytest.approx(flops / (fwd * 989.4e12), rel=1e-9)

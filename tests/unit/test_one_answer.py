@@ -78,7 +78,7 @@ def test_book_llama31_8b_decode_step():
     F, B = 0.75 * peak, 0.85 * bw
     layer = transformer_layer_time(
         1.0, 1.0, 1.0, 2049.0, 4096, 32, 8, 128, 14336, True, 1, F, peak, B, 2.0,
-        sm_count=132, causal=False, kv_bytes_per_element=2.0,
+        sm_count=132, causal=False, kv_bytes_per_element=2.0, attention_fractions=(0.61, 0.52),
     )  # fmt: skip
     expected = (
         32 * layer + (2 * 4096 * 2 / B + 4e-6) + gemm_time(1.0, 128256.0, 4096.0, F, B, 2.0, 132)

@@ -62,6 +62,7 @@ __all__ = [
     "SPLIT_K_MIN_DEPTH",
     "FLASH_ATTENTION_FORWARD_FRACTION",
     "FLASH_ATTENTION_BACKWARD_FRACTION",
+    "HOPPER_FUSED_ATTENTION_FRACTIONS",
     "gemm_flops",
     "gemm_bytes",
     "tile_quantization_efficiency",
@@ -98,6 +99,14 @@ FLASH_ATTENTION_BACKWARD_FRACTION = 0.60
 """The same for the backward pass, which Dao (2023) Fig. 6 measures lower (about
 55-63 % of A100 peak at head dim 128): it runs five matmuls per block, and the atomic
 updates of dQ."""
+
+HOPPER_FUSED_ATTENTION_FRACTIONS = (0.61, 0.52)
+"""Forward and backward fractions of the dense 16-bit peak a fused attention kernel
+sustains on Hopper (H100 SXM5, head dim 128, 8k tokens, no mask), as cuDNN's fused
+attention runs it (the kernel Transformer Engine, hence Megatron-LM and NeMo, calls):
+600 and 518 of 989 TFLOP/s (Shah et al. 2024, "FlashAttention-3", arXiv:2407.08608,
+Fig. 5-6; FlashAttention-2 reaches only 370 and 318 there, FlashAttention-3 646 and
+559). The A100 fractions above are FlashAttention-2's own on Ampere."""
 
 _SCALARS = frozenset(
     {int, float}
@@ -571,6 +580,8 @@ def attention_time(
     causal: bool = True,
     backward: bool = False,
     achievable_flops: ArrayLike | None = None,
+    forward_fraction: ArrayLike = FLASH_ATTENTION_FORWARD_FRACTION,
+    backward_fraction: ArrayLike = FLASH_ATTENTION_BACKWARD_FRACTION,
 ) -> ArrayLike:
     """Time of the attention core (scores, softmax, weighted values) on one device.
 
@@ -614,6 +625,11 @@ def attention_time(
         Time of the backward pass instead of the forward.
     achievable_flops : float or ndarray, optional
         FLOP/s of the unfused GEMMs (peak × compute efficiency); default ``peak_flops``.
+    forward_fraction, backward_fraction : float or ndarray
+        Fractions of ``peak_flops`` the fused kernel sustains forward and backward on
+        this device (default FlashAttention-2 on A100; Hopper:
+        :data:`HOPPER_FUSED_ATTENTION_FRACTIONS`;
+        :func:`mlsys.core.solvers.efficiency.fused_attention_fractions` picks them).
 
     Returns
     -------
@@ -653,13 +669,11 @@ def attention_time(
             # reads Q, K, V, O, dO; writes dQ, dK, dV: about twice the forward traffic
             return _ret(
                 o.maximum(
-                    2.5 * flops / (peak_flops * FLASH_ATTENTION_BACKWARD_FRACTION),
+                    2.5 * flops / (peak_flops * backward_fraction),
                     2.0 * qkvo / bandwidth_Bps,
                 )
             )
-        return _ret(
-            o.maximum(flops / (peak_flops * FLASH_ATTENTION_FORWARD_FRACTION), qkvo / bandwidth_Bps)
-        )
+        return _ret(o.maximum(flops / (peak_flops * forward_fraction), qkvo / bandwidth_Bps))
     rate = peak_flops if achievable_flops is None else achievable_flops
     # Each score GEMM is a batch of b·n_h GEMMs [s_q × d]·[d × s_kv]; a causal mask does
     # not shrink the unfused GEMMs, which compute the whole square.

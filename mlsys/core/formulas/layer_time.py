@@ -36,7 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from mlsys.core.formulas.gemm import attention_time, gemm_time
+from mlsys.core.formulas.gemm import (
+    FLASH_ATTENTION_BACKWARD_FRACTION,
+    FLASH_ATTENTION_FORWARD_FRACTION,
+    attention_time,
+    gemm_time,
+)
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
 
 __all__ = [
@@ -335,6 +340,10 @@ def transformer_layer_time(
     experts_run: Any = 1.0,
     ffn_tokens: Any = None,
     kernel_overhead_s: Any = KERNEL_OVERHEAD_S,
+    attention_fractions: tuple[Any, Any] = (
+        FLASH_ATTENTION_FORWARD_FRACTION,
+        FLASH_ATTENTION_BACKWARD_FRACTION,
+    ),
 ) -> Any:
     """Seconds one device spends in one transformer layer (communication excluded).
 
@@ -392,6 +401,10 @@ def transformer_layer_time(
         Tokens each of those MLPs processes; default ``tokens``.
     kernel_overhead_s : float or ndarray
         Fixed time per kernel, in seconds.
+    attention_fractions : (float, float)
+        Forward and backward fractions of ``peak_flops`` the fused attention kernel
+        sustains on this device
+        (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`).
 
     Returns
     -------
@@ -425,6 +438,7 @@ def transformer_layer_time(
         sequence_parallel=sequence_parallel, weight_bytes_per_element=weight_bytes_per_element,
         kv_bytes_per_element=kv_bytes_per_element, experts_run=experts_run,
         ffn_tokens=ffn_tokens, kernel_overhead_s=kernel_overhead_s,
+        attention_fractions=attention_fractions,
     )  # fmt: skip
     total = 0.0
     for seconds in kernels.values():
@@ -472,6 +486,10 @@ def transformer_layer_kernel_times(
     experts_run: Any = 1.0,
     ffn_tokens: Any = None,
     kernel_overhead_s: Any = KERNEL_OVERHEAD_S,
+    attention_fractions: tuple[Any, Any] = (
+        FLASH_ATTENTION_FORWARD_FRACTION,
+        FLASH_ATTENTION_BACKWARD_FRACTION,
+    ),
 ) -> dict[str, Any]:
     """Seconds one device spends in each kernel group of one transformer layer.
 
@@ -544,6 +562,8 @@ def transformer_layer_kernel_times(
         causal=causal,
         backward=backward,
         achievable_flops=achievable_flops,
+        forward_fraction=attention_fractions[0],
+        backward_fraction=attention_fractions[1],
     )
     h_elems = ELEMENTWISE_HIDDEN_PASSES * hidden / (tp if sequence_parallel else 1.0)
     act_elems = (3.0 if gated_mlp else 2.0) * f_dev * experts_run * m_ffn

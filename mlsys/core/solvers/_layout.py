@@ -98,7 +98,11 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.formulas import collectives as coll
 from mlsys.core.formulas._ops import ArrayOps, ScalarOps
 from mlsys.core.formulas._ops import ops as _ops
-from mlsys.core.formulas.gemm import attention_time
+from mlsys.core.formulas.gemm import (
+    FLASH_ATTENTION_BACKWARD_FRACTION,
+    FLASH_ATTENTION_FORWARD_FRACTION,
+    attention_time,
+)
 from mlsys.core.formulas.layer_time import (
     FP8_CURRENT_SCALING_CAST_BYTES,
     fp8_cast_bytes,
@@ -296,6 +300,10 @@ class Problem:
         Bytes moved per element to cast 16-bit GEMM operands to FP8 (0 unless the matmuls
         run in a narrow format on 16-bit activations;
         :data:`mlsys.core.formulas.layer_time.FP8_CURRENT_SCALING_CAST_BYTES`).
+    attention_fractions : (float, float)
+        Forward and backward fractions of ``peak_attn`` the fused attention kernel
+        sustains on this device
+        (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`).
     """
 
     L: float
@@ -344,6 +352,10 @@ class Problem:
     in_network_reduction: bool = False
     kernel_overhead_s: float = KERNEL_OVERHEAD_S
     fp8_cast_bytes_per_element: float = 0.0
+    attention_fractions: tuple[float, float] = (
+        FLASH_ATTENTION_FORWARD_FRACTION,
+        FLASH_ATTENTION_BACKWARD_FRACTION,
+    )
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -408,7 +420,7 @@ def build_problem(
         Memoised per (model, fleet) identity and the other arguments
         (:mod:`mlsys.core.solvers._memo`).
     """
-    from mlsys.core.solvers.efficiency import resolve_efficiency
+    from mlsys.core.solvers.efficiency import fused_attention_fractions, resolve_efficiency
     from mlsys.core.types import Fleet, TransformerWorkload
 
     if not isinstance(model, TransformerWorkload):
@@ -514,6 +526,7 @@ def build_problem(
         batch=float(batch_size),
         flash=True if flash_attention is None else bool(flash_attention),
         sm_count=None if acc.sm_count is None else float(acc.sm_count),
+        attention_fractions=fused_attention_fractions(acc),
         scaleup_link_Bps=link_bw,
         scaleup_link=link,
         in_network_reduction=in_net,
@@ -751,9 +764,10 @@ def _fused_attention_time(P: Problem, b: Any, cp: Any, tp: Any, full: Any, o: ty
     s = P.s
     attn = (b, s / cp, s, P.a / tp, o.max(P.kv / tp, 1.0), P.d_attn / P.a, P.peak_attn)
     bw = P.hbm_bw * P.eta_m
-    out = (1.0 + full) * attention_time(*attn, bw, P.e_act) + attention_time(
-        *attn, bw, P.e_act, backward=True
-    )
+    fwd_frac, bwd_frac = P.attention_fractions
+    out = (1.0 + full) * attention_time(
+        *attn, bw, P.e_act, forward_fraction=fwd_frac
+    ) + attention_time(*attn, bw, P.e_act, backward=True, backward_fraction=bwd_frac)
     if o is ScalarOps:
         P.priced[key] = out
     return out

@@ -44,12 +44,18 @@ from functools import lru_cache
 from typing import Any
 
 from mlsys.core.errors import ParameterError
+from mlsys.core.formulas.gemm import (
+    FLASH_ATTENTION_BACKWARD_FRACTION,
+    FLASH_ATTENTION_FORWARD_FRACTION,
+    HOPPER_FUSED_ATTENTION_FRACTIONS,
+)
 from mlsys.core.precision import normalize_precision
 
 __all__ = [
     "COMPUTE_EFFICIENCY",
     "MEMORY_EFFICIENCY",
     "default_efficiency",
+    "fused_attention_fractions",
     "matmul_ceiling",
     "resolve_efficiency",
 ]
@@ -126,6 +132,47 @@ def default_efficiency(accelerator: Any, precision: str = "bf16", kind: str = "c
     if normalize_precision(precision) in _NARROW:
         base *= _NARROW_FACTOR
     return base
+
+
+_HOPPER_AND_LATER = frozenset({"H100", "H100_PCIE", "H200", "H800", "B200"})
+"""Catalog devices whose fused attention is Hopper-class: cuDNN's kernels (Hopper's
+measured fractions; no published Blackwell sweep yet, so B200 takes Hopper's)."""
+
+
+def fused_attention_fractions(accelerator: Any) -> tuple[float, float]:
+    """Forward and backward fractions of the dense 16-bit peak fused attention reaches.
+
+    Parameters
+    ----------
+    accelerator : Accelerator or str
+        The device (its catalog ``name``) or a catalog name.
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(forward, backward)`` fractions: FlashAttention-2's on Ampere and older
+        (:data:`~mlsys.core.formulas.gemm.FLASH_ATTENTION_FORWARD_FRACTION`, 0.70 / 0.60),
+        cuDNN's fused attention on Hopper and later
+        (:data:`~mlsys.core.formulas.gemm.HOPPER_FUSED_ATTENTION_FRACTIONS`, 0.61 / 0.52:
+        Hopper's tensor cores doubled the GEMM peak, but the softmax between the two
+        matmuls runs on the unchanged exponential units, so attention reaches a smaller
+        share of it).
+
+    References
+    ----------
+    Dao (2023), "FlashAttention-2", arXiv:2307.08691, Fig. 4-6 (A100); Shah et al.
+    (2024), "FlashAttention-3", arXiv:2407.08608, Sec. 1 and Fig. 5-6 (H100: cuDNN 600
+    and 518 TFLOP/s forward and backward at head dim 128, 8k tokens).
+
+    Examples
+    --------
+    >>> fused_attention_fractions("H100"), fused_attention_fractions("A100_80GB")
+    ((0.61, 0.52), (0.7, 0.6))
+    """
+    name = accelerator if isinstance(accelerator, str) else getattr(accelerator, "name", "")
+    if name in _HOPPER_AND_LATER:
+        return HOPPER_FUSED_ATTENTION_FRACTIONS
+    return (FLASH_ATTENTION_FORWARD_FRACTION, FLASH_ATTENTION_BACKWARD_FRACTION)
 
 
 def matmul_ceiling(accelerator: Any, precision: str = "bf16") -> float:

@@ -68,7 +68,7 @@ from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.results import Result
 from mlsys.core.solvers._memo import MISSING, IdentityMemo, freeze, identity_memo
-from mlsys.core.solvers.efficiency import resolve_efficiency
+from mlsys.core.solvers.efficiency import fused_attention_fractions, resolve_efficiency
 from mlsys.core.solvers.memory import default_framework_overhead
 from mlsys.core.types import Accelerator, Fabric, Node, TransformerWorkload
 from mlsys.core.units import as_si
@@ -376,6 +376,7 @@ class _Plan:
     bw: float  # achievable HBM bytes/s per device
     peak_raw: float
     peak_attention: float  # dense peak the fused attention kernel's fraction applies to
+    attention_fractions: tuple[float, float]  # fused attention's (forward, backward) share
     bw_raw: float
     gemm_flops: float  # dense peak x compute efficiency: the GEMMs' rate before quantisation
     sm_count: int | None
@@ -488,6 +489,7 @@ def _layer_arguments(
         "experts_run": experts_run,
         "ffn_tokens": ffn_tokens,
         "kernel_overhead_s": KERNEL_OVERHEAD_S,
+        "attention_fractions": plan.attention_fractions,
     }
     return args, kwargs
 
@@ -780,6 +782,7 @@ def _build_plan(
         # attention runs in the 16-bit activation format even when the GEMMs are FP8
         # (FlashAttention-2 kernels are 16-bit), as in the training layout model
         peak_attention=acc.peak_flops_s(a) if a in available else peak,
+        attention_fractions=fused_attention_fractions(acc),
         bw_raw=bw,
         gemm_flops=peak * eff_c,
         sm_count=acc.sm_count,
