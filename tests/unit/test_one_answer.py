@@ -117,3 +117,29 @@ def test_layer_kernel_parts_sum_to_layer_time():
         assert sum(parts.values()) == pytest.approx(
             transformer_layer_time(*args, sm_count=132, phase=phase), rel=1e-12
         )
+
+
+def test_fp8_inference_quantises_each_gemm_input():
+    # TensorRT-LLM-style FP8 (weights and activations): each GEMM's 16-bit input is read
+    # (2 B) and written as FP8 (1 B) by a quantise kernel. Llama-2-7B layer, 2048
+    # tokens: QKV and MLP-up read h = 4096, the output projection q = 4096, MLP-down
+    # f = 11008: 23,296 elements per token, 3 B each, 143.1 MB at 2.85 TB/s = 50.2 µs.
+    from mlsys.core.formulas.layer_time import transformer_layer_kernel_times
+    from mlsys.core.solvers.serving import _plan
+
+    args = (2048.0, 1.0, 2048.0, 2048.0, 4096, 32, 32, 128, 11008, True, 1)
+    rates = (0.65 * 1978.9e12, 989.4e12, 2.85e12, 2.0)
+    plain = transformer_layer_kernel_times(*args, *rates, sm_count=132)
+    cast = transformer_layer_kernel_times(
+        *args, *rates, sm_count=132, activation_cast_bytes_per_element=3.0
+    )
+    extra = cast["elementwise"] - plain["elementwise"]
+    assert extra == pytest.approx(2048 * 23296 * 3 / 2.85e12, rel=1e-12)
+    assert extra == pytest.approx(50.2e-6, rel=1e-3)
+    # ServingModel charges it for FP8 weights and activations, not for 16-bit or for
+    # weight-only int4 (dequantised inside the GEMM)
+    h100, llama = Hardware.H100, Models.Llama2_7B
+    plan = lambda prec: _plan(llama, h100, prec, None, None, 1, 1, None, None, None)  # noqa: E731
+    assert plan("fp8").cast_bytes == 3.0
+    assert plan("bf16").cast_bytes == 0.0
+    assert plan("int4").cast_bytes == 0.0

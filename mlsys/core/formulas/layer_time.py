@@ -47,6 +47,7 @@ from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
 __all__ = [
     "ELEMENTWISE_HIDDEN_PASSES",
     "FP8_CURRENT_SCALING_CAST_BYTES",
+    "FP8_STATIC_SCALING_CAST_BYTES",
     "fp8_cast_bytes",
     "LAYER_KERNELS",
     "linear_layers_time",
@@ -68,6 +69,14 @@ FP8 copy (1) and its transpose (1), which the backward GEMMs need because Hopper
 tensor cores take only the TN layout (NVIDIA Transformer Engine documentation, "Using
 FP8 with Transformer Engine": Float8CurrentScaling computes the scale from the tensor's
 own amax; fused cast-transpose kernels)."""
+
+
+FP8_STATIC_SCALING_CAST_BYTES = 3.0
+"""Bytes moved per element to quantise a 16-bit activation for an FP8 GEMM in inference:
+the quantise kernel reads it (2) and writes the FP8 copy (1) with a scale calibrated
+offline, so no amax pass and no transposed copy (inference has no backward GEMMs)
+(NVIDIA TensorRT-LLM documentation, "Numerical Precision": FP8 per-tensor scaling with
+static activation scales; Micikevicius et al. 2022, arXiv:2209.05433)."""
 
 
 def _kv_heads_per_device(kv_heads: Any, tp: Any) -> Any:
@@ -344,6 +353,7 @@ def transformer_layer_time(
         FLASH_ATTENTION_FORWARD_FRACTION,
         FLASH_ATTENTION_BACKWARD_FRACTION,
     ),
+    activation_cast_bytes_per_element: Any = 0.0,
 ) -> Any:
     """Seconds one device spends in one transformer layer (communication excluded).
 
@@ -405,6 +415,10 @@ def transformer_layer_time(
         Forward and backward fractions of ``peak_flops`` the fused attention kernel
         sustains on this device
         (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`).
+    activation_cast_bytes_per_element : float or ndarray
+        Bytes moved per element to quantise each GEMM's 16-bit input for FP8 (or INT8)
+        tensor cores (:func:`fp8_cast_bytes`; :data:`FP8_STATIC_SCALING_CAST_BYTES` in
+        an inference engine); 0 when the GEMMs take the activations as they are.
 
     Returns
     -------
@@ -439,6 +453,7 @@ def transformer_layer_time(
         kv_bytes_per_element=kv_bytes_per_element, experts_run=experts_run,
         ffn_tokens=ffn_tokens, kernel_overhead_s=kernel_overhead_s,
         attention_fractions=attention_fractions,
+        activation_cast_bytes_per_element=activation_cast_bytes_per_element,
     )  # fmt: skip
     total = 0.0
     for seconds in kernels.values():
@@ -490,6 +505,7 @@ def transformer_layer_kernel_times(
         FLASH_ATTENTION_FORWARD_FRACTION,
         FLASH_ATTENTION_BACKWARD_FRACTION,
     ),
+    activation_cast_bytes_per_element: Any = 0.0,
 ) -> dict[str, Any]:
     """Seconds one device spends in each kernel group of one transformer layer.
 
@@ -568,6 +584,14 @@ def transformer_layer_kernel_times(
     h_elems = ELEMENTWISE_HIDDEN_PASSES * hidden / (tp if sequence_parallel else 1.0)
     act_elems = (3.0 if gated_mlp else 2.0) * f_dev * experts_run * m_ffn
     elementwise = (2.0 if backward else 1.0) * (tokens * h_elems + act_elems) * e / bandwidth_Bps
+    if activation_cast_bytes_per_element:
+        # quantise each GEMM's input (the MLP's per token routed to it)
+        ffn_width = ffn_hidden * experts_run * m_ffn / tokens
+        cast = fp8_cast_bytes(
+            tokens, hidden, heads, kv_heads, head_dim, ffn_width, gated_mlp, tp,
+            sequence_parallel, backward, activation_cast_bytes_per_element,
+        )  # fmt: skip
+        elementwise = elementwise + cast / bandwidth_Bps
     kernels = kernels_per_layer(phase, flash_attention or phase == "inference")
     return {
         "qkv_proj": qkv,

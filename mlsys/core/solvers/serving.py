@@ -60,6 +60,7 @@ from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.collectives import nccl_allreduce_time, p2p_time
 from mlsys.core.formulas.gemm import gemm_time
 from mlsys.core.formulas.layer_time import (
+    FP8_STATIC_SCALING_CAST_BYTES,
     transformer_layer_kernel_times,
     transformer_layer_time,
 )
@@ -377,6 +378,7 @@ class _Plan:
     peak_raw: float
     peak_attention: float  # dense peak the fused attention kernel's fraction applies to
     attention_fractions: tuple[float, float]  # fused attention's (forward, backward) share
+    cast_bytes: float  # bytes per element quantising GEMM inputs for FP8/INT8 tensor cores
     bw_raw: float
     gemm_flops: float  # dense peak x compute efficiency: the GEMMs' rate before quantisation
     sm_count: int | None
@@ -490,6 +492,7 @@ def _layer_arguments(
         "ffn_tokens": ffn_tokens,
         "kernel_overhead_s": KERNEL_OVERHEAD_S,
         "attention_fractions": plan.attention_fractions,
+        "activation_cast_bytes_per_element": plan.cast_bytes,
     }
     return args, kwargs
 
@@ -783,6 +786,9 @@ def _build_plan(
         # (FlashAttention-2 kernels are 16-bit), as in the training layout model
         peak_attention=acc.peak_flops_s(a) if a in available else peak,
         attention_fractions=fused_attention_fractions(acc),
+        # weight-and-activation quantisation: each GEMM's 16-bit input is quantised by
+        # its own kernel first (static scales); weight-only formats dequantise in the GEMM
+        cast_bytes=FP8_STATIC_SCALING_CAST_BYTES if (cp == w and wb < 2.0 and a != w) else 0.0,
         bw_raw=bw,
         gemm_flops=peak * eff_c,
         sm_count=acc.sm_count,
