@@ -154,6 +154,10 @@ class TrainingLayout(BaseModel):
     grad_dtype : str or None
         Precision of the gradient buffers and their reduction (None: the default for
         the compute precision).
+    tp_comm_overlap : bool
+        Overlap the tensor-parallel collectives with the GEMMs that produce or consume
+        them (Megatron-LM's ``--tp-comm-overlap``; it needs sequence parallelism and
+        ``tp > 1``, otherwise it has no effect).
 
     Examples
     --------
@@ -177,6 +181,7 @@ class TrainingLayout(BaseModel):
     sequence_parallel: bool = False
     flash_attention: bool = True
     grad_dtype: str | None = None
+    tp_comm_overlap: bool = False
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -225,7 +230,7 @@ class TrainingLayout(BaseModel):
             raise ParameterError("schedule", value, "'1f1b', 'interleaved' or 'gpipe'")
         return key
 
-    @field_validator("sequence_parallel", "flash_attention", mode="before")
+    @field_validator("sequence_parallel", "flash_attention", "tp_comm_overlap", mode="before")
     @classmethod
     def _flag(cls, value: Any, info: Any) -> bool:
         if value is None and info.field_name == "flash_attention":

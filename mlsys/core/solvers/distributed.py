@@ -189,12 +189,12 @@ class DistributedResult(Result):
 @lru_cache(maxsize=1024)
 def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
-    sched: Any, flash: Any, grad_dtype: Any,
+    sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
         recompute=rc, sequence_parallel=sp, schedule=sched, flash_attention=flash,
-        grad_dtype=grad_dtype,
+        grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap,
     )  # fmt: skip
 
 
@@ -205,7 +205,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
     Parameters
     ----------
     **kw
-        ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype``.
+        ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
+        ``tp_overlap``.
 
     Returns
     -------
@@ -213,7 +214,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
     """
     args = (
         kw["tp"], kw["pp"], kw["ep"], kw["cp"], kw["v"], kw["m"], kw["zero"], kw["rc"],
-        kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"],
+        kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -357,7 +358,7 @@ class DistributedModel:
             The whole layout at once; when given it replaces ``tp_size``,
             ``pp_size``, ``ep_size``, ``cp_size``, ``v_stages``, ``microbatch_count``,
             ``zero_stage``, ``recompute``, ``sequence_parallel``, ``schedule``,
-            ``flash_attention`` and ``grad_dtype``.
+            ``flash_attention``, ``grad_dtype`` and ``tp_comm_overlap``.
         tp_comm_overlap : bool
             Overlap the tensor-parallel collectives with the GEMMs that depend on them,
             chunked ``tp_size`` ways (Megatron-LM's ``--tp-comm-overlap``, which needs
@@ -382,7 +383,7 @@ class DistributedModel:
             layout = layout_from_keywords(
                 tp=tp_size, pp=pp_size, ep=ep_size, cp=cp_size, v=v_stages, m=microbatch_count,
                 zero=zero_stage, rc=recompute, sp=sequence_parallel, sched=schedule,
-                flash=flash_attention, grad_dtype=grad_dtype,
+                flash=flash_attention, grad_dtype=grad_dtype, tp_overlap=tp_comm_overlap,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -415,7 +416,7 @@ class DistributedModel:
             int(TOPOLOGY_NAMES[topo_key]),
             bool(overlap),
             float(cp),
-            bool(tp_comm_overlap),
+            bool(lay.tp_comm_overlap),
         )
         notes = []
         if model.layers % (pp * v):
@@ -425,7 +426,7 @@ class DistributedModel:
             )
         if lay.sequence_parallel and tp == 1:
             notes.append("sequence_parallel has no effect with tp_size = 1")
-        if tp_comm_overlap and not (lay.sequence_parallel and tp > 1):
+        if lay.tp_comm_overlap and not (lay.sequence_parallel and tp > 1):
             notes.append(
                 "tp_comm_overlap needs sequence parallelism and tp_size > 1 (as Megatron's "
                 "--tp-comm-overlap): no effect"

@@ -196,6 +196,7 @@ class ParallelismSearch:
         *,
         cp_sizes: Any = (1,),
         schedules: Any = ("1f1b",),
+        tp_comm_overlap: bool = False,
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -221,6 +222,10 @@ class ParallelismSearch:
         schedules : iterable of str
             Pipeline schedules tried (``"1f1b"``, ``"gpipe"``; default 1F1B, which
             covers interleaving through ``v_stages``).
+        tp_comm_overlap : bool
+            Price every layout with Megatron's tensor-parallel communication overlap
+            (effective where sequence parallelism is on and ``tp > 1``), as
+            :meth:`DistributedModel.solve` does.
 
         Returns
         -------
@@ -312,6 +317,7 @@ class ParallelismSearch:
             P, f["tp"][valid], f["pp"][valid], f["ep"][valid], f["dp"][valid],
             f["microbatch_count"][valid], f["v_stages"][valid], zero[valid], rc[valid],
             sp[valid], sched[valid], int(TOPOLOGY_NAMES[topo]), overlap, f["cp"][valid],
+            bool(tp_comm_overlap),
         )  # fmt: skip
         size = len(code)
         tokens = np.zeros(size)
@@ -371,7 +377,7 @@ class ParallelismSearch:
                 model, fleet, batch_size=batch, precision=precision, efficiency=efficiency,
                 seq_len=seq_len, overlap=overlap, grad_dtype=grad_dtype,
                 topology_override=topology_override, flash_attention=flash_attention,
-                **best_layout,
+                tp_comm_overlap=bool(tp_comm_overlap), **best_layout,
             )  # fmt: skip
         elif raise_errors:
             raise InfeasibleError(
