@@ -304,6 +304,11 @@ class Problem:
         Forward and backward fractions of ``peak_attn`` the fused attention kernel
         sustains on this device
         (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`).
+    head_flops_s : float
+        Achievable FLOP/s of the output layer's GEMMs: the 16-bit rate when the layers'
+        GEMMs run in FP8, which keeps the embedding and the output head in 16 bits
+        (DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", arXiv:2412.19437, Sec. 3.3.1;
+        Megatron-Core's output layer is not a Transformer Engine FP8 module).
     """
 
     L: float
@@ -356,6 +361,7 @@ class Problem:
         FLASH_ATTENTION_FORWARD_FRACTION,
         FLASH_ATTENTION_BACKWARD_FRACTION,
     )
+    head_flops_s: float = 0.0
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -439,14 +445,17 @@ def build_problem(
     prec = normalize_precision(precision)
     peak = acc.peak_flops_s(prec)
     peak_attn = peak
+    eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
+    # the output layer (LM head) stays in 16 bits under FP8 training, as attention does
+    head_rate = peak * eta_c
     if prec in _NARROW:
         for wide in ("bf16", "fp16"):
             if wide in acc.precisions:
                 peak_attn = acc.peak_flops_s(wide)
+                head_rate = peak_attn * resolve_efficiency(efficiency, acc, wide)[0]
                 break
     w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, grad_dtype)
     opt_bytes = optimizer_state_bytes_per_param(optimizer, master_weights=master)
-    eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
     s = int(seq_len or model.seq_len)
     bd = model.param_breakdown
     scale = model.total_params / bd["total"]  # honour a given total
@@ -533,6 +542,7 @@ def build_problem(
         fp8_cast_bytes_per_element=(
             FP8_CURRENT_SCALING_CAST_BYTES if prec in _NARROW and e_act >= 2.0 else 0.0
         ),
+        head_flops_s=head_rate,
     )
 
 
@@ -947,7 +957,7 @@ def evaluate(
     layers_dev = mem["layers_per_device"]
     head_flops = 2.0 * P.n_head * T / tp * 3.0
     logits_bytes = 4.0 * 3.0 * 4.0 * P.V * T / tp  # fp32 logits: write, softmax r/w, grad
-    t_head = head_flops / (P.peak * P.eta_c) + logits_bytes / (P.hbm_bw * P.eta_m)
+    t_head = head_flops / P.head_flops_s + logits_bytes / (P.hbm_bw * P.eta_m)
     t_mb_compute = layers_dev * t_layer_compute + t_head
     t_mb_tp = layers_dev * t_tp_layer
     t_mb_ep = layers_dev * t_ep_layer
