@@ -564,7 +564,8 @@ def _transformer_ops(
     b_down = ew * w_down + e * (T * f_eff + L * T * h)
     b_norm = e * n_norms * 3.0 * T * h  # read x and residual, write y
     b_embed = e * 2.0 * T * h
-    b_head = ew * w_head + e * (t_out * h + t_out * V)
+    # the output head is not quantised below the activations' width (as in serving)
+    b_head = max(ew, e) * w_head + e * (t_out * h + t_out * V)
 
     ops = [
         ("embedding", 0.0, b_embed, True),
@@ -577,7 +578,7 @@ def _transformer_ops(
         ("norms", f_norm, b_norm, True),
         ("lm_head", f_head, b_head, True),
     ]
-    weights = P * ew
+    weights = P * ew + w_head * (max(ew, e) - ew)  # the head is stored unquantised
     kv_bytes = (
         0.0
         if training

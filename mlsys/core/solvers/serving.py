@@ -379,6 +379,8 @@ class _Plan:
     peak_attention: float  # dense peak the fused attention kernel's fraction applies to
     attention_fractions: tuple[float, float]  # fused attention's (forward, backward) share
     cast_bytes: float  # bytes per element quantising GEMM inputs for FP8/INT8 tensor cores
+    head_bytes: float  # bytes of one output-head weight (never quantised below 16 bits)
+    head_flops: float  # achievable FLOP/s of the output head's GEMM
     bw_raw: float
     gemm_flops: float  # dense peak x compute efficiency: the GEMMs' rate before quantisation
     sm_count: int | None
@@ -415,7 +417,8 @@ def _weights_read(plan: _Plan, tokens: float) -> float:
     if s.is_moe:
         distinct = s.experts * (1.0 - (1.0 - s.top_k / s.experts) ** tokens)
         params += s.moe_layers * distinct * s.expert_params
-    return params * plan.w_bytes
+    # the output head stays in the activation precision (not quantised)
+    return params * plan.w_bytes + s.head_params * (plan.head_bytes - plan.w_bytes)
 
 
 def _roof(plan: _Plan, flops_dev: float, bytes_dev: float) -> tuple[float, float, float]:
@@ -510,12 +513,12 @@ def _lm_head(plan: _Plan, rows: float) -> float:
     if hit is not None:
         return hit
     s = plan.shape
-    wb = plan.w_bytes if plan.w_bytes != plan.a_bytes else None
+    wb = plan.head_bytes if plan.head_bytes != plan.a_bytes else None
     hit = plan.priced[key] = gemm_time(
         rows,
         s.vocab / plan.tp,
         s.hidden,
-        plan.gemm_flops,
+        plan.head_flops,
         plan.bw,
         plan.a_bytes,
         plan.sm_count,
@@ -732,6 +735,18 @@ def _build_plan(
         cp = available[0]
     eff_c, eff_m = resolve_efficiency(efficiency, acc, cp)
     shape = _shape(model)
+    # Quantisers leave the output head in the activation precision (it is a small share
+    # of the weights and the logits are sensitive to it), so a narrow-weight model's LM
+    # head reads 16-bit weights and runs on the 16-bit tensor cores (DeepSeek-V3 report,
+    # arXiv:2412.19437, Sec. 3.3.1, for FP8 training; NVIDIA TensorRT Model Optimizer
+    # excludes ``lm_head`` from quantisation by default).
+    head_bytes = wb
+    head_flops = acc.peak_flops_s(cp) * eff_c
+    a_bytes = BYTES_PER_ELEMENT[a]
+    if wb < a_bytes:
+        head_bytes = a_bytes
+        if a in available and a != cp:
+            head_flops = acc.peak_flops_s(a) * resolve_efficiency(efficiency, acc, a)[0]
 
     problem = None
     if shape.heads % tp:
@@ -798,7 +813,9 @@ def _build_plan(
         p2p0=p2p0,
         p2p1=p2p1,
         kv_per_token_dev=kv_per_token_dev,
-        weights_dev=shape.total_params * wb / (tp * pp),
+        weights_dev=(shape.total_params * wb + shape.head_params * (head_bytes - wb)) / (tp * pp),
+        head_bytes=head_bytes,
+        head_flops=head_flops,
         mem_avail=mem_avail,
         mem_total=acc.memory_bytes,
         overhead_fixed=fixed,
