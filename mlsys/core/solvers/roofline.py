@@ -450,7 +450,18 @@ def _kernel_times(plan: Any, b: int, s: int, kv_len: int, phase: str) -> dict[st
     kernel formulas exactly as :class:`~mlsys.core.solvers.serving.ServingModel` prices
     a prefill pass or a decode step (embedding gather, layers, LM head); a training
     step runs every layer's forward and backward kernels and the LM head's three GEMMs,
-    then the optimizer's roofline (filled in by the caller)."""
+    then the optimizer's roofline (filled in by the caller). Remembered in the plan's
+    memo, as ServingModel remembers its kernel times: a book asks again."""
+    key = ("single-node", phase, b, s, kv_len)
+    hit = plan.priced.get(key)
+    if hit is None:
+        if len(plan.priced) > _serving._PRICED_MAX:
+            plan.priced.clear()
+        hit = plan.priced[key] = _price_kernels(plan, b, s, kv_len, phase)
+    return hit
+
+
+def _price_kernels(plan: Any, b: int, s: int, kv_len: int, phase: str) -> dict[str, float]:
     shape = plan.shape
     L = shape.layers
     if phase == "decode":
