@@ -38,8 +38,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   peak on an A100: the ``QKᵀ`` kernel's intensity is ``d_head`` FLOP/byte, under the
   ridge point. FlashAttention keeps the scores on chip (no traffic) and recomputes them
   in the backward pass (7 instead of 6 matmul-equivalents; Dao 2023); the fused kernel
-  runs at FlashAttention-2's measured fractions of peak, forward and backward
-  (:func:`mlsys.core.formulas.gemm.attention_time`), the same kernel model as serving.
+  runs at the device's measured fractions of peak, forward and backward
+  (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`: FlashAttention-2 on
+  Ampere, cuDNN on Hopper; :func:`mlsys.core.formulas.gemm.attention_time`), the same
+  kernel model as serving. Under FP8 the attention and the output layer stay 16-bit.
 * **element-wise kernels** (LayerNorms, bias-dropout-residual, GeLU/SwiGLU) — pure
   memory traffic: forward ``10·e·h + 2·h`` bytes per token at the block boundaries
   (split by ``t`` only with sequence parallelism) and ``2·e·f`` (``3·e·f`` gated) in
@@ -763,7 +765,7 @@ def _linear_shape_ratio_of(P: Problem, T: Any, tp: Any, full: Any, o: type) -> A
 
 
 def _fused_attention_time(P: Problem, b: Any, cp: Any, tp: Any, full: Any, o: type) -> Any:
-    """The fused kernel at FlashAttention-2's measured fractions of peak, forward (again
+    """The fused kernel at the device's measured fractions of peak, forward (again
     under full recompute) and backward (:func:`mlsys.core.formulas.gemm.attention_time`),
     per layer and micro-batch of ``b`` sequences split ``cp`` ways."""
     if o is ScalarOps:
