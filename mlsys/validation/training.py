@@ -110,7 +110,7 @@ def narayanan_solve(row: dict) -> tuple[Any, Fleet]:
         model, fleet, batch_size=row["global_batch"], precision=n["precision"],
         tp_size=row["tp"], pp_size=row["pp"], v_stages=row["v_stages"],
         microbatch_count=row["global_batch"] // (dp * row["micro_batch"]),
-        recompute="full", flash_attention=False,
+        recompute="full", flash_attention=False, overlap=n["dp_overlap"],
     )  # fmt: skip
     return res, fleet
 
