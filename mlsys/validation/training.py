@@ -110,7 +110,9 @@ def narayanan_solve(row: dict) -> tuple[Any, Fleet]:
         model, fleet, batch_size=row["global_batch"], precision=n["precision"],
         tp_size=row["tp"], pp_size=row["pp"], v_stages=row["v_stages"],
         microbatch_count=row["global_batch"] // (dp * row["micro_batch"]),
-        recompute="full", flash_attention=False, overlap=n["dp_overlap"],
+        recompute="full", flash_attention=False,
+        # PyTorch DDP all-reduces during backward; Megatron's 2021 "local" DDP after it
+        overlap=row["ddp"] == "torch",
     )  # fmt: skip
     return res, fleet
 
@@ -175,6 +177,7 @@ def llama3_solve(row: dict) -> Any:
     kw: dict[str, Any] = {}
     if row["cp"] > 1:
         kw["cp_size"] = row["cp"]
+        kw["cp_comm_type"] = c["cp_comm_type"]
     batch = row["dp"] * row["batch_per_dp"]
     return DistributedModel().solve(
         Models[c["catalog"]], fleet, batch_size=batch, seq_len=row["seq_len"],

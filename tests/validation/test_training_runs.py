@@ -34,6 +34,8 @@ def test_layouts_are_the_authors_script():
     # run_table_1.sh: MBS 16/16/16/8/4/2/2/1/1/1; layers per virtual stage 5/5/3/1 for
     # 76B/145B/310B/530B, i.e. v = (60/4)/5, (80/8)/5, (96/16)/3, (105/35)/1 = 3, 2, 2, 3.
     assert [r["micro_batch"] for r in NAR_ROWS] == [16, 16, 16, 8, 4, 2, 2, 1, 1, 1]
+    # DDP=torch for 1.7B-18B, DDP=local from 39B on
+    assert [r["ddp"] for r in NAR_ROWS] == ["torch"] * 4 + ["local"] * 6
     per_virtual_stage = {76.1: 5, 145.6: 5, 310.1: 3, 529.6: 1}
     for r in NAR_ROWS:
         expected = (
