@@ -113,6 +113,9 @@ SCHEDULE_NAMES: dict[str, Schedule] = {
     "interleaved": Schedule.ONE_F_ONE_B,
     "gpipe": Schedule.GPIPE,
 }
+CP_COMM_TYPES: tuple[str, ...] = ("p2p", "all_gather")
+"""Context-parallel K/V exchanges :class:`TrainingLayout` prices (Megatron-Core's
+``--cp-comm-type`` names)."""
 TOPOLOGY_NAMES: dict[str | None, Topology] = {
     None: Topology.AUTO,
     "auto": Topology.AUTO,
@@ -158,6 +161,14 @@ class TrainingLayout(BaseModel):
         Overlap the tensor-parallel collectives with the GEMMs that produce or consume
         them (Megatron-LM's ``--tp-comm-overlap``; it needs sequence parallelism and
         ``tp > 1``, otherwise it has no effect).
+    cp_comm_type : {"p2p", "all_gather"}
+        How context parallelism exchanges keys and values (Megatron-Core's
+        ``--cp-comm-type``): ``"p2p"`` passes K, V blocks round a ring, each step hidden
+        behind one block's attention (Liu, Zaharia & Abbeel 2023, Sec. 3);
+        ``"all_gather"`` all-gathers the whole K, V before the local queries' attention
+        and reduce-scatters their gradients backward, exposed on the critical path
+        (Dubey et al. 2024, "The Llama 3 Herd of Models", Sec. 3.3.2). No effect with
+        ``cp = 1``.
 
     Examples
     --------
@@ -182,6 +193,7 @@ class TrainingLayout(BaseModel):
     flash_attention: bool = True
     grad_dtype: str | None = None
     tp_comm_overlap: bool = False
+    cp_comm_type: Literal["p2p", "all_gather"] = "p2p"
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -242,6 +254,14 @@ class TrainingLayout(BaseModel):
             return bool(value)
         raise ParameterError(info.field_name, value, "True or False")
 
+    @field_validator("cp_comm_type", mode="before")
+    @classmethod
+    def _cp_comm_type(cls, value: Any) -> str:
+        key = value.lower().replace("-", "_") if isinstance(value, str) else value
+        if key not in CP_COMM_TYPES:
+            raise ParameterError("cp_comm_type", value, "'p2p' or 'all_gather'")
+        return key
+
     @field_validator("grad_dtype", mode="before")
     @classmethod
     def _grad_dtype(cls, value: Any) -> str | None:
@@ -271,6 +291,11 @@ class TrainingLayout(BaseModel):
     def recompute_code(self) -> Recompute:
         """:class:`Recompute` of ``recompute``."""
         return RECOMPUTE_NAMES[self.recompute]
+
+    @property
+    def cp_all_gather(self) -> bool:
+        """Whether context parallelism all-gathers K and V (``cp_comm_type``)."""
+        return self.cp_comm_type == "all_gather"
 
     @property
     def schedule_code(self) -> Schedule:

@@ -64,8 +64,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   (again under full recompute) and K, V plus their gradients backward, each step
   overlapped with one block's attention; only the excess is exposed (Liu, Zaharia &
   Abbeel 2023, "Ring Attention with Blockwise Transformers", Sec. 3; NVIDIA
-  Megatron-Core, "context_parallel package"). Gradients are reduced (and ZeRO shards
-  kept) over ``dp·cp`` ranks.
+  Megatron-Core, "context_parallel package"). With ``cp_comm_type="all_gather"`` (Llama
+  3: Dubey et al. 2024, Sec. 3.3.2) the whole K and V are all-gathered before attention
+  (again under full recompute) and dK, dV reduce-scattered backward, all of it exposed.
+  Gradients are reduced (and ZeRO shards kept) over ``dp·cp`` ranks.
 * **pipeline** — ``2·v`` point-to-point sends of ``s·b·h·e/t`` per micro-batch, and the
   bubble ``(p − 1)/v`` micro-batch times (1F1B, interleaved; GPipe has the same bubble).
   The device with the most layers (``⌈L/(p·v)⌉·v``; uneven splits allowed) and the LM
@@ -828,6 +830,7 @@ def evaluate(
     overlap: bool = True,
     cp: Any = 1.0,
     tp_overlap: bool = False,
+    cp_all_gather: bool = False,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -854,6 +857,10 @@ def evaluate(
         Overlap the tensor-parallel collectives with the GEMMs that depend on them, in
         ``tp`` chunks (Megatron's ``--tp-comm-overlap``; only with sequence parallelism,
         as there).
+    cp_all_gather : bool
+        Context parallelism all-gathers K and V before attention and reduce-scatters
+        their gradients, exposed (``cp_comm_type="all_gather"``; Llama 3), instead of
+        passing them round a ring under the attention compute.
 
     Returns
     -------
@@ -933,20 +940,32 @@ def evaluate(
     if (cp == 1.0) if type(cp) is float else not (cp > 1.0).any():  # no ring: no exchange
         cp_n, t_cp_layer, t_cp_total_layer = 1.0, 0.0, 0.0
     else:
-        _cp_k, cp_n = group_placement(cp, tp, g)
+        cp_k, cp_n = group_placement(cp, tp, g)
         cp_bw = o.where(cp_n > 1.0, P.inter_bw, P.intra_bw)
         cp_lat = o.where(cp_n > 1.0, P.inter_lat, P.intra_lat)
         kv_block = 2.0 * T * P.kv_dim * e / o.min(tp, P.kv)  # K and V of s·b/cp tokens
         t_attn_pass = t_attn / attn_passes  # one forward-equivalent of attention
         t_block_fwd = t_attn_pass / cp
         t_block_bwd = t_attn_pass * (attn_passes - 1.0 - full) / cp
-        step_fwd = coll.p2p_time(kv_block, cp_bw, cp_lat)
-        step_bwd = coll.p2p_time(2.0 * kv_block, cp_bw, cp_lat)
-        ring_steps = o.max(cp - 1.0, 0.0)
-        t_cp_total_layer = ring_steps * ((1.0 + full) * step_fwd + step_bwd)
-        t_cp_layer = ring_steps * (
-            (1.0 + full) * o.max(step_fwd - t_block_fwd, 0.0) + o.max(step_bwd - t_block_bwd, 0.0)
-        )
+        if cp_all_gather:
+            # Llama 3 (Dubey et al. 2024, Sec. 3.3.2): K and V of the whole sequence are
+            # all-gathered before the local queries' attention, the latency exposed on
+            # the critical path; backward, the adjoint of an all-gather, a reduce-scatter
+            # of dK and dV. Ranks placed as the ring's: k per node on n nodes.
+            gathered = cp * kv_block
+            ag_kv = _two_level(coll.allgather_time, gathered, cp_k, cp_n, P)
+            rs_dkv = _two_level(coll.reduce_scatter_time, gathered, cp_k, cp_n, P)
+            t_cp_total_layer = (1.0 + full) * ag_kv + rs_dkv
+            t_cp_layer = t_cp_total_layer
+        else:
+            step_fwd = coll.p2p_time(kv_block, cp_bw, cp_lat)
+            step_bwd = coll.p2p_time(2.0 * kv_block, cp_bw, cp_lat)
+            ring_steps = o.max(cp - 1.0, 0.0)
+            t_cp_total_layer = ring_steps * ((1.0 + full) * step_fwd + step_bwd)
+            t_cp_layer = ring_steps * (
+                (1.0 + full) * o.max(step_fwd - t_block_fwd, 0.0)
+                + o.max(step_bwd - t_block_bwd, 0.0)
+            )
     # ---- expert parallelism per layer (averaged over dense and MoE layers) ---------------
     M_ep = T * P.topk * h * e / tp
     if o is ScalarOps and ep == 1.0:  # one solve without expert parallelism

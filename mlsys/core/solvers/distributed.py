@@ -190,11 +190,12 @@ class DistributedResult(Result):
 def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
+    cp_comm_type: Any = "p2p",
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
         recompute=rc, sequence_parallel=sp, schedule=sched, flash_attention=flash,
-        grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap,
+        grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
     )  # fmt: skip
 
 
@@ -206,7 +207,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
     ----------
     **kw
         ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
-        ``tp_overlap``.
+        ``tp_overlap`` and ``cp_comm_type``.
 
     Returns
     -------
@@ -215,6 +216,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
     args = (
         kw["tp"], kw["pp"], kw["ep"], kw["cp"], kw["v"], kw["m"], kw["zero"], kw["rc"],
         kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
+        kw.get("cp_comm_type", "p2p"),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -298,6 +300,7 @@ class DistributedModel:
         cp_size: int = 1,
         layout: TrainingLayout | None = None,
         tp_comm_overlap: bool = False,
+        cp_comm_type: str = "p2p",
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -358,12 +361,18 @@ class DistributedModel:
             The whole layout at once; when given it replaces ``tp_size``,
             ``pp_size``, ``ep_size``, ``cp_size``, ``v_stages``, ``microbatch_count``,
             ``zero_stage``, ``recompute``, ``sequence_parallel``, ``schedule``,
-            ``flash_attention``, ``grad_dtype`` and ``tp_comm_overlap``.
+            ``flash_attention``, ``grad_dtype``, ``tp_comm_overlap`` and
+            ``cp_comm_type``.
         tp_comm_overlap : bool
             Overlap the tensor-parallel collectives with the GEMMs that depend on them,
             chunked ``tp_size`` ways (Megatron-LM's ``--tp-comm-overlap``, which needs
             sequence parallelism; without it the option has no effect):
             :func:`mlsys.core.formulas.overlap.exposed_communication_time`.
+        cp_comm_type : {"p2p", "all_gather"}
+            Context parallelism's K/V exchange (Megatron-Core's ``--cp-comm-type``):
+            ``"p2p"`` a ring hidden behind the attention blocks (default),
+            ``"all_gather"`` an exposed all-gather of K, V and reduce-scatter of their
+            gradients, as Llama 3 (Dubey et al. 2024, Sec. 3.3.2).
 
         Returns
         -------
@@ -384,6 +393,7 @@ class DistributedModel:
                 tp=tp_size, pp=pp_size, ep=ep_size, cp=cp_size, v=v_stages, m=microbatch_count,
                 zero=zero_stage, rc=recompute, sp=sequence_parallel, sched=schedule,
                 flash=flash_attention, grad_dtype=grad_dtype, tp_overlap=tp_comm_overlap,
+                cp_comm_type=cp_comm_type,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -417,6 +427,7 @@ class DistributedModel:
             bool(overlap),
             float(cp),
             bool(lay.tp_comm_overlap),
+            lay.cp_all_gather,
         )
         notes = []
         if model.layers % (pp * v):

@@ -28,6 +28,7 @@ from mlsys.core.layout import (
     TOPOLOGY_NAMES,
     Rejection,
     Schedule,
+    TrainingLayout,
     layout_facts,
     rejection_codes,
 )
@@ -197,6 +198,7 @@ class ParallelismSearch:
         cp_sizes: Any = (1,),
         schedules: Any = ("1f1b",),
         tp_comm_overlap: bool = False,
+        cp_comm_type: str = "p2p",
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -226,11 +228,16 @@ class ParallelismSearch:
             Price every layout with Megatron's tensor-parallel communication overlap
             (effective where sequence parallelism is on and ``tp > 1``), as
             :meth:`DistributedModel.solve` does.
+        cp_comm_type : {"p2p", "all_gather"}
+            Context parallelism's K/V exchange for every layout with ``cp > 1``
+            (:attr:`mlsys.core.layout.TrainingLayout.cp_comm_type`), as
+            :meth:`DistributedModel.solve` prices it.
 
         Returns
         -------
         SearchResult
         """
+        cp_all_gather = TrainingLayout(cp_comm_type=cp_comm_type).cp_all_gather  # validated
         batch = int(batch_size)
         if batch < 1:
             raise ParameterError("batch_size", batch_size, "a positive integer")
@@ -317,7 +324,7 @@ class ParallelismSearch:
             P, f["tp"][valid], f["pp"][valid], f["ep"][valid], f["dp"][valid],
             f["microbatch_count"][valid], f["v_stages"][valid], zero[valid], rc[valid],
             sp[valid], sched[valid], int(TOPOLOGY_NAMES[topo]), overlap, f["cp"][valid],
-            bool(tp_comm_overlap),
+            bool(tp_comm_overlap), cp_all_gather,
         )  # fmt: skip
         size = len(code)
         tokens = np.zeros(size)
@@ -377,7 +384,8 @@ class ParallelismSearch:
                 model, fleet, batch_size=batch, precision=precision, efficiency=efficiency,
                 seq_len=seq_len, overlap=overlap, grad_dtype=grad_dtype,
                 topology_override=topology_override, flash_attention=flash_attention,
-                tp_comm_overlap=bool(tp_comm_overlap), **best_layout,
+                tp_comm_overlap=bool(tp_comm_overlap), cp_comm_type=cp_comm_type,
+                **best_layout,
             )  # fmt: skip
         elif raise_errors:
             raise InfeasibleError(
