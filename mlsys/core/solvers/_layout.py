@@ -78,7 +78,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   when the group spans nodes with several members per node. With ``overlap`` the
   reduction hides behind the backward pass of the last micro-batch (ZeRO-2: of every
   micro-batch; ZeRO-3: behind all compute) and the parameter all-gather behind the next
-  forward; what does not fit is exposed.
+  forward; what does not fit is exposed. With tied embeddings and a pipeline the
+  first and last stage then all-reduce the shared embedding's gradient (``V·h/t``
+  elements at the gradient dtype), exposed (Megatron-LM ``train_step``,
+  "backward-embedding-all-reduce"; Megatron-Core ``finalize_model_grads``).
 * **optimizer step** — Adam reads the gradient and 12 bytes of state and writes 12 bytes
   and the new weight: ``(24 + g + w)`` bytes per locally owned parameter at HBM speed.
 
@@ -313,6 +316,9 @@ class Problem:
         GEMMs run in FP8, which keeps the embedding and the output head in 16 bits
         (DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", arXiv:2412.19437, Sec. 3.3.1;
         Megatron-Core's output layer is not a Transformer Engine FP8 module).
+    tied_embeddings : bool
+        The input embedding and the output layer share one matrix: with a pipeline
+        their gradients are all-reduced between the first and last stage.
     """
 
     L: float
@@ -366,6 +372,7 @@ class Problem:
         FLASH_ATTENTION_BACKWARD_FRACTION,
     )
     head_flops_s: float = 0.0
+    tied_embeddings: bool = False
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -547,6 +554,7 @@ def build_problem(
             FP8_CURRENT_SCALING_CAST_BYTES if prec in _NARROW and e_act >= 2.0 else 0.0
         ),
         head_flops_s=head_rate,
+        tied_embeddings=bool(model.tied_embeddings),
     )
 
 
@@ -1041,6 +1049,16 @@ def evaluate(
         exposed = o.where(z3, o.max(t_dp_total - compute_all, 0.0), exposed)
     else:
         exposed = t_dp_total
+    # ---- tied word embeddings under a pipeline: the first stage's input embedding and the
+    # last stage's output layer are one matrix, so their gradients (V·h/t per rank) are
+    # all-reduced between the two stages after the backward pass, synchronously, in every
+    # Megatron GPT run with pp > 1 (train_step's 'backward-embedding-all-reduce' in
+    # Megatron-LM 2021; finalize_model_grads' _allreduce_word_embedding_grads today)
+    if P.tied_embeddings and (not scalar or pp > 1.0):
+        emb_bytes = P.n_head / tp * P.g_bytes
+        t_emb = o.where(pp > 1.0, coll.ring_allreduce_time(emb_bytes, 2.0, pp_bw, pp_lat), 0.0)
+        exposed = exposed + t_emb
+        t_dp_total = t_dp_total + t_emb
     overlap_fraction = o.where(t_dp_total > 0.0, 1.0 - exposed / o.max(t_dp_total, 1e-300), 0.0)
     # ---- optimizer step: Adam over the locally owned (ZeRO-sharded) parameters -----------
     owned = psi_dense / o.where(z1, dp * ep * cp, 1.0) + psi_exp / o.where(z1, dp * cp, 1.0)
