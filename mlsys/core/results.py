@@ -205,6 +205,8 @@ class Result(Mapping[str, Any]):
         lines = [f"**{type(self).__name__}**", "", "| field | value |", "|---|---|"]
         origin = self._origin
         for name, text in self._rows():
+            if text == "None":  # a field this solve did not compute: no row of "None"
+                continue
             cell = text.replace("$", "\\$").replace("|", "\\|")
             if origin is not None and text not in ("None", "True", "False"):
                 cell = span(cell, origin.at(name))  # hover a cell: solver, inputs, sources

@@ -63,3 +63,13 @@ def test_nested_results_and_pickle(res):
     assert "inner.step_time" in w._repr_markdown_()
     back = pickle.loads(pickle.dumps(res))
     assert back.si("step_time") == 1.1
+
+
+def test_markdown_leaves_out_fields_the_solve_did_not_compute():
+    # A field holding None was not computed (e.g. no training run given to EconomicsModel):
+    # the table shows no "None" row, while the field stays readable and exported.
+    partial = _StepResult(step_time=1.1, memory=None, mfu=0.415, feasible=True)
+    md = partial._repr_markdown_()
+    assert "| step_time | 1.1 s |" in md
+    assert "memory" not in md and "None" not in md
+    assert partial.memory is None and partial.to_dict(quantities=False)["memory"] is None
