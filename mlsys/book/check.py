@@ -43,6 +43,7 @@ import importlib.util
 import json
 import os
 import pkgutil
+import re
 import types
 import warnings
 from collections.abc import Iterable, Sequence
@@ -886,6 +887,7 @@ def check_files(
     jobs: int = 2,
     timeout: float = 120.0,
     packages: Sequence[str] = ("mlsys",),
+    freeze: bool = True,
 ) -> list[Finding]:
     """Run the build check on a list of .qmd files.
 
@@ -901,6 +903,11 @@ def check_files(
         Seconds allowed to each cell.
     packages : sequence of str
         Top-level packages whose names are resolved statically.
+    freeze : bool
+        With ``execute``, leave out the chapters ``quarto render`` would not execute
+        either: those whose project (or front matter) sets ``execute: freeze`` and whose
+        frozen results are fresh (:mod:`mlsys.book.freeze`). Their frozen output is read
+        instead, for inline values Quarto left as code. False executes every chapter.
 
     Returns
     -------
@@ -917,9 +924,48 @@ def check_files(
             f.file for f in findings if f.code in {"syntax", "front-matter", "read", "include"}
         }
         runnable = [p for p in paths if _display_path(p) not in broken]
+        if freeze:
+            from mlsys.book.freeze import split_frozen
+
+            runnable, frozen = split_frozen(runnable)
+            for chapter in frozen:
+                findings.extend(_frozen_findings(chapter))
         for result in execute_documents(runnable, jobs=jobs, timeout=timeout):
             findings.extend(result.findings)
     return sorted(set(findings))
+
+
+# An inline expression Quarto left in its output as code: its value was empty or None.
+_LEFT_INLINE = re.compile(r"`\{python\}\s+([^`]+?)\s*`")
+
+
+def _frozen_findings(chapter: Any) -> list[Finding]:
+    """Inline values a frozen chapter's stored output shows as code (as a render would)."""
+    loc = _display_path(chapter.path)
+    try:
+        inlines = read_qmd(chapter.path).inlines
+    except (OSError, UnicodeDecodeError):
+        inlines = []
+    where = {" ".join(e.expression.split()): (e.line, e.col) for e in inlines}
+    found: dict[str, Finding] = {}
+    for result in chapter.results:
+        try:
+            markdown = json.loads(result.read_text(encoding="utf-8"))["result"]["markdown"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for m in _LEFT_INLINE.finditer(markdown):
+            expr = " ".join(m.group(1).split())
+            line, col = where.get(expr, (1, 1))
+            found[expr] = Finding(
+                loc,
+                line,
+                col,
+                "error",
+                "inline-empty",
+                f"the frozen output ({result.name}) shows `{{python}} {expr}` as code: "
+                "its value was empty or None, which Quarto leaves in place",
+            )
+    return list(found.values())
 
 
 def check_paths(paths: Sequence[str | Path], **kwargs: Any) -> list[Finding]:

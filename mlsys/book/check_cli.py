@@ -11,6 +11,11 @@ directory with the files it is about to render in ``QUARTO_PROJECT_INPUT_FILES``
     project:
       pre-render: mlsys check .
 
+``--execute`` runs the chapters ``quarto render`` would execute: a chapter whose
+project sets ``execute: freeze`` and whose frozen results are fresh is not run (Quarto
+would reuse them; :mod:`mlsys.book.freeze`), but its frozen output is read for inline
+values left as code. ``--no-freeze`` runs every chapter.
+
 The hook runs on every render, frozen chapters included (``freeze: auto`` skips their
 execution, not the pre-render step), so a chapter whose import went stale is caught
 even when Quarto would have reused its old output.
@@ -51,6 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--execute",
         action="store_true",
         help="also run every chapter in a Jupyter kernel and check what it prints",
+    )
+    parser.add_argument(
+        "--no-freeze",
+        dest="freeze",
+        action="store_false",
+        help="with --execute, run every chapter, also those Quarto's freeze would not "
+        "re-execute (by default a chapter whose frozen results are fresh is not run)",
     )
     parser.add_argument(
         "--jobs",
@@ -130,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         packages=tuple(args.packages or ("mlsys",)),
+        freeze=getattr(args, "freeze", True),
     )
     if args.json:
         print(findings_to_json(findings))
