@@ -13,6 +13,8 @@ after, because the machine is shared):
   kernel per chapter (``execute_document`` per file, one at a time), and the way it runs
   now, chapters sharing kernels (``execute_documents`` with ``--jobs`` kernels); also the
   book without its torch appendix, whose four-process cluster dominates;
+* ``check_files`` as the CLI runs it, with Quarto's freeze honoured (chapters whose
+  frozen results are fresh are not executed) and with ``--no-freeze``;
 * with ``quarto`` on PATH: ``quarto render book/quarto`` (HTML), ``--to pdf`` when a TeX
   engine is present, and ``quarto render`` of the site.
 
@@ -82,6 +84,29 @@ def _check_benchmarks(jobs: int) -> None:
         lambda: execute_documents(no_appendix, jobs=1),
     )
     print(f"{'  speed-up':<58} {before / after:8.2f} x")
+    _freeze_benchmark(jobs)
+
+
+def _freeze_benchmark(jobs: int) -> None:
+    """The CLI's path: ``mlsys check --execute`` honouring Quarto's freeze, and without."""
+    from mlsys.book.check import check_files
+    from mlsys.book.freeze import split_frozen
+
+    files = _chapters()
+    run, frozen = split_frozen(files)
+    print(
+        f"Quarto's freeze: {len(frozen)} chapter(s) frozen and fresh, {len(run)} to execute "
+        "(render the book first to freeze them all)"
+    )
+    all_run = _timed(
+        "mlsys check book/quarto --execute --no-freeze",
+        lambda: check_files(files, execute=True, jobs=jobs, freeze=False),
+    )
+    frozen_run = _timed(
+        "mlsys check book/quarto --execute (freeze honoured)",
+        lambda: check_files(files, execute=True, jobs=jobs, freeze=True),
+    )
+    print(f"{'  speed-up':<58} {all_run / frozen_run:8.2f} x")
 
 
 def _quarto(*args: str, cwd: Path) -> None:
