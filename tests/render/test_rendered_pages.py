@@ -204,7 +204,14 @@ def _sources(project: Path) -> dict[str, list[str]]:
             continue
         key = qmd.relative_to(project).with_suffix(".html").as_posix()
         exprs[key] = [e.expression for e in doc.inlines]
+        # An escaped example (`{{python}} x`) shows `{python} x` as code on purpose: each
+        # escaped copy allows one code span of that expression on the page.
+        exprs[key] += [_ESCAPE_MARK + e.strip() for e in _ESCAPED.findall(qmd.read_text("utf-8"))]
     return exprs
+
+
+_ESCAPED = re.compile(r"`\{\{python\}\}\s+([^`]+)`")
+_ESCAPE_MARK = "\0escaped:"
 
 
 # Text a page shows on purpose: the formatting guide's example of float noise.
@@ -215,8 +222,10 @@ def _problems(page: _Page, html: str, leaked: list[str], reference: bool = False
     """What is wrong with one page. API reference pages quote docstrings, whose worked
     examples may write "0.34 %" or "1e-12": the typography rules skip them."""
     found = []
-    for expr in leaked:
-        if any(code.strip() == f"{{python}} {expr}".strip() for code in page.codes):
+    escaped = [e[len(_ESCAPE_MARK) :] for e in leaked if e.startswith(_ESCAPE_MARK)]
+    for expr in {e for e in leaked if not e.startswith(_ESCAPE_MARK)}:
+        shown = sum(code.strip() == f"{{python}} {expr}".strip() for code in page.codes)
+        if shown > escaped.count(expr.strip()):
             found.append(f"inline expression left as code: {{python}} {expr}")
     if _ROLE.search(html):
         found.append(f"unconverted Sphinx role: {_ROLE.search(html).group(0)}")
@@ -297,3 +306,51 @@ def test_site_reference_is_grouped_and_named_by_public_import(site_html):
     _, html = _parse(site_html / "docs" / "guide" / "memory.html")
     active = re.findall(r'<a class="nav-link active"[^>]*>\s*<span class="menu-text">([^<]+)', html)
     assert "Getting started" not in active
+
+
+# ---------------------------------------------------------------------------------------
+# Provenance on hover (issue 14): the rendered book, read as a reader's browser reads it
+# ---------------------------------------------------------------------------------------
+
+_NUM_SPAN = re.compile(r'<span class="mlsys-num"(?: title="([^"]*)")?>([^<]*)</span>')
+
+
+def _book_pages_html(book_html: Path) -> list[str]:
+    return [p.read_text(encoding="utf-8") for p in _pages(book_html)]
+
+
+def test_h100_bandwidth_tooltip_names_its_datasheet(book_html, book_copy):
+    # hardware.qmd prints `fmt(h100.memory_bandwidth)` with h100 = Hardware.H100; NVIDIA's
+    # H100 Tensor Core GPU datasheet gives the SXM5 part 3.35 TB/s of HBM3 bandwidth.
+    source = (book_copy / "chapters" / "hardware.qmd").read_text(encoding="utf-8")
+    assert "h100 = Hardware.H100" in source and "fmt(h100.memory_bandwidth)" in source
+    html = (book_html / "chapters" / "hardware.html").read_text(encoding="utf-8")
+    titles = [
+        t for t, text in _NUM_SPAN.findall(html) if text == "3.35\u00a0TB/s" or text == "3.35 TB/s"
+    ]
+    assert titles, "the H100's 3.35 TB/s is not a marked number in the hardware chapter"
+    assert any("H100" in t and "datasheet" in t for t in titles), titles
+
+
+def test_book_numbers_carry_provenance_floor(book_html):
+    from mlsys.book.numbers import html_provenance_coverage
+
+    coverage = html_provenance_coverage(_book_pages_html(book_html))
+    # The book prints some 200 numbers through fmt and its family (214 on 2026-11-23).
+    assert coverage.total > 150, coverage
+    # Regression floor at the figure measured on 2026-11-23 (57 of 214 with a source);
+    # the issue's target, 95%, is the strict xfail below.
+    assert coverage.fraction >= 0.25, f"{coverage.with_source} of {coverage.total}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 14 target not reached: 57 of 214 inline numbers (27%) carry a source. "
+    "ServingModel, DistributedModel, ContinuousBatchingModel and ScalingModel do not call "
+    "provenance.record(); arithmetic on catalog values and author constants lose origin",
+)
+def test_book_numbers_carry_provenance_95_percent(book_html):
+    from mlsys.book.numbers import html_provenance_coverage
+
+    coverage = html_provenance_coverage(_book_pages_html(book_html))
+    assert coverage.fraction >= 0.95, f"{coverage.with_source} of {coverage.total}"
