@@ -1094,7 +1094,9 @@ commas = fmt_int
 """Same as :func:`fmt_int`."""
 
 
-def count(value: Any, noun: str | None = None, digits: int | None = None) -> Formatted:
+def count(
+    value: Any, noun: str | None = None, digits: int | None = None, *, source: Any = None
+) -> Formatted:
     """A large count the way ML papers write it: "175B", "1.4T", "6.7M", "16,384".
 
     Below a million the count is written in full with separators; from a million up
@@ -1108,6 +1110,9 @@ def count(value: Any, noun: str | None = None, digits: int | None = None) -> For
         Appended after a space: ``count(175e9, "parameters")`` → "175B parameters".
     digits : int, optional
         Significant digits, as for :func:`fmt`.
+    source : str, catalog entry or Result, optional
+        Where the value came from, for the hover text in HTML, when it does not carry
+        its own origin (as for :func:`fmt`).
 
     Returns
     -------
@@ -1146,10 +1151,10 @@ def count(value: Any, noun: str | None = None, digits: int | None = None) -> For
         text = _positional(scaled, sig, ",") + _MONEY_SCALE[prefix]
     else:
         text = _positional(rounded, sig, ",")
-    return _formatted(f"{text} {noun}" if noun else text, value)
+    return _formatted(f"{text} {noun}" if noun else text, value, source)
 
 
-def pct(fraction: Any, digits: int | None = None) -> Formatted:
+def pct(fraction: Any, digits: int | None = None, *, source: Any = None) -> Formatted:
     """A fraction as a percentage: ``pct(0.419)`` → "41.9%".
 
     Parameters
@@ -1158,6 +1163,9 @@ def pct(fraction: Any, digits: int | None = None) -> Formatted:
         A fraction (0.419 for 41.9 %), or a dimensionless Quantity (``Q_(41.9, "%")``).
     digits : int, optional
         Significant digits of the percentage, as for :func:`fmt`.
+    source : str, catalog entry or Result, optional
+        Where the value came from, for the hover text in HTML, when it does not carry
+        its own origin (as for :func:`fmt`).
 
     Returns
     -------
@@ -1180,10 +1188,10 @@ def pct(fraction: Any, digits: int | None = None) -> Formatted:
             )
         x = _convert(x, units, UnitsContainer())
     value = x * 100.0
-    return _formatted(_number(value, _sig(value, digits), ",") + "%", fraction)
+    return _formatted(_number(value, _sig(value, digits), ",") + "%", fraction, source)
 
 
-def times(factor: Any, digits: int | None = None) -> Formatted:
+def times(factor: Any, digits: int | None = None, *, source: Any = None) -> Formatted:
     """A ratio as a multiple: ``times(3.2)`` → "3.2×".
 
     Parameters
@@ -1192,6 +1200,9 @@ def times(factor: Any, digits: int | None = None) -> Formatted:
         The ratio (dimensionless).
     digits : int, optional
         Significant digits, as for :func:`fmt`.
+    source : str, catalog entry or Result, optional
+        Where the value came from, for the hover text in HTML, when it does not carry
+        its own origin (as for :func:`fmt`).
 
     Returns
     -------
@@ -1206,14 +1217,14 @@ def times(factor: Any, digits: int | None = None) -> Formatted:
     x, units = _coerce(factor, "factor")
     if units is not None:
         x = _convert(x, units, UnitsContainer())
-    return _formatted(_number(x, _sig(x, digits), ",") + _TIMES, factor)
+    return _formatted(_number(x, _sig(x, digits), ",") + _TIMES, factor, source)
 
 
 multiple = times
 """Same as :func:`times`."""
 
 
-def money(amount: Any, digits: int | None = None) -> Formatted:
+def money(amount: Any, digits: int | None = None, *, source: Any = None) -> Formatted:
     """US dollars for prose: "$4.2M", "$1,250", "$2.50", "$0.42".
 
     From a million up the amount is scaled to M, B (billion) or T (trillion); below, it is
@@ -1227,6 +1238,9 @@ def money(amount: Any, digits: int | None = None) -> Formatted:
         Dollars (a plain number) or a Quantity in a currency unit (``USD``, ``USD/h``).
     digits : int, optional
         Significant digits, as for :func:`fmt`.
+    source : str, catalog entry or Result, optional
+        Where the value came from, for the hover text in HTML, when it does not carry
+        its own origin (as for :func:`fmt`).
 
     Returns
     -------
@@ -1248,11 +1262,11 @@ def money(amount: Any, digits: int | None = None) -> Formatted:
     digits = _check_digits(digits)
     x, units = _coerce(amount, "amount")
     if units is None:
-        return _formatted(_money_number(x, digits, ","), amount)
+        return _formatted(_money_number(x, digits, ","), amount, source)
     plan = _plan(units)
     if plan[0] != "money":
         raise FormatUnitError("amount", amount, "a number of dollars or a Quantity in USD")
-    return _formatted(_render(x, units, digits, ",", " "), amount)
+    return _formatted(_render(x, units, digits, ",", " "), amount, source)
 
 
 def sci(value: Any, digits: int | None = None, unit: str | pint.Unit | None = None) -> Formatted:
