@@ -80,6 +80,9 @@ _LAZY: dict[str, str] = {
     "Scenarios": "mlsys.compat.systems",
     "Platforms": "mlsys.compat.systems",
     "Infrastructure": "mlsys.compat.systems",
+    "Applications": "mlsys.compat.scenarios",
+    "Scenario": "mlsys.compat.scenarios",
+    "plot_evaluation_scorecard": "mlsys.compat.viz",
     # the newest chapters use MarkdownStr after `from mlsysim import *`
     "MarkdownStr": "mlsys.formatting",
     # the book's figure helper module (`from mlsys import viz`; matplotlib on first use)

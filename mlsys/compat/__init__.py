@@ -37,6 +37,9 @@ __all__ = [
     "BookDevice",
     "BookModel",
     "start_chapter",
+    "Applications",
+    "Scenario",
+    "plot_evaluation_scorecard",
 ]
 
 _LAZY = {
@@ -54,6 +57,9 @@ _LAZY = {
     "BookDevice": "mlsys.compat.hardware",
     "BookModel": "mlsys.compat.models",
     "start_chapter": "mlsys.compat.registry",
+    "Applications": "mlsys.compat.scenarios",
+    "Scenario": "mlsys.compat.scenarios",
+    "plot_evaluation_scorecard": "mlsys.compat.viz",
 }
 
 

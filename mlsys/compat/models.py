@@ -80,7 +80,7 @@ class BookModel:
                 if field == "display_name":
                     continue
                 values[field] = field_value(spec)
-                sources[field] = field_source(spec, prov.get(field))
+                sources[field] = field_source(spec, prov.get(field, prov.get("_all")))
         # a figure without a source is absent (AttributeError), never a guess
         self.__dict__.update(book_name=book_name, key=key, sources=sources, **values)
 

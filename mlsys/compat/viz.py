@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["COLORS", "set_book_style", "setup_plot"]
+__all__ = ["COLORS", "plot_evaluation_scorecard", "set_book_style", "setup_plot"]
 
 COLORS: dict[str, str] = {
     # text, grid and the accent colour
@@ -103,3 +103,37 @@ def setup_plot(figsize: tuple[float, float] | None = None, **kwargs: Any) -> tup
         kwargs["figsize"] = figsize
     fig, ax = plt.subplots(**kwargs)
     return fig, ax, COLORS, plt
+
+
+def plot_evaluation_scorecard(evaluation: Any) -> tuple:
+    """Demand over supply of a scenario's constrained resources, as horizontal bars.
+
+    One bar per entry of :meth:`~mlsys.compat.scenarios.ScenarioEvaluation.utilization`
+    (memory, then latency when the scenario sets an SLA), red above the limit and green
+    within it, labelled with the percentage; a dashed vertical line marks the limit
+    (1.0). The book's chapters restyle ``ax.patches``, ``ax.lines`` and ``ax.texts``
+    afterwards, so the axes hold exactly those bars, that line and those labels.
+
+    Parameters
+    ----------
+    evaluation : ScenarioEvaluation
+        ``Applications.Doorbell.evaluate()``.
+
+    Returns
+    -------
+    tuple
+        ``(fig, ax)``.
+    """
+    ratios = evaluation.utilization()
+    fig, ax, colors, _ = setup_plot(figsize=(8, 4))
+    values = list(ratios.values())
+    bar_colors = [colors["RedLine"] if r > 1.0 else colors["GreenLine"] for r in values]
+    bars = ax.barh(list(ratios), values, color=bar_colors, alpha=0.7, edgecolor="black")
+    ax.axvline(1.0, color=colors["primary"], linestyle="--", linewidth=2)
+    for bar, ratio, color in zip(bars, values, bar_colors, strict=True):
+        y_mid = bar.get_y() + bar.get_height() / 2
+        ax.text(ratio + 0.05, y_mid, f"{ratio:.1%}", va="center", fontweight="bold", color=color)
+    ax.set_xlim(0, max(max(values) + 0.5, 1.5))  # room for the labels right of the bars
+    ax.set_xlabel("Resource utilization (demand / supply)")
+    ax.set_title(f"System evaluation: {evaluation.scenario_name}")
+    return fig, ax

@@ -63,6 +63,8 @@ def resolve_path(path: str) -> Any:
                 obj = obj(*_solve_args(), batch_size=1, precision="fp16", efficiency=0.5)
             elif match["name"] == "Q_":
                 obj = obj(1, "GB")
+            elif match["name"] == "plot_evaluation_scorecard":
+                obj = obj(mlsys.Applications.Doorbell.evaluate())
             elif match["name"] == "replace":
                 obj = obj("-", "–")
             else:
