@@ -24,10 +24,15 @@ are the dimensionless count units of :func:`mlsys.core.units.to_book_counts`), s
 meaning where it differs from mlsys's: ``mlsys.ureg.flop`` is a dimension of its own and
 ``Q_(1, "flop") + Q_(1, "byte")`` still raises.
 
-Where mlsys's value differs from the book's (80 GiB vs 81,559 MiB, B200 sparse vs dense,
-NVLink both directions vs per direction, ResNet-50 and MobileNetV2 multiply-adds vs FLOPs,
-…), mlsys's value is the one served and :func:`book_differences` says what the book
-printed and why. One name means something else in mlsys's formulas:
+Where mlsys's value *corrects* the book's (80 GiB vs 81,559 MiB, B200 sparse vs dense,
+ResNet-50 and MobileNetV2 multiply-adds vs FLOPs, …), mlsys's value is the one served and
+:func:`book_differences` says what the book printed and why. Where the two differ only
+by *convention*, the book's name keeps the book's meaning and mlsys's own accessor keeps
+mlsys's: ``NVLINK_H100_BW`` is 900 GB/s, both directions summed as NVIDIA's datasheet
+counts (``2 x Hardware.H100.scaleup_bandwidth``), while ``Hardware.H100.scaleup_bandwidth``
+stays 450 GB/s per direction, the figure collective-time formulas need;
+:func:`book_conventions` lists these names. One name means something else in mlsys's
+formulas:
 ``HOURS_PER_YEAR`` here is the book's 8,760 (a 365-day year), while
 ``mlsys.formulas.HOURS_PER_YEAR`` is 8,766 (the Julian year of 365.25 days that
 mlsys's economics uses).
@@ -157,6 +162,12 @@ def _hw(key: str, field: str) -> Callable[[], Any]:
     return lambda: getattr(_catalog("Hardware", key), field)
 
 
+def _both_directions(key: str) -> Callable[[], Any]:
+    # NVLink as the book and NVIDIA's datasheets count it: what a GPU sends plus what it
+    # receives at once, twice the catalog's per-direction scale-up bandwidth
+    return lambda: 2.0 * _catalog("Hardware", key).scaleup_bandwidth
+
+
 def _flops(key: str, precision: str) -> Callable[[], Any]:
     return lambda: _catalog("Hardware", key).peak_flops[precision]
 
@@ -204,7 +215,7 @@ _CATALOG: dict[str, Callable[[], Any]] = {
     "V100_MEM_BW": _hw("V100", "memory_bandwidth"),
     "V100_MEM_CAPACITY": _hw("V100", "memory_capacity"),
     "V100_TDP": _hw("V100", "tdp"),
-    "NVLINK_V100_BW": _hw("V100", "scaleup_bandwidth"),
+    "NVLINK_V100_BW": _both_directions("V100"),
     # NVIDIA A100 80 GB (SXM)
     "A100_FLOPS_FP16_TENSOR": _flops("A100_80GB", "fp16"),
     "A100_FLOPS_TF32": _flops("A100_80GB", "tf32"),
@@ -213,7 +224,7 @@ _CATALOG: dict[str, Callable[[], Any]] = {
     "A100_MEM_BW": _hw("A100_80GB", "memory_bandwidth"),
     "A100_MEM_CAPACITY": _hw("A100_80GB", "memory_capacity"),
     "A100_TDP": _hw("A100_80GB", "tdp"),
-    "NVLINK_A100_BW": _hw("A100_80GB", "scaleup_bandwidth"),
+    "NVLINK_A100_BW": _both_directions("A100_80GB"),
     # NVIDIA H100 (SXM)
     "H100_FLOPS_FP16_TENSOR": _flops("H100", "fp16"),
     "H100_FLOPS_FP8_TENSOR": _flops("H100", "fp8"),
@@ -222,7 +233,7 @@ _CATALOG: dict[str, Callable[[], Any]] = {
     "H100_MEM_BW": _hw("H100", "memory_bandwidth"),
     "H100_MEM_CAPACITY": _hw("H100", "memory_capacity"),
     "H100_TDP": _hw("H100", "tdp"),
-    "NVLINK_H100_BW": _hw("H100", "scaleup_bandwidth"),
+    "NVLINK_H100_BW": _both_directions("H100"),
     # NVIDIA B200
     "B200_FLOPS_FP16_TENSOR": _flops("B200", "fp16"),
     "B200_FLOPS_FP8_TENSOR": _flops("B200", "fp8"),
@@ -303,8 +314,10 @@ def provenance(name: str) -> dict[str, Any]:
     dict
         ``source`` ("book_assumptions.toml", "catalog" or "definition"); for the data
         file its ``kind``, ``reference`` and ``note``; for catalog values the catalog
-        entry's provenance records under ``records`` when known; and ``book_value`` and
-        ``reason`` when mlsys's value differs from what the book printed.
+        entry's provenance records under ``records`` when known; ``book_value`` and
+        ``reason`` when mlsys's value differs from what the book printed; ``convention``
+        (the name's meaning here) and ``mlsys_accessor`` (mlsys's own, in its own
+        convention) when the two differ by convention only.
 
     Raises
     ------
@@ -315,8 +328,10 @@ def provenance(name: str) -> dict[str, Any]:
     --------
     >>> provenance("MFU_TRAINING_HIGH")["kind"]
     'estimate'
-    >>> provenance("NVLINK_H100_BW")["book_value"]
-    '900 GB / s'
+    >>> provenance("B200_FLOPS_FP16_TENSOR")["book_value"]
+    '4500 TFLOPs / s'
+    >>> provenance("NVLINK_H100_BW")["mlsys_accessor"][:34]
+    'Hardware.H100.scaleup_bandwidth: 4'
     """
     info: dict[str, Any]
     if name in _ASSUMPTIONS:
@@ -332,6 +347,9 @@ def provenance(name: str) -> dict[str, Any]:
     diff = _book_table()["differences"].get(name)
     if diff:
         info.update(book_value=diff["book"], reason=diff["reason"])
+    conv = _book_table().get("conventions", {}).get(name)
+    if conv:
+        info.update(convention=conv["book"], mlsys_accessor=conv["mlsys"])
     return info
 
 
@@ -342,7 +360,8 @@ def book_differences() -> dict[str, dict[str, str]]:
     -------
     dict
         Name -> ``{"book": the book's value, "reason": why mlsys's value is served}``
-        (e.g. ``NVLINK_H100_BW``: the book's 900 GB/s sums both directions).
+        (e.g. ``H100_MEM_CAPACITY``: the book's 80 GiB overstates the 81,559 MiB exposed).
+        Differences of convention only are not here: see :func:`book_conventions`.
 
     Examples
     --------
@@ -350,6 +369,25 @@ def book_differences() -> dict[str, dict[str, str]]:
     '4500 TFLOPs / s'
     """
     return {name: dict(row) for name, row in _book_table()["differences"].items()}
+
+
+def book_conventions() -> dict[str, dict[str, str]]:
+    """Names that keep the book's convention where mlsys's own accessor keeps another.
+
+    Returns
+    -------
+    dict
+        Name -> ``{"book": what the name means here (its value is the catalog's in that
+        convention), "mlsys": the accessor new code uses and its convention}``.
+
+    Examples
+    --------
+    >>> sorted(book_conventions())
+    ['NVLINK_A100_BW', 'NVLINK_H100_BW', 'NVLINK_V100_BW']
+    >>> NVLINK_H100_BW.m_as("GB/s")  # both directions; Hardware.H100 says 450 per direction
+    900.0
+    """
+    return {name: dict(row) for name, row in _book_table().get("conventions", {}).items()}
 
 
 def _resolve(name: str) -> Any:
@@ -399,6 +437,7 @@ __all__ = [
     "KIB_TO_BYTES",
     "provenance",
     "book_differences",
+    "book_conventions",
     *_UNITS,
     *_CATALOG,
     *_ASSUMPTIONS,

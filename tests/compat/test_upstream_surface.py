@@ -190,8 +190,6 @@ def test_every_difference_is_a_served_name():
 
 def test_book_differences_numbers():
     # The documented corrections, from the catalog's sources.
-    # NVLink 4: 18 links x 25 GB/s per direction = 450 GB/s (the book's 900 sums both).
-    assert C.NVLINK_H100_BW.m_as("GB/s") == pytest.approx(450)
     # B200 dense FP16 is half the 2:4-sparse 4,500 TFLOP/s the book printed.
     assert C.B200_FLOPS_FP16_TENSOR.m_as(C.TFLOPs / C.second) == pytest.approx(4500 / 2)
     # ResNet-50: 4.09e9 multiply-adds (torchvision) x 2 FLOPs each = 8.18e9 FLOPs.
@@ -200,3 +198,32 @@ def test_book_differences_numbers():
     assert C.MOBILENETV2_FLOPs.m_as(C.flop) == pytest.approx(2 * 300e6)
     # H100: 81,559 MiB exposed = 79.65 GiB, not 80 GiB.
     assert C.H100_MEM_CAPACITY.m_as(C.GiB) == pytest.approx(81559 / 1024)
+
+
+def test_nvlink_names_keep_the_books_convention():
+    # A convention, not a correction: the book's name sums both directions as NVIDIA's
+    # datasheets do; mlsys's accessor stays per direction (what collective formulas use).
+    # Links x 25 GB/s per direction x 2 directions: NVLink 4 (18), 3 (12), 2 (6 links).
+    for name, key, links in (
+        ("NVLINK_H100_BW", "H100", 18),
+        ("NVLINK_A100_BW", "A100_80GB", 12),
+        ("NVLINK_V100_BW", "V100", 6),
+    ):
+        per_direction = mlsys.Hardware.get(key).scaleup_bandwidth.m_as("GB/s")
+        assert per_direction == pytest.approx(links * 25), key
+        assert getattr(C, name).m_as("GB/s") == pytest.approx(2 * links * 25), name
+        assert name in C.book_conventions() and name not in C.book_differences()
+        info = C.provenance(name)
+        assert info["source"] == "catalog" and "book_value" not in info
+        assert "both directions" in info["convention"].lower()
+        assert info["mlsys_accessor"].startswith(f"Hardware.{key}.scaleup_bandwidth")
+    # the fleet appendix's check: NVLink over an NDR port (50 GB/s) is more than 10x
+    assert int(C.NVLINK_H100_BW.m_as("GB/s") / C.INFINIBAND_NDR_BW_GBS) == 18
+
+
+def test_conventions_and_differences_are_disjoint_and_served():
+    conventions, differences = C.book_conventions(), C.book_differences()
+    assert not set(conventions) & set(differences)
+    for name, row in conventions.items():
+        assert getattr(C, name) is not None
+        assert len(row["book"]) > 30 and len(row["mlsys"]) > 30, name
