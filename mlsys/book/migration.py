@@ -404,6 +404,9 @@ def migration_report(text: str, name: str = "chapter") -> MigrationReport:
 def format_report(report: MigrationReport) -> str:
     """The report as a Markdown table, one row per changed number.
 
+    An expression the chapter prints several times with the same change is one row,
+    marked with how often it is printed (``(x4)``); the heading counts every print.
+
     Parameters
     ----------
     report : MigrationReport
@@ -418,9 +421,16 @@ def format_report(report: MigrationReport) -> str:
     ]
     if report.changes:
         lines += ["| expression | book | mlsys | why (source) |", "|---|---|---|---|"]
+        prints: dict[tuple[str, str, str], int] = {}
+        first: dict[tuple[str, str, str], Any] = {}
         for change in report.changes:
+            key = (change.expression, change.before, change.after)
+            prints[key] = prints.get(key, 0) + 1
+            first.setdefault(key, change)
+        for key, change in first.items():
             why = "; ".join(f"{d.key}: {d.reason} ({d.source})" for d in change.causes) or "—"
-            cells = [change.expression, change.before, change.after, why]
+            label = change.expression + (f" (x{prints[key]})" if prints[key] > 1 else "")
+            cells = [label, change.before, change.after, why]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     for label, errors in (
         ("on mlsys", report.errors_after),

@@ -96,3 +96,30 @@ def test_differences_of_compatb_files_patch_and_restore() -> None:
         assert Hardware.Edge.JetsonOrinNX.memory.bandwidth.m_as("GB/s") == 102
     assert Models.Tiny.DS_CNN.parameters.m_as("") == 189.7e3
     assert Hardware.Edge.JetsonOrinNX.memory.bandwidth.m_as("GB/s") == 102.4
+
+
+def test_repeated_print_is_one_row_and_nvlink_is_no_change() -> None:
+    # The same changed number printed twice is one row marked (x2); the heading counts
+    # both prints. NVLink keeps the book's both-directions 900 GB/s (a convention, not a
+    # correction), so it is not reported as a change.
+    chapter = """
+```{python}
+from mlsysim import *
+from mlsysim.core.constants import *
+from mlsysim.fmt import fmt
+
+class Twice:
+    hdr_us_str = fmt(Systems.Fabrics.InfiniBand_HDR.latency_us, precision=0)
+    nvlink_str = fmt(NVLINK_H100_BW.m_as(GB / second), precision=0, commas=False)
+```
+
+`{python} Twice.hdr_us_str` us, again `{python} Twice.hdr_us_str` us;
+NVLink `{python} Twice.nvlink_str` GB/s.
+"""
+    report = migration_report(chapter, name="twice.qmd")
+    assert report.errors_after == []
+    assert [c.expression for c in report.changes] == ["Twice.hdr_us_str"] * 2
+    text = format_report(report)
+    assert text.startswith("### twice.qmd: 2 of 3 printed numbers change")
+    assert "| Twice.hdr_us_str (x2) | 7 | 5 |" in text
+    assert text.count("Twice.hdr_us_str") == 1
