@@ -144,6 +144,17 @@ def run(args: argparse.Namespace) -> int:
         packages=tuple(args.packages or ("mlsys",)),
         freeze=getattr(args, "freeze", True),
     )
+    if args.execute and getattr(args, "freeze", True):
+        from mlsys.book.freeze import split_frozen
+
+        frozen = split_frozen([f for f in files if not f.name.startswith("_")])[1]
+        if frozen:
+            # Said on stderr so that --json output stays one JSON document.
+            print(
+                f"mlsys check: {len(frozen)} chapter(s) not executed: their frozen results "
+                "are fresh (Quarto's freeze would reuse them); --no-freeze runs them",
+                file=sys.stderr,
+            )
     if args.json:
         print(findings_to_json(findings))
     else:

@@ -102,3 +102,14 @@ def test_no_freeze_flag_parses():
     add_arguments(parser)
     assert parser.parse_args(["--execute"]).freeze is True
     assert parser.parse_args(["--execute", "--no-freeze"]).freeze is False
+
+
+def test_cli_says_which_chapters_it_left_frozen(tmp_path, capsys):
+    from mlsys.cli import main
+
+    qmd = _project(tmp_path)
+    status = main(["check", "--execute", "--json", str(qmd)])
+    captured = capsys.readouterr()
+    assert status == 1  # the frozen output's empty inline value
+    assert "1 chapter(s) not executed" in captured.err
+    assert '"inline-empty"' in captured.out
