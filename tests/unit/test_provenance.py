@@ -132,3 +132,37 @@ def test_money_ranges_and_plain_strings():
     assert money(H100.unit_price).origin.field == "unit_price"
     assert "H100" in rng(H100.tdp * 0.5, H100.tdp).origin.describe()
     assert Formatted("x").origin is None and origin_of(3.0) is None
+
+
+def _entry_names(result) -> set[str]:
+    return {entry.name for entry in result.sources()}
+
+
+def test_every_training_and_serving_solver_names_the_catalog_entries_it_used():
+    # Issue 14: a Result knows which catalog entries it used (model, device, node, fabric).
+    from mlsys import (
+        ContinuousBatchingModel,
+        DistributedModel,
+        Fabrics,
+        Fleet,
+        Hardware,
+        MemoryModel,
+        Models,
+        Nodes,
+        ServingModel,
+        SingleNodeModel,
+        scaling_curve,
+    )
+
+    fleet = Fleet(node=Nodes.DGX_A100, count=2, fabric=Fabrics.IB_HDR)
+    dist = DistributedModel().solve(Models.Llama2_7B, fleet, batch_size=16, tp_size=8)
+    assert {"Llama2_7B", "DGX_A100", "IB_HDR"} <= _entry_names(dist)
+    curve = scaling_curve(Models.Llama2_7B, Nodes.DGX_A100, Fabrics.IB_HDR, [1, 2], 16)
+    assert {"Llama2_7B", "DGX_A100", "IB_HDR"} <= _entry_names(curve)
+    for result in (
+        ServingModel().solve(Models.Llama2_7B, Hardware.H100, batch_size=4),
+        ContinuousBatchingModel().solve(Models.Llama2_7B, Hardware.H100, arrival_rate=2.0),
+        SingleNodeModel().solve(Models.Llama2_7B, Hardware.H100),
+        MemoryModel().solve(Models.Llama2_7B, Hardware.H100, batch_size=8, dp_size=8),
+    ):
+        assert {"Llama2_7B", "H100"} <= _entry_names(result), type(result).__name__

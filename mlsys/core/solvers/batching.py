@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers.serving import (
     DEFAULT_MEMORY_UTILIZATION,
@@ -581,7 +582,11 @@ class ContinuousBatchingModel:
             feasible=feasible,
             infeasibility_reason=reason,
         )
-        return ContinuousBatchingResult(**out)
+        result = ContinuousBatchingResult(**out)
+        return record(
+            result, self, model=model, hardware=hardware, arrival_rate=arrival_rate,
+            prompt_len=prompt_len, output_len=output_len, precision=precision, tp_size=tp_size,
+        )  # fmt: skip
 
 
 def _meets(ttft: float, itl: float, ttft_target: float | None, itl_target: float | None) -> bool:

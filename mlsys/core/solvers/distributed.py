@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.layout import TOPOLOGY_NAMES, TrainingLayout
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
 from mlsys.core.solvers._layout import build_problem
@@ -474,7 +475,7 @@ class DistributedModel:
             if raise_errors:
                 raise InfeasibleError(reason)
         step = out["step_time"]
-        return DistributedResult(
+        result = DistributedResult(
             step_time=step,
             compute_time=out["compute_time"],
             tp_communication_time=out["tp_communication_time"],
@@ -504,3 +505,7 @@ class DistributedModel:
             layout=lay,
             notes=tuple(notes),
         )
+        return record(
+            result, self, model=model, fleet=fleet, batch_size=batch_size,
+            precision=precision, layout=lay,
+        )  # fmt: skip

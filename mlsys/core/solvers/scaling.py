@@ -18,6 +18,7 @@ import numpy as np
 
 from mlsys.core.errors import MlsysError, ParameterError
 from mlsys.core.layout import TrainingLayout
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.types import Fleet
@@ -210,7 +211,7 @@ def scaling_curve(
     marginal[1:] = (tokens[1:] / tokens[:-1] - 1.0) / (n_acc[1:] / n_acc[:-1] - 1.0)
     below = np.flatnonzero(marginal < threshold)
     wall = float(n_acc[below[0]]) if below.size else None
-    return ScalingResult(
+    result = ScalingResult(
         nodes=sizes,
         accelerators=n_acc,
         step_time=step,
@@ -224,6 +225,10 @@ def scaling_curve(
         communication_wall_nodes=None if wall is None else wall / g,
         threshold=float(threshold),
     )
+    return record(
+        result, "scaling_curve", model=model, node=node, fabric=fabric,
+        batch_size=batch_size, precision=precision,
+    )  # fmt: skip
 
 
 def _positive(value: Any) -> int:

@@ -67,6 +67,7 @@ from mlsys.core.formulas.layer_time import (
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers._memo import MISSING, IdentityMemo, freeze, identity_memo
 from mlsys.core.solvers.efficiency import fused_attention_fractions, resolve_efficiency
@@ -977,7 +978,12 @@ class ServingModel:
             fabric,
             mu,
         )
-        return _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
+        result = _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
+        return record(
+            result, self, model=model, hardware=hardware, batch_size=batch_size,
+            prompt_len=prompt_len, output_len=output_len, precision=precision,
+            tp_size=tp_size, pp_size=pp_size,
+        )  # fmt: skip
 
 
 def _solve_plan(
