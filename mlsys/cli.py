@@ -48,13 +48,7 @@ def positive_int(text: str) -> int:
     argparse.ArgumentTypeError
         Turned by argparse into "prog: error: argument --nodes: ..." and exit status 2.
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not allowed: expected 1 or more")
-    return value
+    return _whole_number_at_least(text, 1)
 
 
 def non_negative_int(text: str) -> int:
@@ -74,12 +68,18 @@ def non_negative_int(text: str) -> int:
     argparse.ArgumentTypeError
         When the text is not a whole number, or is negative.
     """
+    return _whole_number_at_least(text, 0)
+
+
+def _whole_number_at_least(text: str, minimum: int) -> int:
+    # The one parser behind positive_int and non_negative_int, so both refuse the
+    # same texts with the same messages.
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is not allowed: expected 0 or more")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed: expected {minimum} or more")
     return value
 
 
