@@ -130,6 +130,14 @@ def _returned(value: Any, unit: str, *args: Any) -> Any:
     return value
 
 
+def _fraction(value: Any, name: str) -> Any:
+    """A dimensionless fraction from 0 to 1 (``as_si`` already refuses negatives)."""
+    fraction = _si(value, "dimensionless", name)
+    if fraction > 1.0:
+        raise ParameterError(name, value, "a fraction from 0 to 1")
+    return fraction
+
+
 def _count(value: Any, name: str) -> Any:
     """A plain count from a number, an mlsys count Quantity or the book's count Quantity."""
     value = _unwrap(value)
@@ -587,9 +595,7 @@ def calc_availability_stacked(single_availability: Any, n_replicas: Any) -> floa
     >>> round(calc_availability_stacked(0.99, 3), 6)
     0.999999
     """
-    a = _si(single_availability, "dimensionless", "single_availability")
-    if a > 1.0:
-        raise ParameterError("single_availability", single_availability, "a fraction from 0 to 1")
+    a = _fraction(single_availability, "single_availability")
     k = _count(n_replicas, "n_replicas")
     return float(1.0 - (1.0 - a) ** k)
 
@@ -619,9 +625,7 @@ def calc_amdahls_speedup(p: Any, s: Any) -> float:
     >>> round(calc_amdahls_speedup(0.9, 10), 4)
     5.2632
     """
-    fraction = _si(p, "dimensionless", "p")
-    if fraction > 1.0:
-        raise ParameterError("p", p, "a fraction from 0 to 1")
+    fraction = _fraction(p, "p")
     speedup = _si(s, "dimensionless", "s", allow_zero=False)
     return float(1.0 / ((1.0 - fraction) + fraction / speedup))
 
