@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from llama_shapes import LLAMA3_8B, llama_style
 
 from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.errors import InfeasibleError, ParameterError
@@ -325,11 +326,7 @@ def test_gqa_swiglu_activations_and_few_microbatches_match_the_formulas(recomput
     # inside a layer are Q 1 + K 0.25 + V 0.25 + out 1 + MLP 3·14336/4096 = 13 sbh, not
     # GPT's 12 (activation_bytes_per_layer with the shape). p = 4 stages but m = 2
     # micro-batches: the first stage holds min(p, m) = 2 of them, and 2 embedding masks.
-    model = TransformerWorkload(
-        name="l3", layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336,
-        gated_mlp=True, vocab=128256, norm="rmsnorm", bias=False, tied_embeddings=False,
-        position_embedding="rope",
-    )  # fmt: skip
+    model = llama_style(name="l3", **LLAMA3_8B)
     fleet = Fleet(node=Nodes.DGX_A100, count=1, fabric=Fabrics.IB_HDR)
     res = DistributedModel().solve(
         model, fleet, batch_size=4, tp_size=2, pp_size=4, microbatch_count=2,

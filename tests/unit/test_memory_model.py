@@ -6,6 +6,7 @@ import doctest
 import itertools
 
 import pytest
+from llama_shapes import LLAMA3_8B, MIXTRAL_8X7B, llama_style
 
 import mlsys.core.solvers.memory as memory_solver_mod
 from mlsys import Hardware, InfeasibleError, Models, ParameterError, TransformerWorkload, Workload
@@ -169,22 +170,7 @@ def test_optimizers_and_fp32():
 
 
 def test_moe_expert_parallel_splits_experts_only():
-    mix = TransformerWorkload(
-        name="mixtral",
-        layers=32,
-        hidden=4096,
-        heads=32,
-        kv_heads=8,
-        ffn_hidden=14336,
-        gated_mlp=True,
-        vocab=32000,
-        norm="rmsnorm",
-        bias=False,
-        tied_embeddings=False,
-        position_embedding="rope",
-        experts=8,
-        experts_per_token=2,
-    )
+    mix = llama_style(name="mixtral", **MIXTRAL_8X7B)
     experts = mix.param_breakdown["mlp_experts"]
     dense = mix.total_params - experts
     res = solve(mix, H100, ep_size=8, mode="inference")
@@ -195,20 +181,7 @@ def test_moe_expert_parallel_splits_experts_only():
 def test_gqa_swiglu_and_moe_activation_shapes_match_formula(rec):
     # Llama-3.1-8B-like (8 of 32 KV heads, SwiGLU f = 14336) and a top-2 MoE: the solver's
     # per-layer count equals the formula given the shape.
-    llama = TransformerWorkload(
-        name="l3",
-        layers=32,
-        hidden=4096,
-        heads=32,
-        kv_heads=8,
-        ffn_hidden=14336,
-        gated_mlp=True,
-        vocab=128256,
-        norm="rmsnorm",
-        bias=False,
-        tied_embeddings=False,
-        position_embedding="rope",
-    )
+    llama = llama_style(name="l3", **LLAMA3_8B)
     moe = TransformerWorkload(
         name="moe",
         layers=4,

@@ -5,10 +5,11 @@ from __future__ import annotations
 import doctest
 
 import pytest
+from llama_shapes import LLAMA2_7B, LLAMA3_8B, MIXTRAL_8X7B, llama_style
 
 import mlsys.core.solvers.efficiency as efficiency_mod
 import mlsys.core.solvers.roofline as roofline_mod
-from mlsys import Hardware, InfeasibleError, Models, TransformerWorkload, Workload
+from mlsys import Hardware, InfeasibleError, Models, Workload
 from mlsys.core.formulas import kv_cache_bytes, training_flops_per_token
 from mlsys.core.solvers.efficiency import default_efficiency, resolve_efficiency
 from mlsys.core.solvers.roofline import SingleNodeModel, SingleNodeResult
@@ -22,53 +23,10 @@ ETA_C, ETA_M = (
 )
 
 # Llama-2-7B shape (Touvron et al. 2023)
-LLAMA7 = TransformerWorkload(
-    name="llama7",
-    layers=32,
-    hidden=4096,
-    heads=32,
-    ffn_hidden=11008,
-    gated_mlp=True,
-    vocab=32000,
-    seq_len=4096,
-    norm="rmsnorm",
-    bias=False,
-    tied_embeddings=False,
-    position_embedding="rope",
-)
+LLAMA7 = llama_style(name="llama7", seq_len=4096, **LLAMA2_7B)
 # Llama-3.1-8B shape (GQA: 8 KV heads), Llama Team 2024
-LLAMA3_8 = TransformerWorkload(
-    name="llama3-8b",
-    layers=32,
-    hidden=4096,
-    heads=32,
-    kv_heads=8,
-    ffn_hidden=14336,
-    gated_mlp=True,
-    vocab=128256,
-    seq_len=8192,
-    norm="rmsnorm",
-    bias=False,
-    tied_embeddings=False,
-    position_embedding="rope",
-)
-MIXTRAL = TransformerWorkload(
-    name="mixtral",
-    layers=32,
-    hidden=4096,
-    heads=32,
-    kv_heads=8,
-    ffn_hidden=14336,
-    gated_mlp=True,
-    vocab=32000,
-    seq_len=4096,
-    norm="rmsnorm",
-    bias=False,
-    tied_embeddings=False,
-    position_embedding="rope",
-    experts=8,
-    experts_per_token=2,
-)
+LLAMA3_8 = llama_style(name="llama3-8b", seq_len=8192, **LLAMA3_8B)
+MIXTRAL = llama_style(name="mixtral", seq_len=4096, **MIXTRAL_8X7B)
 
 
 def solve(*args, **kw) -> SingleNodeResult:
