@@ -107,48 +107,17 @@ def test_tensor_parallelism_splits_the_gemms_and_sequence_parallelism_the_norms(
 
 
 def test_array_inputs_broadcast():
+    # The same layer (h 4096, 32 heads, SwiGLU f 11008, kv_len 1024, bf16) called with an
+    # array of token counts and with each count alone must agree element by element.
+    def layer_time(tokens):
+        return transformer_layer_time(
+            tokens, tokens, 1, 1024, 4096, 32, 32, 128, 11008, True, 1, F, PEAK, BW, 2.0,
+            sm_count=108, causal=False,
+        )  # fmt: skip
+
     tokens = np.array([1.0, 64.0, 4096.0])
-    arr = transformer_layer_time(
-        tokens,
-        tokens,
-        1,
-        1024,
-        4096,
-        32,
-        32,
-        128,
-        11008,
-        True,
-        1,
-        F,
-        PEAK,
-        BW,
-        2.0,
-        sm_count=108,
-        causal=False,
-    )
-    one = [
-        transformer_layer_time(
-            float(t),
-            float(t),
-            1,
-            1024,
-            4096,
-            32,
-            32,
-            128,
-            11008,
-            True,
-            1,
-            F,
-            PEAK,
-            BW,
-            2.0,
-            sm_count=108,
-            causal=False,
-        )
-        for t in tokens
-    ]
+    arr = layer_time(tokens)
+    one = [layer_time(float(t)) for t in tokens]
     np.testing.assert_allclose(arr, one, rtol=1e-12)
 
 
