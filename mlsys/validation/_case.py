@@ -130,7 +130,7 @@ class Case:
     bound : {None, "at_most", "at_least"}
         One-sided comparison (see :data:`BOUNDS`).
     note : str
-        Why mlsys is off, where the error exceeds about 10 %; otherwise empty or a
+        Why mlsys is off, where the error exceeds about 10%; otherwise empty or a
         remark on the setup.
     assumptions : str
         What the comparison takes that the source leaves unstated (layout details,

@@ -73,7 +73,7 @@ def reliability_cases() -> list[Case]:
     The default per-GPU failure rates were derived from this very snapshot (see
     :data:`mlsys.core.solvers.reliability.DEFAULT_FAILURE_RATES`), so the MTBF is a fit;
     the effective training time, which also needs the checkpoint and restart model, is
-    judged one-sided against the paper's "higher than 90 %".
+    judged one-sided against the paper's "higher than 90%".
     """
     r = load_data("operations")["llama3_reliability"]
     rel = ReliabilityModel()
@@ -92,6 +92,6 @@ def reliability_cases() -> list[Case]:
             name=f"Llama 3 405B, {r['gpus']:,} H100, 54 days", quantity="effective training time",
             unit="fraction", published=r["effective_training_time"], predicted=res.goodput,
             tolerance=0.0, basis="prediction", method="performance model", bound="at_least",
-            note="The paper gives a bound ('higher than 90 %'), not a value.", **common,
+            note="The paper gives a bound ('higher than 90%'), not a value.", **common,
         ),
     ]  # fmt: skip

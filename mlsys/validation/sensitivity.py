@@ -3,7 +3,7 @@
 Every default the performance model rests on (achievable fractions of peak, network
 efficiencies, fixed per-kernel and per-collective latencies, failure rates) is a
 :class:`Constant`: where it lives, its source, and its value. :func:`sensitivity` scales
-one at a time by each factor (±20 % by default), re-runs the suite and reports the mean
+one at a time by each factor (±20% by default), re-runs the suite and reports the mean
 absolute error of the **two-sided performance cases** (training and serving separately,
 and of every two-sided case), so ``docs/calibration.md``'s sensitivity table is computed,
 not typed.
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 FACTORS = (0.8, 1.2)
-"""Default multipliers: the constant at 80 % and at 120 % of its value."""
+"""Default multipliers: the constant at 80% and at 120% of its value."""
 
 _CACHED_PACKAGES = ("mlsys.core.solvers", "mlsys.core.formulas")
 
@@ -84,10 +84,12 @@ class Constant:
         return held[self.key] if self.key is not None else held
 
     def describe(self) -> str:
-        """The value as printed in the table."""
+        """The value as printed in the table (seconds below a millisecond in µs)."""
         v = self.value()
         if isinstance(v, dict):
             return "per entry (all scaled together)"
+        if 0 < abs(v) < 1e-3:
+            return f"{v * 1e6:.3g} µs"
         return f"{v:.3g}"
 
 
@@ -130,7 +132,7 @@ def perturbed(constant: Constant, factor: float) -> Iterator[None]:
     constant : Constant
         Which constant.
     factor : float
-        Multiplier (e.g. 1.2 for +20 %).
+        Multiplier (e.g. 1.2 for +20%).
 
     Yields
     ------
@@ -222,7 +224,7 @@ def suite_errors(cases: Sequence[Case]) -> dict[str, float]:
         ``training_mean``, ``training_max``, ``serving_mean``, ``serving_max`` over the
         two-sided (``bound is None``) performance-model cases of the ``Training`` and
         ``Serving`` groups, ``all_mean`` over every two-sided case, and the counts
-        ``training_n``, ``serving_n``. Fractions (0.05 is 5 %).
+        ``training_n``, ``serving_n``. Fractions (0.05 is 5%).
     """
     two_sided = [c for c in cases if c.bound is None]
     perf = [c for c in two_sided if c.method == "performance model"]
@@ -345,8 +347,8 @@ CONSTANTS: tuple[Constant, ...] = (
         _EFF,
         "COMPUTE_EFFICIENCY",
         "gpu",
-        "Maximum achievable matmul FLOPS (Bekman, *ML Engineering*: A100 85.9 %, H100 "
-        "80.1 %) less shape losses; set so Korthikanti et al. (2022) Table 5 sits inside "
+        "Maximum achievable matmul FLOPS (Bekman, *ML Engineering*: A100 85.9%, H100 "
+        "80.1%) less shape losses; set so Korthikanti et al. (2022) Table 5 sits inside "
         "(**fit**)",
     ),
     Constant(
@@ -361,7 +363,7 @@ CONSTANTS: tuple[Constant, ...] = (
         _EFF,
         "MEMORY_EFFICIENCY",
         "gpu",
-        "Jia et al. (2018), V100 microbenchmarks: 750 of 900 GB/s (83 %)",
+        "Jia et al. (2018), V100 microbenchmarks: 750 of 900 GB/s (83%)",
     ),
     Constant(
         "network efficiency, scale-up (NVLink)",
@@ -375,7 +377,7 @@ CONSTANTS: tuple[Constant, ...] = (
         "mlsys.core.solvers._layout",
         "NETWORK_EFFICIENCY",
         "scale-out",
-        "NIC line rate delivered to NCCL (≈ 90 %)",
+        "NIC line rate delivered to NCCL (≈ 90%)",
     ),
     Constant(
         "NVLink wire efficiency of a collective's payload",
@@ -392,21 +394,21 @@ CONSTANTS: tuple[Constant, ...] = (
         "NVIDIA/nccl-tests issue 212, NVIDIA/nccl issue 1455: ≈ 275 of 450 GB/s on 8 H100",
     ),
     Constant(
-        "NCCL ring base latency per protocol (s)",
+        "NCCL ring base latency per protocol",
         _COLL,
         "NCCL_RING_BASE_LATENCY_S",
         None,
         "NCCL `src/graph/tuning.cc` baseLat (Ring LL 6.6, LL128 14, Simple 8.4 µs)",
     ),
     Constant(
-        "NCCL ring step latency per link and protocol (s)",
+        "NCCL ring step latency per link and protocol",
         _COLL,
         "NCCL_RING_STEP_LATENCY_S",
         None,
         "NCCL `src/graph/tuning.cc` hwLat (NVLink LL 0.6 … network Simple 14 µs)",
     ),
     Constant(
-        "fixed time per kernel (s)",
+        "fixed time per kernel",
         "mlsys.core.formulas.overheads",
         "KERNEL_OVERHEAD_S",
         None,
@@ -417,17 +419,17 @@ CONSTANTS: tuple[Constant, ...] = (
         "mlsys.core.formulas.gemm",
         "FLASH_ATTENTION_FORWARD_FRACTION",
         None,
-        "Dao (2023), FlashAttention-2, Fig. 4–5: 50–73 % of A100 peak",
+        "Dao (2023), FlashAttention-2, Fig. 4–5: 50–73% of A100 peak",
     ),
     Constant(
         "FlashAttention backward fraction of peak",
         "mlsys.core.formulas.gemm",
         "FLASH_ATTENTION_BACKWARD_FRACTION",
         None,
-        "Dao (2023), FlashAttention-2, Fig. 6: ≈ 55–63 % of A100 peak",
+        "Dao (2023), FlashAttention-2, Fig. 6: ≈ 55–63% of A100 peak",
     ),
     Constant(
-        "per-GPU failure rates (1/s)",
+        "per-GPU failure rates (per component)",
         "mlsys.core.solvers.reliability",
         "DEFAULT_FAILURE_RATES",
         None,
