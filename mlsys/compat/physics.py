@@ -138,20 +138,18 @@ def calc_tree_allreduce_time(
     References
     ----------
     Thakur, Rabenseifner & Gropp (2005), "Optimization of Collective Communication
-    Operations in MPICH", IJHPCA 19(1), Sec. 4: binomial-tree reduce and broadcast each
-    cost ``⌈log2 p⌉(α + nβ)``.
+    Operations in MPICH", IJHPCA 19(1), Sec. 4; the code that runs is
+    :func:`mlsys.core.formulas.collectives.binomial_tree_allreduce_time`.
 
     Examples
     --------
     >>> round(calc_tree_allreduce_time(1e9, 256, 50e9, 5e-6).m_as("ms"), 2)
     320.08
     """
-    import math
+    from mlsys.core.formulas.collectives import binomial_tree_allreduce_time
 
     m, bw, a = _alpha_beta(message_bytes, bandwidth_bytes_s, latency_s)
-    n = int(n_gpus)
-    levels = math.ceil(math.log2(n)) if n > 1 else 0
-    return Q_(2 * levels * (a + m / bw), "s")
+    return Q_(binomial_tree_allreduce_time(m, int(n_gpus), bw, a), "s")
 
 
 def calc_mtbf_node(*args: Any, **kwargs: Any) -> Any:
