@@ -138,7 +138,7 @@ def _resolve(path: str) -> Any:
 class Scenario(BaseModel):
     """A workload on a device with the constraints it must meet (the book's scenario).
 
-    Parameters
+    Attributes
     ----------
     name : str
         Display name.
