@@ -1,0 +1,183 @@
+"""Start-up speed: a fresh interpreter to ``import mlsys`` and to its first formatted number.
+
+Issue 14 sets two start-up targets, both measured in fresh interpreters:
+
+* ``import mlsys``: at most 0.1 s;
+* a fresh interpreter to its first formatted catalog number,
+  ``fmt(Hardware.H100.memory_bandwidth)`` with its provenance span (what an inline
+  expression of a Quarto page inserts): at most 0.3 s.
+
+Each figure is the median over ``--runs`` interpreters, as wall time from the moment the
+process is started to the moment the snippet is done (interpreter start-up included, its
+teardown not: a reader waits for the number, not for the exit). The time the snippet
+itself reports (``perf_counter`` from its first statement) is printed beside it, and
+``import pint`` alone is measured the same way: it is the floor mlsys cannot go below.
+
+Bytecode is cached, as in an installed package: this machine sets
+``PYTHONDONTWRITEBYTECODE`` (every run would compile mlsys from source), so the caches go
+to a private prefix outside the tree and one unmeasured run per snippet warms them.
+Children run in a neutral directory so that ``--src`` wins over the working tree.
+
+Several ``--src DIR`` (each a directory holding an ``mlsys`` package, e.g. made by
+``git archive <commit> mlsys | tar -x -C DIR``) are measured **interleaved**, one
+interpreter of each in turn, so that a change of machine load hits every checkout alike:
+that is how a before → after is measured on a shared machine. The load average is printed
+before and after. A ratio below 1 meets the target.
+
+Run: ``python benchmarks/bench_startup.py [--runs N] [--src DIR ...]``.
+``benchmarks/run.py`` picks up :func:`scenarios` (the first-number figure; the import
+figure it measures itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+__all__ = ["TARGET_IMPORT_S", "TARGET_FIRST_NUMBER_S", "SNIPPETS", "fresh_seconds", "scenarios"]
+
+TARGET_IMPORT_S = 0.1
+"""Issue 14: ``import mlsys`` in a fresh interpreter, in s."""
+
+TARGET_FIRST_NUMBER_S = 0.3
+"""Issue 14: a fresh interpreter to its first formatted catalog number, in s."""
+
+# Each snippet ends by printing the wall clock (time.time, comparable across processes)
+# and its own elapsed perf_counter time. `time` is a built-in module: importing it first
+# costs nothing measurable.
+_HEAD = "import time\n_t0 = time.perf_counter()\n"
+_TAIL = "\nprint(time.time(), time.perf_counter() - _t0)\n"
+
+SNIPPETS: dict[str, str] = {
+    "import pint (the floor)": "import pint",
+    "import mlsys": "import mlsys",
+    "first formatted catalog number": (
+        "from mlsys import Hardware\n"
+        "from mlsys.formatting import fmt\n"
+        "text = fmt(Hardware.H100.memory_bandwidth)._repr_markdown_()\n"
+        "assert 'datasheet' in text, text"
+    ),
+}
+"""Figure name -> the code a fresh interpreter runs."""
+
+_TARGETS = {
+    "import mlsys": TARGET_IMPORT_S,
+    "first formatted catalog number": TARGET_FIRST_NUMBER_S,
+}
+
+
+def _env(src: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "mlsys-bench-pycache")
+    if src:
+        env["PYTHONPATH"] = os.path.abspath(src)
+    return env
+
+
+def _run_once(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds from process start to the snippet's end, seconds the snippet reports)."""
+    start = time.time()
+    out = subprocess.run(
+        [sys.executable, "-c", _HEAD + code + _TAIL],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"snippet failed:\n{code}\n{out.stderr[-2000:]}")
+    end_wall, inside = map(float, out.stdout.split()[-2:])
+    return end_wall - start, inside
+
+
+def fresh_seconds(
+    code: str, sources: list[str | None], runs: int
+) -> dict[str | None, tuple[float, float]]:
+    """Median wall and in-process seconds of ``code`` in fresh interpreters, per source.
+
+    Parameters
+    ----------
+    code : str
+        Python source run by ``python -c``.
+    sources : list of str or None
+        Directories holding the ``mlsys`` to measure (None: the installed one); runs
+        alternate between them.
+    runs : int
+        Interpreters per source (after one unmeasured warm-up run each).
+
+    Returns
+    -------
+    dict
+        Source -> (median wall seconds including interpreter start-up, median seconds
+        the snippet reports from its first statement), both in s.
+    """
+    envs = {src: _env(src) for src in sources}
+    for src in sources:
+        _run_once(code, envs[src])  # writes the bytecode caches
+    samples: dict[str | None, list[tuple[float, float]]] = {src: [] for src in sources}
+    for _ in range(runs):
+        for src in sources:
+            samples[src].append(_run_once(code, envs[src]))
+    return {
+        src: (statistics.median(s[0] for s in got), statistics.median(s[1] for s in got))
+        for src, got in samples.items()
+    }
+
+
+def scenarios() -> list[tuple[str, Callable[[], object], float]]:
+    """The first-number figure for ``benchmarks/run.py``: one fresh interpreter per call.
+
+    Returns
+    -------
+    list of (name, callable, target seconds)
+    """
+    env = _env(None)
+    code = SNIPPETS["first formatted catalog number"]
+    return [
+        (
+            "first formatted catalog number (fresh interpreter)",
+            lambda: _run_once(code, env),
+            TARGET_FIRST_NUMBER_S,
+        )
+    ]
+
+
+def _load() -> str:
+    if not hasattr(os, "getloadavg"):
+        return "unknown"
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print every figure, per source, with its ratio to target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="fresh interpreters per figure")
+    parser.add_argument(
+        "--src", action="append", help="directory holding an mlsys package (repeatable)"
+    )
+    args = parser.parse_args(argv)
+    sources: list[str | None] = list(args.src) if args.src else [None]
+    print(f"{args.runs} fresh interpreters per figure and source; load average {_load()}")
+    results = {name: fresh_seconds(code, sources, args.runs) for name, code in SNIPPETS.items()}
+    for src in sources:
+        print(f"\nmlsys from {src or 'the installed tree'}")
+        print(f"{'figure':<32} {'wall':>8} {'in-process':>11}  target  ratio (wall)")
+        for name, per_source in results.items():
+            wall, inside = per_source[src]
+            target = _TARGETS.get(name)
+            tail = f"{target:6.2f}  {wall / target:.2f}" if target else ""
+            print(f"{name:<32} {wall:7.3f}s {inside:10.3f}s  {tail}")
+    print(f"\nload average after {_load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
