@@ -42,12 +42,14 @@ from pint.util import UnitsContainer, infer_base_unit
 from mlsys.core.errors import MlsysError, ParameterError, UnitError
 from mlsys.core.provenance import (
     CatalogOrigin,
+    DerivedOrigin,
     Origin,
     ResultOrigin,
     TextOrigin,
     origin_of,
     span,
 )
+from mlsys.core.traced import TracedFloat, TracedInt
 from mlsys.core.units import get_registry
 
 __all__ = [
@@ -182,15 +184,20 @@ def _formatted(text: str, value: Any, source: Any = None, cls: type = Formatted)
     return out
 
 
+_ORIGINS = (CatalogOrigin, ResultOrigin, TextOrigin, DerivedOrigin)
+# Magnitudes the fast path of _coerce takes as they are (traced ones carry an origin).
+_FAST_MAGNITUDES = frozenset({float, int, TracedFloat, TracedInt})
+
+
 def _origin(value: Any, source: Any) -> Origin | None:
     if source is None:
         return origin_of(value)
     if isinstance(source, str):
         return TextOrigin(source)
-    if isinstance(source, (CatalogOrigin, ResultOrigin, TextOrigin)):
+    if isinstance(source, _ORIGINS):
         return source
     found = getattr(source, "origin", None)  # a Result (or a Formatted) that knows its own
-    if isinstance(found, (CatalogOrigin, ResultOrigin, TextOrigin)):
+    if isinstance(found, _ORIGINS):
         return found
     label = getattr(source, "label", None)
     if isinstance(label, str) and hasattr(source, "provenance_of"):
@@ -295,7 +302,7 @@ def _coerce(value: Any, name: str) -> tuple[float, UnitsContainer | None]:
     """Split ``value`` into a finite float and the units (``None`` for plain numbers)."""
     if type(value) is _quantity_class():  # the common case, without ABC isinstance checks
         magnitude = value._magnitude
-        if type(magnitude) is float or type(magnitude) is int:
+        if type(magnitude) in _FAST_MAGNITUDES:
             x = float(magnitude)
             if x - x == 0.0:  # finite (NaN and infinity give NaN)
                 units = value._units

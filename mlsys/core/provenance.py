@@ -14,10 +14,18 @@ Catalog Quantities are built once and live as long as their entry. When an entry
 cites sources is built (:class:`mlsys.core.types` registers it), each of its Quantities is
 recorded in a table keyed by ``id()``; the table holds the Quantity itself, so its ``id``
 can never be reused by another object, and a lookup is one dict access plus an ``is``
-check. A :class:`~mlsys.core.results.Result` whose solver called :func:`record` registers
-each field value as it is read in a bounded table of recent values (the pattern is
-``fmt(res.step_time)``: read, then format at once). Arithmetic makes a new object, so a
-value computed in a chapter has no origin unless the author passes ``source=``.
+check. Those tables serve values handed out by identity (``Models.X.total_params``).
+
+Through arithmetic
+------------------
+Catalog Quantities, the fields read from a :class:`~mlsys.core.results.Result` whose
+solver called :func:`record`, and the numbers an author marks with :func:`sourced` hold
+their magnitude as a :class:`~mlsys.core.traced.TracedFloat` or
+:class:`~mlsys.core.traced.TracedInt`: a float or int that carries its origins and hands
+them on through arithmetic and pint's unit conversions. ``fmt(res.step_time * 1000)``,
+``times(a / b)`` and ``fmt(bw * 8)`` therefore name every origin they came from
+(:class:`DerivedOrigin`). ``float()``, ``int()``, ``math.*``, f-strings and numpy arrays
+strip them (see :mod:`mlsys.core.traced`).
 
 Examples
 --------
@@ -34,12 +42,17 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from mlsys.core.traced import TracedFloat, TracedInt, merge, traced, traced_magnitude
+
 __all__ = [
     "CatalogOrigin",
     "ResultOrigin",
     "TextOrigin",
+    "DerivedOrigin",
     "Origin",
     "origin_of",
+    "origins_of",
+    "sourced",
     "register_entry",
     "register_value",
     "record",
@@ -79,6 +92,21 @@ class CatalogOrigin:
         self.field = field
         self.key = key
         self._text: str | None = None
+
+    def __eq__(self, other: object) -> bool:
+        # Two reads of the same field are one origin (a derived value lists it once).
+        return (
+            isinstance(other, CatalogOrigin)
+            and other.entry is self.entry
+            and other.field == self.field
+            and other.key == self.key
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self.entry), self.field, self.key))
+
+    def __repr__(self) -> str:
+        return f"CatalogOrigin({self.describe()!r})"
 
     @property
     def source(self) -> Any:
@@ -122,6 +150,21 @@ class ResultOrigin:
         self.solver = solver
         self.inputs = inputs
         self.field = field
+
+    def __eq__(self, other: object) -> bool:
+        # Each read of a field builds its own origin: same result and field, same origin.
+        return (
+            isinstance(other, ResultOrigin)
+            and other.inputs is self.inputs
+            and other.solver == self.solver
+            and other.field == self.field
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.solver, id(self.inputs), self.field))
+
+    def __repr__(self) -> str:
+        return f"ResultOrigin({self.describe()!r})"
 
     def at(self, field: str) -> ResultOrigin:
         """The same result's origin, for one of its fields.
@@ -173,6 +216,15 @@ class TextOrigin:
     def __init__(self, text: str) -> None:
         self.text = text
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TextOrigin) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"TextOrigin({self.text!r})"
+
     def describe(self) -> str:
         """The text as given.
 
@@ -183,7 +235,41 @@ class TextOrigin:
         return self.text
 
 
-Origin = CatalogOrigin | ResultOrigin | TextOrigin
+class DerivedOrigin:
+    """The origin of a number computed from several others: each of their origins.
+
+    Parameters
+    ----------
+    parts : tuple of CatalogOrigin, ResultOrigin or TextOrigin
+        The origins the number was computed from, each once, first-seen order.
+
+    Examples
+    --------
+    >>> DerivedOrigin((TextOrigin("a paper"), TextOrigin("a datasheet"))).describe()
+    'Computed from: a paper; a datasheet'
+    """
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[Any, ...]) -> None:
+        self.parts = parts
+
+    def describe(self) -> str:
+        """``"Computed from: "`` and each origin's line, joined by semicolons.
+
+        Lines that read the same (two fields of one entry citing one datasheet are two
+        lines; the same field read twice is one) appear once; the whole is cut to
+        :data:`MAX_TITLE_CHARS` when it becomes a tooltip.
+
+        Returns
+        -------
+        str
+        """
+        lines = dict.fromkeys(part.describe() for part in self.parts)
+        return "Computed from: " + "; ".join(lines)
+
+
+Origin = CatalogOrigin | ResultOrigin | TextOrigin | DerivedOrigin
 """Any of the origins a formatted number can carry."""
 
 
@@ -263,25 +349,44 @@ def entries_used(values: Iterable[Any]) -> tuple[Any, ...]:
 
 
 def register_entry(entry: Any) -> None:
-    """Record every Quantity (and Quantity in a mapping field) of a catalog entry.
+    """Give every Quantity of a catalog entry (and in its mapping fields) its origin.
 
-    Called by :mod:`mlsys.core.types` when an entry that cites sources is built. An
-    earlier registration of the same object wins, so a Quantity shared by a copy still
-    names the entry it was first read from.
+    Called by :mod:`mlsys.core.types` when an entry that cites sources is built. Each
+    Quantity field is replaced by an equal Quantity whose magnitude is a
+    :class:`~mlsys.core.traced.TracedFloat` carrying a :class:`CatalogOrigin`, so the
+    value and everything computed from it name the entry and its source. A Quantity
+    that already carries an origin (shared with an entry built earlier, e.g. by
+    ``model_copy``) keeps it: the first entry it was read from.
 
     Parameters
     ----------
     entry : mlsys.core.types model
         An entry whose ``provenance`` is not empty.
     """
+    fields = entry.__dict__  # a frozen pydantic model: its field values live here
     for name in type(entry).model_fields:
-        value = getattr(entry, name)
+        value = fields.get(name)
         if hasattr(value, "_units"):
-            _CATALOG.setdefault(id(value), (value, CatalogOrigin(entry, name)))
-        elif isinstance(value, dict) and name != "provenance":
-            for key, item in value.items():
-                if hasattr(item, "_units"):
-                    _CATALOG.setdefault(id(item), (item, CatalogOrigin(entry, name, key)))
+            fields[name] = _traced_quantity(value, entry, name, None)
+        elif (
+            isinstance(value, dict)
+            and name != "provenance"
+            and any(hasattr(item, "_units") for item in value.values())
+        ):
+            fields[name] = {
+                key: _traced_quantity(item, entry, name, key) if hasattr(item, "_units") else item
+                for key, item in value.items()
+            }
+
+
+def _traced_quantity(value: Any, entry: Any, name: str, key: str | None) -> Any:
+    magnitude = value._magnitude
+    if getattr(magnitude, "_origins", None):
+        return value
+    out = traced_magnitude(magnitude, (CatalogOrigin(entry, name, key),))
+    if out is magnitude:  # an array magnitude: it cannot carry an origin
+        return value
+    return value.__class__(out, value._units)
 
 
 def register_value(value: Any, origin: Origin, *, permanent: bool = False) -> Any:
@@ -316,7 +421,11 @@ def register_value(value: Any, origin: Origin, *, permanent: bool = False) -> An
 
 
 def origin_of(value: Any) -> Origin | None:
-    """The origin recorded for this very object, or None.
+    """The origin of a value about to be formatted, or None.
+
+    An origin recorded for this very object (:func:`register_value`) comes first; then
+    the origins its magnitude carries through arithmetic (one origin as it is, several
+    as a :class:`DerivedOrigin`).
 
     Parameters
     ----------
@@ -325,12 +434,97 @@ def origin_of(value: Any) -> Origin | None:
 
     Returns
     -------
-    CatalogOrigin, ResultOrigin, TextOrigin or None
+    CatalogOrigin, ResultOrigin, TextOrigin, DerivedOrigin or None
     """
-    hit = _CATALOG.get(id(value)) or _RECENT.get(id(value))
+    key = id(value)
+    hit = _CATALOG.get(key) or _RECENT.get(key)
     if hit is not None and hit[0] is value:
         return hit[1]
-    return None
+    found = getattr(getattr(value, "_magnitude", value), "_origins", None)
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else DerivedOrigin(found)
+
+
+def origins_of(value: Any) -> tuple[Any, ...]:
+    """Every origin a value carries, each once (empty when it has none).
+
+    Parameters
+    ----------
+    value : Any
+        A number or Quantity.
+
+    Returns
+    -------
+    tuple of CatalogOrigin, ResultOrigin or TextOrigin
+        The identity-registered origin first (if any), then those its magnitude carries.
+    """
+    found = getattr(getattr(value, "_magnitude", value), "_origins", None) or ()
+    hit = _CATALOG.get(id(value)) or _RECENT.get(id(value))
+    if hit is not None and hit[0] is value:
+        return merge((hit[1],), found)
+    return found
+
+
+def sourced(value: Any, source: str) -> Any:
+    """``value`` marked with where it comes from, an origin it keeps through arithmetic.
+
+    For a chapter's own numbers (``gpus = sourced(1024, "Meta 2024, Llama 3 paper §3.3")``):
+    formatted by :func:`~mlsys.core.fmt.fmt`, ``count``, ``pct``, ``times`` or ``money``,
+    the number, and any number computed from it, shows the source on hover.
+
+    Parameters
+    ----------
+    value : int, float, numpy scalar or pint.Quantity
+        The number, in any unit (a Quantity keeps its unit).
+    source : str
+        Where it comes from, as the tooltip should say it (a paper and section, a
+        datasheet, "author's assumption").
+
+    Returns
+    -------
+    TracedInt, TracedFloat or pint.Quantity
+        A new object equal to ``value`` (same type family: an int stays an int) whose
+        magnitude carries a :class:`TextOrigin` before any origin ``value`` already had.
+
+    Raises
+    ------
+    ParameterError
+        When ``source`` is not a non-empty string, or ``value`` is not one number or
+        Quantity (booleans, strings, arrays).
+
+    Examples
+    --------
+    >>> gpus = sourced(1024, "assumed cluster size")
+    >>> gpus == 1024, isinstance(gpus, int)
+    (True, True)
+    >>> origin_of(gpus * 8).describe()
+    'assumed cluster size'
+    """
+    from mlsys.core.errors import ParameterError
+
+    if not isinstance(source, str) or not source.strip():
+        raise ParameterError("source", source, "a non-empty string naming where the value is from")
+    mine = (TextOrigin(source),)
+    magnitude = getattr(value, "_magnitude", None)
+    if magnitude is not None and hasattr(value, "_units"):
+        out = traced_magnitude(magnitude, mine)
+        if out is magnitude:  # an array, or not a number
+            raise ParameterError(
+                "value", value, "one number or a Quantity of one number, not an array"
+            )
+        return value.__class__(_front(out, mine), value._units)
+    if isinstance(value, (bool, str)):
+        raise ParameterError("value", value, "an int, a float or a pint Quantity")
+    out = traced(value, mine)
+    if out is value and not isinstance(value, (TracedFloat, TracedInt)):
+        raise ParameterError("value", value, "an int, a float or a pint Quantity")
+    return _front(out, mine)
+
+
+def _front(value: Any, mine: tuple[Any, ...]) -> Any:
+    """A new traced number equal to ``value`` whose origins start with ``mine``."""
+    return type(value)(value._plain(), merge(mine, value._origins))
 
 
 def record(result: Any, solver: Any, /, **inputs: Any) -> Any:

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from mlsys.core.deprecation import warn_renamed
-from mlsys.core.provenance import ResultOrigin, register_value, span
+from mlsys.core.provenance import ResultOrigin, span
+from mlsys.core.traced import traced, traced_magnitude
 from mlsys.core.units import Q_, _unit
 
 __all__ = ["Result"]
@@ -61,20 +62,26 @@ class Result(Mapping[str, Any]):
     def _wrap(self, name: str, value: Any) -> Any:
         unit = self._units.get(name)
         origin = self._origin
-        if unit is None or value is None or isinstance(value, (bool, str, Result)):
-            if origin is not None:
-                _lend(origin.at(name), value)
+        if isinstance(value, Result):
+            if origin is not None and value._origin is None:
+                # A nested result (res.memory) made inside this solve: its fields name
+                # this solver and field ("DistributedModel → memory.weights").
+                object.__setattr__(value, "_origin", origin.at(name))
             return value
+        if unit is None or value is None or isinstance(value, (bool, str)):
+            # A count or a fraction read from a recorded result carries its origin
+            # through arithmetic (fmt(res.mfu * 100)); strings, bools and arrays do not.
+            return value if origin is None else traced(_plain_number(value), (origin.at(name),))
         if isinstance(value, dict):
-            out = {k: Q_(v, _unit(unit)) for k, v in value.items()}
-            if origin is not None:
-                for k, q in out.items():
-                    register_value(q, origin.at(f"{name}[{k}]"))
-            return out
-        quantity = Q_(value, _unit(unit))
+            if origin is None:
+                return {k: Q_(v, _unit(unit)) for k, v in value.items()}
+            return {
+                k: Q_(traced_magnitude(_plain_number(v), (origin.at(f"{name}[{k}]"),)), _unit(unit))
+                for k, v in value.items()
+            }
         if origin is not None:
-            register_value(quantity, origin.at(name))
-        return quantity
+            value = traced_magnitude(_plain_number(value), (origin.at(name),))
+        return Q_(value, _unit(unit))
 
     @property
     def origin(self) -> ResultOrigin | None:
@@ -237,12 +244,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _lend(origin: ResultOrigin, value: Any) -> None:
-    """Register a plain field value (a fraction, a count) under the result's origin."""
-    # Small ints are shared singletons: only floats and large ints have an identity of
-    # their own that a chapter's fmt(res.mfu) can be matched by.
-    if isinstance(value, float) or (type(value) is int and not -5 <= value <= 256):
-        register_value(value, origin)
+def _plain_number(value: Any) -> Any:
+    """A stored value without the origins it may carry (a solver computed it from another
+    result's fields): the field's own origin, this solver and its inputs, says it all."""
+    plain = getattr(value, "_plain", None)
+    return value if plain is None else plain()
 
 
 def _display(value: Any, unit: str | None) -> str:

@@ -42,6 +42,7 @@ from pydantic import (
 from mlsys.core.errors import MlsysError, ParameterError
 from mlsys.core.precision import normalize_precision
 from mlsys.core.provenance import CatalogOrigin, register_entry, register_value
+from mlsys.core.traced import TracedFloat
 from mlsys.core.units import as_quantity, as_si
 
 __all__ = [
@@ -390,10 +391,10 @@ class Accelerator(_Model):
         dense = self.peak_flops[normalize_precision(precision)]
         if not sparse or self.sparsity_speedup == 1.0:
             return dense
-        quantity = dense * self.sparsity_speedup
         origin = CatalogOrigin(self, "peak_flops", f"{normalize_precision(precision)}, 2:4 sparse")
-        register_value(quantity, origin)
-        return quantity
+        # Its own origin (the dense figure's, with "2:4 sparse"), kept through arithmetic.
+        sparse_flops = float(dense.magnitude) * self.sparsity_speedup
+        return dense.__class__(TracedFloat(sparse_flops, (origin,)), dense.units)
 
     def peak_flops_s(self, precision: str = "bf16", *, sparse: bool = False) -> float:
         """Peak FLOP/s at a precision, as a bare SI float (the solvers' hot path).

@@ -59,10 +59,13 @@ def test_model_parameter_counts_name_the_paper():
     assert isinstance(origin, CatalogOrigin) and "Touvron" in origin.describe()
 
 
-def test_arithmetic_loses_the_origin_and_source_restores_it():
-    doubled = H100.memory_bandwidth * 2
-    assert fmt(doubled).origin is None
-    assert fmt(doubled)._repr_markdown_() == "[6.7 TB/s]{.mlsys-num}"
+def test_arithmetic_keeps_the_origin_and_source_overrides_it():
+    doubled = H100.memory_bandwidth * 2  # 2 × 3.35 TB/s (datasheet)
+    assert fmt(doubled).origin == CatalogOrigin(H100, "memory_bandwidth")
+    text, title = split_span(fmt(doubled)._repr_markdown_())
+    assert text == "6.7 TB/s" and "H100 SXM5 80GB, memory bandwidth: datasheet" in title
+    # A value built from plain numbers has no origin and is marked without a title.
+    assert fmt(Q_(6.7, "TB/s"))._repr_markdown_() == "[6.7 TB/s]{.mlsys-num}"
     stated = fmt(doubled, source="two H100s")
     assert isinstance(stated.origin, TextOrigin) and split_span(stated._repr_markdown_()) == (
         "6.7 TB/s",

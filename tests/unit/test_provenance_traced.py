@@ -1,0 +1,271 @@
+"""Origins survive arithmetic: traced numbers, ``sourced``, and derived tooltips (issue 14).
+
+Facts from the catalog's own sources: the H100 SXM's memory bandwidth is 3.35 TB/s (NVIDIA
+H100 datasheet, 2023), the A100 80GB SXM's 2,039 GB/s (NVIDIA A100 datasheet, 2021), so
+the ratio is 3350 / 2039 = 1.643; 8 × 3.35 TB/s = 26.8 TB/s.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlsys import Q_, Hardware
+from mlsys.core.errors import ParameterError
+from mlsys.core.fmt import count, fmt, money, pct, times
+from mlsys.core.provenance import (
+    MAX_TITLE_CHARS,
+    CatalogOrigin,
+    DerivedOrigin,
+    TextOrigin,
+    origin_of,
+    origins_of,
+    sourced,
+    split_span,
+)
+from mlsys.core.traced import MAX_ORIGINS, TracedFloat, TracedInt, merge, origins
+
+H100, A100 = Hardware.H100, Hardware.A100_80GB
+A, B = TextOrigin("paper A"), TextOrigin("datasheet B")
+
+finite = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False)
+nonzero = finite.filter(lambda v: abs(v) > 1e-6)
+whole = st.integers(min_value=-(10**12), max_value=10**12)
+OPS = [
+    lambda x, y: x + y,
+    lambda x, y: x - y,
+    lambda x, y: x * y,
+    lambda x, y: x / y,
+    lambda x, y: x // y,
+    lambda x, y: x % y,
+]
+
+
+# -- sourced ------------------------------------------------------------------------------
+
+
+def test_sourced_returns_an_equal_distinct_value_of_the_same_kind():
+    for value, kind in ((1024, int), (5, int), (0.45, float), (np.float64(2.5), float)):
+        out = sourced(value, "Llama 3 paper, §3.3")
+        assert out == value and isinstance(out, kind) and out is not value
+        assert origin_of(out) == TextOrigin("Llama 3 paper, §3.3")
+    # Small ints are interned singletons: the plain 5 has no origin after sourced(5, ...)
+    assert origin_of(5) is None and origin_of(sourced(5, "x")) is not None
+    q = sourced(Q_(80, "GB"), "assumed")
+    assert q == Q_(80, "GB") and q.units == Q_(80, "GB").units
+    assert origin_of(q).describe() == "assumed"
+
+
+def test_sourced_puts_the_authors_words_first_and_keeps_the_catalogs():
+    q = sourced(H100.memory_bandwidth * 8, "one HGX board")
+    assert origins_of(q) == (TextOrigin("one HGX board"), CatalogOrigin(H100, "memory_bandwidth"))
+    assert H100.memory_bandwidth.m_as("TB/s") == 3.35  # the catalog's object is untouched
+    assert origin_of(H100.memory_bandwidth) == CatalogOrigin(H100, "memory_bandwidth")
+
+
+@pytest.mark.parametrize("bad", [True, "3 GB", np.array([1.0, 2.0]), None, [1]])
+def test_sourced_refuses_what_is_not_one_number(bad):
+    with pytest.raises(ParameterError, match="value"):
+        sourced(bad, "x")
+
+
+@pytest.mark.parametrize("bad", ["", "  ", None, 3])
+def test_sourced_needs_words(bad):
+    with pytest.raises(ParameterError, match="source"):
+        sourced(1.0, bad)
+
+
+def test_every_formatter_shows_the_source_of_a_sourced_value():
+    gpus = sourced(1024, "Meta 2024")
+    assert split_span(fmt(gpus)._repr_markdown_()) == ("1,024", "Meta 2024")
+    assert split_span(count(gpus, "GPUs")._repr_markdown_()) == ("1,024 GPUs", "Meta 2024")
+    assert split_span(pct(sourced(0.419, "MFU, Table 2"))._repr_markdown_())[1] == "MFU, Table 2"
+    assert split_span(times(sourced(3.2, "speed-up"))._repr_markdown_()) == ("3.2×", "speed-up")
+    assert split_span(money(sourced(4.2e6, "quote"))._repr_markdown_())[1] == "quote"
+
+
+def test_a_value_with_no_origin_formats_exactly_as_before():
+    for value in (1024, 0.45, Q_(3.35, "TB/s"), Q_(1.25e6, "s")):
+        out = fmt(value)
+        assert out.origin is None and out._repr_markdown_() == f"[{out}]{{.mlsys-num}}"
+    assert fmt(sourced(1024, "x")) == fmt(1024) == "1,024"
+    assert fmt(sourced(Q_(1.25e6, "s"), "x")) == fmt(Q_(1.25e6, "s"))
+
+
+# -- arithmetic -------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=finite, y=nonzero, op=st.sampled_from(OPS))
+def test_float_arithmetic_equals_plain_and_keeps_both_origins(x, y, op):
+    tx, ty = TracedFloat(x, (A,)), TracedFloat(y, (B,))
+    for left, right, expect in ((tx, ty, (A, B)), (tx, y, (A,)), (x, ty, (B,))):
+        out = op(left, right)
+        assert out == op(x, y) or (math.isnan(out) and math.isnan(op(x, y)))
+        assert isinstance(out, TracedFloat) and origins(out) == expect
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=whole, y=whole.filter(bool), op=st.sampled_from(OPS))
+def test_int_arithmetic_stays_int_where_python_does(x, y, op):
+    out = op(TracedInt(x, (A,)), TracedInt(y, (B,)))
+    plain = op(x, y)
+    assert out == plain and type(plain) is (int if isinstance(out, int) else float)
+    assert origins(out) == (A, B)
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=finite)
+def test_equality_hashing_ordering_repr_match_the_plain_value(x):
+    t = TracedFloat(x, (A,))
+    assert t == x and hash(t) == hash(x) and repr(t) == repr(x) and str(t) == str(x)
+    assert (t < x + 1) == (x < x + 1) and {t: 1}[x] == 1
+    assert json.dumps([t, TracedInt(7, (A,))]) == json.dumps([x, 7])
+
+
+def test_unary_rounding_and_powers():
+    t = TracedFloat(-2.75, (A,))
+    for out, plain in (
+        (-t, 2.75),
+        (+t, -2.75),
+        (abs(t), 2.75),
+        (round(t), -3),
+        (round(t, 1), -2.8),
+        (math.floor(t), -3),
+        (math.ceil(t), -2),
+        (math.trunc(t), -2),
+        (t**2, 7.5625),
+        (2**t, 2**-2.75),
+    ):
+        assert out == plain and origins(out) == (A,)
+    assert isinstance(round(t), TracedInt) and isinstance(math.floor(t), TracedInt)
+    q, r = divmod(TracedInt(17, (A,)), 5)
+    assert (q, r) == (3, 2) and origins(q) == origins(r) == (A,)
+
+
+def test_what_strips_the_origins():
+    t = TracedFloat(2.0, (A,))
+    assert type(float(t)) is float and type(int(TracedInt(3, (A,)))) is int
+    assert origins(math.sqrt(t)) == () and origins(f"{t}") == ()
+    array = np.array([1.0, 2.0]) * t
+    assert type(array) is np.ndarray and origins(array) == () and list(array) == [2.0, 4.0]
+
+
+def test_numpy_scalars_keep_them():
+    t = TracedFloat(4.0, (A,))
+    for out in (np.float64(2) * t, t * np.float64(2), np.sqrt(t) * 4, np.int64(2) * t):
+        assert out == 8.0 and origins(out) == (A,)
+    assert origins(np.int64(3) * TracedInt(2, (B,))) == (B,)
+
+
+def test_sum_max_min_keep_them():
+    xs = [TracedFloat(1.0, (A,)), TracedFloat(2.0, (B,))]
+    assert origins(sum(xs)) == (A, B) and origins(max(xs)) == (B,) and origins(min(xs)) == (A,)
+
+
+def test_merge_deduplicates_and_is_bounded():
+    same = CatalogOrigin(H100, "memory_bandwidth")
+    assert merge((same,), (CatalogOrigin(H100, "memory_bandwidth"),)) == (same,)
+    many = tuple(TextOrigin(str(i)) for i in range(3 * MAX_ORIGINS))
+    assert len(merge(many[:1], many)) == MAX_ORIGINS
+
+
+def test_pickle_and_copy_keep_value_type_and_tooltip_text():
+    q = H100.memory_bandwidth * TracedInt(8, (A,))
+    back = pickle.loads(pickle.dumps(q))
+    assert back == q and type(back.magnitude) is TracedFloat
+    assert origin_of(back).describe() == origin_of(q).describe()
+    n = pickle.loads(pickle.dumps(TracedInt(7, (A,))))
+    assert n == 7 and type(n) is TracedInt and origins(n) == (A,)
+    assert (
+        copy.deepcopy(q) == q and origin_of(copy.deepcopy(q)).describe() == origin_of(q).describe()
+    )
+    assert pickle.loads(pickle.dumps(H100)).memory_bandwidth == H100.memory_bandwidth
+
+
+# -- through pint ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "magnitude"),
+    [
+        (lambda q: q.to("GB/s"), 3350.0),
+        (lambda q: q.to("Gbit/s"), 26800.0),
+        (lambda q: q.to_base_units(), 2.68e13),  # bits per second in base units
+        (lambda q: q.to_compact(), 3.35),
+        (lambda q: q * 1000, 3350.0),
+        (lambda q: q + q, 6.7),
+        (lambda q: q - Q_(350, "GB/s"), 3.0),
+        (lambda q: Q_(350, "GB/s") + q, 350 + 3350.0),
+        (lambda q: round(q, 1), 3.4),
+        (lambda q: abs(-q), 3.35),
+        (lambda q: sum([q, q]), 6.7),
+        (lambda q: max(q, Q_(1, "TB/s")), 3.35),
+        (lambda q: np.sqrt(q * q), 3.35),
+        (lambda q: q * Q_(2, "s"), 6.7),
+    ],
+)
+def test_catalog_quantities_keep_their_origin_through_pint(expression, magnitude):
+    out = expression(H100.memory_bandwidth)
+    assert out.magnitude == pytest.approx(magnitude)
+    assert type(out.magnitude) is TracedFloat
+    assert origins(out) == (CatalogOrigin(H100, "memory_bandwidth"),)
+
+
+def test_m_as_magnitude_and_comparisons():
+    q = H100.memory_bandwidth
+    assert q.m_as("B/s") == 3.35e12 and origins(q.m_as("B/s")) == origins(q)
+    assert q.magnitude == 3.35 and origins(q.magnitude) == origins(q)
+    assert q > A100.memory_bandwidth and q == Q_(3.35, "TB/s") and q != Q_(3.3, "TB/s")
+
+
+def test_solvers_see_plain_floats():
+    # as_si, the solvers' door, calls float(): inner code never pays for tracing.
+    assert type(H100.memory_bandwidth_Bps) is float and H100.memory_bandwidth_Bps == 3.35e12
+    assert all(type(v) is float for v in H100._flops_si.values())
+
+
+# -- the tooltip of a derived value ---------------------------------------------------------
+
+
+def test_a_ratio_of_two_catalog_values_names_both_datasheets():
+    ratio = times(H100.memory_bandwidth / A100.memory_bandwidth)
+    text, title = split_span(ratio._repr_markdown_())
+    assert text == f"{3350 / 2039:.3f}×" == "1.643×"
+    assert title == (
+        "Computed from: "
+        + CatalogOrigin(H100, "memory_bandwidth").describe()
+        + "; "
+        + CatalogOrigin(A100, "memory_bandwidth").describe()
+    )
+    assert "NVIDIA H100 Tensor Core GPU datasheet" in title
+    assert "NVIDIA A100 Tensor Core GPU datasheet" in title
+    assert isinstance(ratio.origin, DerivedOrigin)
+
+
+def test_a_quantity_times_a_sourced_count():
+    board = fmt(sourced(8, "GPUs per HGX board") * H100.memory_bandwidth)
+    text, title = split_span(board._repr_markdown_())
+    assert text == "26.8 TB/s"
+    # pint multiplies its own magnitude first (Quantity.__rmul__): both origins, that order.
+    assert title == (
+        "Computed from: "
+        + CatalogOrigin(H100, "memory_bandwidth").describe()
+        + "; GPUs per HGX board"
+    )
+
+
+def test_the_same_origin_twice_is_named_once_and_long_titles_are_cut():
+    bw = H100.memory_bandwidth
+    assert isinstance(origin_of(bw + bw), CatalogOrigin)  # one origin: no "Computed from"
+    parts = tuple(TextOrigin(f"source number {i} " + "x" * 40) for i in range(MAX_ORIGINS))
+    value = sum(TracedFloat(1.0, (p,)) for p in parts)
+    title = split_span(fmt(value)._repr_markdown_())[1]
+    assert len(title) == MAX_TITLE_CHARS and title.endswith("…")
