@@ -349,9 +349,33 @@ def test_nccl_small_message_latency_per_protocol():
 
 
 def test_nccl_picks_simple_for_large_messages():
-    # 1 GB: Simple 8.4 + 47.6 µs + 1.75 GB / 370 GB/s; LL would halve the bandwidth.
+    # 1 GB: Simple 8.4 + 47.6 µs + 1.75 GB / 370 GB/s; LL would quarter the bandwidth.
     t = nccl_ring_time("all_reduce", 1e9, 8, 450e9)
     assert t == pytest.approx(56e-6 + 1.75e9 / (450e9 * NVLINK_WIRE_EFFICIENCY))
+
+
+def test_nccl_ll_bus_bandwidth_follows_nccls_tuning_model():
+    # NCCL 2.18.6 tuning.cc: ring LL gets busBw/4 for an all-reduce, busBw/3 for an
+    # all-gather inside a node, capped at llMaxBws = 87.7 GB/s on Ampere/Hopper.
+    # 4 A100 at 300 GB/s: link busBw 300 × 0.822 = 246.7 GB/s, LL 61.7 GB/s. A 1 MiB
+    # all-reduce then moves 1.5 MiB: LL 10.2 µs + 1,572,864 / 61.7e9 = 35.7 µs, so
+    # LL128 (25.4 µs + 1,572,864 / (246.7e9 × 0.92) = 32.3 µs) is picked.
+    link = 300e9 * NVLINK_WIRE_EFFICIENCY
+    m = 2.0**20
+    ll = nccl_ring_time("all_reduce", m, 4, 300e9, protocol="LL")
+    assert ll == pytest.approx(10.2e-6 + 1.5 * m / (link / 4.0), rel=1e-9)
+    ll128 = 14.0e-6 + 6 * 1.9e-6 + 1.5 * m / (link * 0.92)
+    assert nccl_ring_time("all_reduce", m, 4, 300e9) == pytest.approx(ll128, rel=1e-9)
+    assert ll128 == pytest.approx(32.3e-6, abs=0.05e-6)
+    # all-gather of a 1 MiB output inside one node: LL at a third of the bus bandwidth
+    ag = nccl_ring_time("all_gather", m, 4, 300e9, protocol="LL")
+    assert ag == pytest.approx(6.6e-6 + 3 * 0.6e-6 + 0.75 * m / (link / 3.0), rel=1e-9)
+    # 8 H100 (450 GB/s): busBw/4 = 92.5 GB/s exceeds the cap, so LL runs at 87.7 GB/s
+    t = nccl_ring_time("all_reduce", 1e6, 8, 450e9, protocol="LL")
+    assert t == pytest.approx(15.0e-6 + 1.75e6 / 87.7e9, rel=1e-9)
+    # the array path prices the same
+    arr = nccl_ring_time("all_gather", np.array([m, m]), 4, 300e9, protocol="LL", nodes=1)
+    np.testing.assert_allclose(arr, [ag, ag], rtol=1e-12)
 
 
 def test_nccl_ring_crossing_nodes_pays_network_steps():

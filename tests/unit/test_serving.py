@@ -85,12 +85,12 @@ def test_tensor_parallelism_makes_70b_fit_and_adds_allreduce_time():
     assert res.feasible
     assert res.si("weight_bytes_per_accelerator") == pytest.approx(137.95e9 / 4, rel=1e-3)
     # Decode: 160 all-reduces of 8192 · 2 bytes on 4 ranks of NVLink 4 (450 GB/s). NCCL's
-    # cost model (tuning.cc) picks the LL protocol: 6.6 µs + 6 steps × 0.6 µs, plus
-    # 1.5 · 16384 B at half of the 370 GB/s NVLink payload rate: 10.2 + 0.133 = 10.333 µs
-    # (NVLS, 25 µs of latency, loses at this size).
+    # cost model (NCCL 2.18.6 tuning.cc) picks the LL protocol: 6.6 µs + 6 steps × 0.6 µs,
+    # plus 1.5 · 16384 B at a quarter of the 370 GB/s NVLink payload rate (92.5 GB/s, over
+    # LL's 87.7 GB/s cap): 10.2 + 0.280 = 10.480 µs (NVLS, 25 µs of latency, loses here).
     fab = Nodes.DGX_H100.intra_fabric
     payload = fab.bandwidth_Bps * 370 / 450
-    per = 6.6e-6 + 6 * 0.6e-6 + 1.5 * 8192 * 2 / (payload * 0.5)
+    per = 6.6e-6 + 6 * 0.6e-6 + 1.5 * 8192 * 2 / min(payload * 0.25, 87.7e9)
     assert res.si("tp_communication_time_decode") == pytest.approx(160 * per, rel=1e-6)
     # Prefill of 512 tokens: 8.39 MB messages. Simple ring: 8.4 + 6 × 3.4 = 28.8 µs + 34.0 µs
     # = 62.8 µs; NVLS: 25 µs + 8.39 MB / 275 GB/s = 55.5 µs, the faster on NVSwitch 3.

@@ -72,6 +72,8 @@ __all__ = [
     "NCCL_RING_BASE_LATENCY_S",
     "NCCL_RING_STEP_LATENCY_S",
     "NCCL_PROTOCOL_BANDWIDTH_FRACTION",
+    "NCCL_LL_GATHER_FRACTION",
+    "NCCL_LL_MAX_BUS_BANDWIDTH_BPS",
     "NVLINK_WIRE_EFFICIENCY",
     "NVLS_ALGORITHM_BANDWIDTH_FRACTION",
     "NVLS_LATENCY_S",
@@ -1119,7 +1121,7 @@ half the bandwidth), ``LL128`` (128-byte lines with an 8-byte flag) and ``Simple
 
 NCCL_RING_BASE_LATENCY_S: dict[str, float] = {"LL": 6.6e-6, "LL128": 14.0e-6, "Simple": 8.4e-6}
 """Fixed latency of one ring collective per protocol, in seconds (NCCL's cost model,
-``baseLat`` of ``src/graph/tuning.cc``, NCCL 2.2x: Ring LL 6.6 µs, LL128 14 µs, Simple
+``baseLat`` of ``src/graph/tuning.cc``, NCCL 2.18-2.2x: Ring LL 6.6 µs, LL128 14 µs, Simple
 8.4 µs)."""
 
 NCCL_RING_STEP_LATENCY_S: dict[str, dict[str, float]] = {
@@ -1128,13 +1130,28 @@ NCCL_RING_STEP_LATENCY_S: dict[str, dict[str, float]] = {
     "net": {"LL": 2.7e-6, "LL128": 4.0e-6, "Simple": 14.0e-6},
 }
 """Latency of one ring step per link type and protocol, in seconds (``hwLat`` of NCCL's
-``src/graph/tuning.cc``, NCCL 2.2x, Ring row: NVLink 0.6/1.9/3.4 µs, PCI 1.0/2.5/5.7 µs,
+``src/graph/tuning.cc``, NCCL 2.18-2.2x, Ring row: NVLink 0.6/1.9/3.4 µs, PCI 1.0/2.5/5.7 µs,
 network 2.7/4.0/14 µs for LL/LL128/Simple)."""
 
-NCCL_PROTOCOL_BANDWIDTH_FRACTION: dict[str, float] = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
-"""Share of the link bandwidth each protocol delivers (NCCL ``tuning.cc``: LL halves the
-bus bandwidth, its flag takes half of each 8-byte store; LL128 keeps 120 of 128 bytes,
-modelled as 0.92)."""
+NCCL_PROTOCOL_BANDWIDTH_FRACTION: dict[str, float] = {"LL": 0.25, "LL128": 0.92, "Simple": 1.0}
+"""Share of the link's bus bandwidth each protocol delivers to a ring all-reduce, as
+NCCL's cost model sets it (``ncclTopoTuneModel`` in ``src/graph/tuning.cc``, NCCL
+2.18.6): LL ``busBw × 1/4`` (its 4-byte flag takes half of each 8-byte store, and the
+all-reduce's reduction runs on the same threads that poll the flags), LL128
+``busBw × 0.92`` (120 of 128 bytes), Simple the whole. Ring all-gather and
+reduce-scatter on one node get LL at ``1/3`` (:data:`NCCL_LL_GATHER_FRACTION`); LL is also
+capped at :data:`NCCL_LL_MAX_BUS_BANDWIDTH_BPS`."""
+
+NCCL_LL_GATHER_FRACTION = 1.0 / 3.0
+"""LL's share of the bus bandwidth for a ring all-gather or reduce-scatter inside one
+node (NCCL 2.18.6 ``tuning.cc``: ``1.0/3.0`` unless the collective is an all-reduce or a
+reduce, or spans nodes, where it is ``1.0/4.0``)."""
+
+NCCL_LL_MAX_BUS_BANDWIDTH_BPS = 87.7e9
+"""Most bus bandwidth NCCL's model gives the LL protocol on one Ampere or Hopper node, in
+bytes per second (``llMaxBws``, "Ampere-N1" and "Hopper-N1": 87.7 GB/s; NCCL 2.18.6
+``src/graph/tuning.cc``): on NVLink the LL ring is bounded by how fast its threads store
+and poll 8-byte lines, not by the links."""
 
 NVLINK_WIRE_EFFICIENCY = 370.0 / 450.0
 """Share of NVLink's line rate a collective's payload gets: NCCL reaches about 370 GB/s
@@ -1173,6 +1190,17 @@ def _protocols(protocol: Any) -> tuple[str, ...]:
     raise ParameterError("protocol", protocol, "None (NCCL's choice) or LL, LL128, Simple")
 
 
+def _ll_share(protocol: str, kind: str, nodes: Any) -> Any:
+    """The protocol's share of the bus bandwidth (LL's depends on the collective)."""
+    if protocol != "LL" or kind == "all_reduce":
+        return NCCL_PROTOCOL_BANDWIDTH_FRACTION[protocol]
+    if type(nodes) is float:
+        return NCCL_LL_GATHER_FRACTION if nodes <= 1.0 else NCCL_PROTOCOL_BANDWIDTH_FRACTION["LL"]
+    return np.where(
+        np.asarray(nodes) <= 1, NCCL_LL_GATHER_FRACTION, NCCL_PROTOCOL_BANDWIDTH_FRACTION["LL"]
+    )
+
+
 def nccl_ring_time(
     kind: str,
     message_bytes: Any,
@@ -1190,14 +1218,15 @@ def nccl_ring_time(
     all-gather and reduce-scatter), of which ``s_net`` cross nodes (``2(k-1)`` or
     ``k-1`` on ``k`` nodes):
 
-    ``t_p = base_p + (s − s_net)·step_p(link) + s_net·step_p(net)
-    + f·M / (β · η_wire · φ_p)``
+    ``t_p = base_p + (s − s_net)·step_p(link) + s_net·step_p(net) + f·M / B_p``
 
-    with the bus factor ``f`` (``2(n-1)/n`` or ``(n-1)/n``), the protocol's bandwidth
-    share ``φ_p`` and the wire efficiency ``η_wire``. NCCL's tuner runs the protocol its
-    model says is fastest, so with ``protocol=None`` the time is ``min_p t_p``: LL for
-    small messages (lowest latency), Simple for large ones. The per-protocol LL bandwidth
-    cap of ``tuning.cc`` is not modelled (it matters only between the two regimes).
+    with the bus factor ``f`` (``2(n-1)/n`` or ``(n-1)/n``) and the protocol's bus
+    bandwidth ``B_p = β · η_wire · φ_p`` — the protocol's share ``φ_p`` of the link
+    rate ``β`` times the wire efficiency ``η_wire`` — which for LL NCCL also caps at
+    :data:`NCCL_LL_MAX_BUS_BANDWIDTH_BPS`. NCCL's tuner runs the protocol its model says
+    is fastest, so with ``protocol=None`` the time is ``min_p t_p``: LL for small
+    messages (lowest latency), LL128 in between (a tensor-parallel decode step's
+    0.25-1 MB all-reduces), Simple for large ones.
 
     Parameters
     ----------
@@ -1228,20 +1257,25 @@ def nccl_ring_time(
     References
     ----------
     NVIDIA NCCL, ``src/graph/tuning.cc`` (``ncclTopoTuneModel``: ``baseLat``, ``hwLat``,
-    protocol bandwidth ratios, the latency sum over intra- and inter-node steps), NCCL
-    2.2x; Jeaugey, NVIDIA/nccl-tests issue 212 (2024) for the NVLink protocol overhead;
+    protocol bandwidth ratios and the LL cap ``llMaxBws``, the latency sum over intra- and
+    inter-node steps), NCCL 2.18.6; Jeaugey, NVIDIA/nccl-tests issue 212 (2024) for the
+    NVLink protocol overhead;
     Patarasuk & Yuan (2009) for the ring's bandwidth term.
 
     Examples
     --------
     A 16 KB all-reduce (one token of a 8192-wide model in fp16) on 4 NVLink GPUs at
     300 GB/s: LL costs 6.6 + 6 × 0.6 = 10.2 µs of latency plus 1.5 × 16,384 B /
-    (300 GB/s × 0.822 × 0.5) = 0.2 µs, 10.4 µs; Simple would cost 28.9 µs.
+    (300 GB/s × 0.822 × 0.25 = 61.7 GB/s) = 0.4 µs, 10.6 µs; Simple would cost 28.9 µs.
+    At 1 MB (64 such tokens) LL's 25.5 µs of transfer loses to LL128: 14 + 6 × 1.9 =
+    25.4 µs plus 1.5 MB / 227 GB/s = 6.9 µs, 32.3 µs.
 
     >>> round(nccl_ring_time("all_reduce", 16384, 4, 300e9) * 1e6, 1)
-    10.4
+    10.6
     >>> round(nccl_ring_time("all_reduce", 16384, 4, 300e9, protocol="Simple") * 1e6, 1)
     28.9
+    >>> round(nccl_ring_time("all_reduce", 2**20, 4, 300e9) * 1e6, 1)
+    32.3
     """
     k = normalize_collective(kind)
     if k not in _RING_STEPS:
@@ -1259,27 +1293,39 @@ def nccl_ring_time(
         k_nodes = float(nodes)
         steps = _RING_STEPS[k] * (n - 1.0)
         net_steps = _RING_STEPS[k] * (k_nodes - 1.0)
-        volume = _RING_BUS[k] * (n - 1.0) / n * M / (bw * float(wire_efficiency))
-        return min(
-            NCCL_RING_BASE_LATENCY_S[p]
-            + (steps - net_steps) * hw[p]
-            + net_steps * net[p]
-            + volume / NCCL_PROTOCOL_BANDWIDTH_FRACTION[p]
-            for p in protos
-        )
+        bus = _RING_BUS[k] * (n - 1.0) / n * M
+        link_bw = bw * float(wire_efficiency)
+        best = _INF
+        for p in protos:
+            bus_bw = link_bw * _ll_share(p, k, k_nodes)
+            if p == "LL" and bus_bw > NCCL_LL_MAX_BUS_BANDWIDTH_BPS:
+                bus_bw = NCCL_LL_MAX_BUS_BANDWIDTH_BPS
+            t = (
+                NCCL_RING_BASE_LATENCY_S[p]
+                + (steps - net_steps) * hw[p]
+                + net_steps * net[p]
+                + bus / bus_bw
+            )
+            if t < best:
+                best = t
+        return best
     M, n, bw = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps)
     k_nodes = _ranks(nodes, "nodes")
     eta = np.asarray(wire_efficiency, dtype=float)
     steps = _RING_STEPS[k] * (n - 1.0)
     net_steps = _RING_STEPS[k] * (k_nodes - 1.0)
-    volume = _RING_BUS[k] * (n - 1.0) / n * M / (bw * eta)
-    times = [
-        NCCL_RING_BASE_LATENCY_S[p]
-        + (steps - net_steps) * hw[p]
-        + net_steps * net[p]
-        + volume / NCCL_PROTOCOL_BANDWIDTH_FRACTION[p]
-        for p in protos
-    ]
+    bus = _RING_BUS[k] * (n - 1.0) / n * M
+    times = []
+    for p in protos:
+        bus_bw = bw * eta * _ll_share(p, k, k_nodes)
+        if p == "LL":
+            bus_bw = np.minimum(bus_bw, NCCL_LL_MAX_BUS_BANDWIDTH_BPS)
+        times.append(
+            NCCL_RING_BASE_LATENCY_S[p]
+            + (steps - net_steps) * hw[p]
+            + net_steps * net[p]
+            + bus / bus_bw
+        )
     return _ret(np.where(n > 1, np.minimum.reduce(np.broadcast_arrays(*times)), 0.0))
 
 
