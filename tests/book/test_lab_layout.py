@@ -45,7 +45,18 @@ def test_solver_keywords_carry_every_layout_field_scaling_curve_takes():
 
 @pytest.mark.parametrize(
     "module",
-    ["tracks", "scaling", "puzzle", "schedules", "placement", "audit", "payload", "figures"],
+    [
+        "devices",
+        "tracks",
+        "origins",
+        "scaling",
+        "puzzle",
+        "schedules",
+        "placement",
+        "audit",
+        "payload",
+        "figures",
+    ],
 )
 def test_lab_modules_are_small_and_reexported(module):
     mod = importlib.import_module(f"mlsys.book.lab.{module}")

@@ -56,8 +56,10 @@ Conventions
 
 Modules
 -------
-``tracks`` (the teams, devices, models, links and the lab's constants), ``scaling``
-(Part 1, the communication wall), ``puzzle`` (Part 2, memory over layouts),
+``devices`` (the lab's own SoC and models, with their sources), ``tracks`` (the teams,
+devices, models, links and the lab's constants, each with its source in ``SOURCES``),
+``origins`` (hover texts of derived numbers), ``scaling`` (Part 1, the communication
+wall), ``puzzle`` (Part 2, memory over layouts),
 ``schedules`` and ``placement`` (pipeline timelines and where ranks sit), ``audit``
 (Part 3, stragglers, checkpoints and the stakeholders' choice), ``payload`` (the data
 handed to Observable JS) and ``figures`` (the static matplotlib versions). Every public
@@ -73,6 +75,7 @@ from mlsys.book.lab.audit import (
     stakeholder_comparison,
     sync_grid,
 )
+from mlsys.book.lab.devices import GAZE, GLASSES_SOC, NOISE, VIT_S
 from mlsys.book.lab.figures import (
     layout_map_figure,
     memory_heatmap_figure,
@@ -80,6 +83,7 @@ from mlsys.book.lab.figures import (
     schedule_figure,
     sync_figure,
 )
+from mlsys.book.lab.origins import derived
 from mlsys.book.lab.payload import ojs_payload, payload_json_bytes
 from mlsys.book.lab.placement import layout_map
 from mlsys.book.lab.puzzle import (
@@ -93,15 +97,12 @@ from mlsys.book.lab.scaling import scaling_data
 from mlsys.book.lab.schedules import bubble_table, pipeline_schedule, schedule_idle_fraction
 from mlsys.book.lab.tracks import (
     BUBBLE_TARGET,
-    GAZE,
-    GLASSES_SOC,
     NODES_PER_POD,
     NODES_PER_RACK,
-    NOISE,
+    SOURCES,
     STRAGGLER_FRACTIONS,
     STRAGGLER_SLOWDOWN,
     TRACKS,
-    VIT_S,
     WALL_THRESHOLD,
     Track,
     solver_keywords,
@@ -111,6 +112,8 @@ from mlsys.book.lab.tracks import (
 
 __all__ = [
     "GLASSES_SOC",
+    "SOURCES",
+    "derived",
     "NODES_PER_RACK",
     "NODES_PER_POD",
     "WALL_THRESHOLD",

@@ -9,7 +9,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from mlsys.book.lab.origins import derived
 from mlsys.book.lab.tracks import (
+    SOURCES,
     STRAGGLER_FRACTIONS,
     STRAGGLER_SLOWDOWN,
     TRACKS,
@@ -18,6 +20,7 @@ from mlsys.book.lab.tracks import (
     with_layout,
 )
 from mlsys.core.catalog import Fabrics
+from mlsys.core.provenance import TextOrigin
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.solvers.economics import EconomicsModel
 from mlsys.core.solvers.reliability import ReliabilityModel
@@ -34,7 +37,7 @@ __all__ = [
 
 
 @cache
-def _reference_step(key: str) -> dict[str, float]:
+def _reference_step(key: str) -> dict[str, Any]:
     """The track's full fleet on its own link: one DistributedModel step."""
     t = track(key)
     fleet = Fleet(node=t.node, count=t.nodes[-1], fabric=Fabrics[t.own_fabric])
@@ -54,6 +57,7 @@ def _reference_step(key: str) -> dict[str, float]:
         "sync_time": step - compute,
         "samples_per_replica": t.batch_size / replicas,
         "feasible": float(res.feasible),
+        "origin": res.origin,
     }
 
 
@@ -78,7 +82,8 @@ def sync_grid(key: str) -> dict[str, Any]:
         ``fractions``; ``sync`` and ``async`` samples/s per fraction;
         ``sync_staleness`` (0) and ``async_staleness`` (updates); ``waiting`` (share of
         a synchronous worker's compute spent waiting); ``workers``; ``ideal``
-        (straggler-free, communication-free samples/s).
+        (straggler-free, communication-free samples/s); ``sources`` (the hover origin
+        of each, not part of the OJS payload).
     """
     ref = _reference_step(key)
     solver = SynchronizationModel()
@@ -94,6 +99,34 @@ def sync_grid(key: str) -> dict[str, Any]:
         asyn.append(res.si("async_throughput"))
         waiting.append(res.waiting_fraction)
     assert res is not None
+    t = track(key)
+    slow = f"{STRAGGLER_SLOWDOWN:g}× slow (two-point stragglers, Dean & Barroso 2013)"
+    step = ref["origin"]
+    replicas = derived(
+        f"Data-parallel replicas of {t.devices:,} devices at TP × PP = "
+        f"{t.layout.model_parallel_size}",
+        t.origin,
+    )
+    sources = {
+        "workers": replicas,
+        "sync": derived(
+            f"Synchronous samples/s when a share of worker-steps is {slow}; compute and "
+            "synchronisation times from one step",
+            res,
+            step,
+        ),
+        "async": derived(
+            f"Asynchronous samples/s when a share of worker-steps is {slow}; compute time "
+            "from one step",
+            res,
+            step,
+        ),
+        "waiting": derived(
+            f"Share of a synchronous worker's compute time spent waiting, worker-steps {slow}",
+            res,
+        ),
+        "async_staleness": derived("Mean staleness of an asynchronous update (workers − 1)", res),
+    }
     return {
         "fractions": list(STRAGGLER_FRACTIONS),
         "sync": _clean(sync, 5),
@@ -103,11 +136,12 @@ def sync_grid(key: str) -> dict[str, Any]:
         "async_staleness": float(res.async_staleness),
         "workers": int(ref["replicas"]),
         "ideal": ref["replicas"] * ref["samples_per_replica"] / ref["compute_time"],
+        "sources": sources,
     }
 
 
 @cache
-def checkpoint_cost(job_days: float = 30.0) -> dict[str, float]:
+def checkpoint_cost(job_days: float = 30.0) -> dict[str, Any]:
     """Checkpointing the cloud track's full fleet (:class:`ReliabilityModel`).
 
     Llama 3 failure rates per GPU (the model's default), a mixed-precision Adam
@@ -123,11 +157,26 @@ def checkpoint_cost(job_days: float = 30.0) -> dict[str, float]:
     dict
         ``gpus``, ``mtbf_h``, ``checkpoint_gb``, ``checkpoint_s``, ``storage_Bps`` (the
         write bandwidth assumed, B/s), ``interval_min``,
-        ``goodput``, ``lost_fraction`` (1 − goodput).
+        ``goodput``, ``lost_fraction`` (1 − goodput); ``sources`` (the hover origin of
+        each: the ReliabilityModel result's fields).
     """
     t = TRACKS["cloud"]
     gpus = t.devices
     res = ReliabilityModel().solve(gpus, job_days * 86400.0, model=t.model)
+    origin = res.origin
+    sources = {
+        "gpus": t.origin,
+        "mtbf_h": origin.at("fleet_mtbf"),
+        "checkpoint_gb": origin.at("checkpoint_bytes"),
+        "checkpoint_s": origin.at("checkpoint_time"),
+        "storage_Bps": derived(
+            "Checkpoint bytes ÷ checkpoint time: ReliabilityModel's checkpoint write bandwidth",
+            origin,
+        ),
+        "interval_min": origin.at("checkpoint_interval"),
+        "goodput": origin.at("goodput"),
+        "lost_fraction": derived("1 − goodput", origin.at("goodput")),
+    }
     return {
         "gpus": gpus,
         "mtbf_h": res.si("fleet_mtbf") / 3600.0,
@@ -137,6 +186,7 @@ def checkpoint_cost(job_days: float = 30.0) -> dict[str, float]:
         "interval_min": res.si("checkpoint_interval") / 60.0,
         "goodput": float(res.goodput),
         "lost_fraction": 1.0 - float(res.goodput),
+        "sources": sources,
     }
 
 
@@ -184,7 +234,7 @@ def stakeholder_comparison(
         ``async_gain`` (throughput factors), ``zero_stage`` (the best stage),
         ``zero_microbatch`` and ``base_microbatch`` (sequences per micro-batch),
         ``winner`` (``"ZeRO"`` or ``"asynchronous updates"``), ``workers``,
-        ``staleness``, ``gpus``.
+        ``staleness``, ``gpus``; ``sources`` (the hover origin of each).
     """
     t = TRACKS["cloud"]
     fleet = Fleet(node=t.node, count=STAKEHOLDER_NODES, fabric=Fabrics.IB_NDR)
@@ -233,6 +283,52 @@ def stakeholder_comparison(
     async_gain = async_rate / sync_rate
     zero_saving = monthly * (1.0 - 1.0 / zero_gain)
     async_saving = monthly * (1.0 - 1.0 / async_gain)
+    fleet_text = TextOrigin(
+        f"The lab's stakeholder scenario (mlsys.book.lab.STAKEHOLDER_NODES): the cloud track "
+        f"at full size, {STAKEHOLDER_NODES} DGX H100 nodes ({n:,} GPUs) on InfiniBand NDR, "
+        f"global batch {t.batch_size:,} sequences"
+    )
+    month = derived("The fleet's annual TCO ÷ 12", econ.origin.at("annual_tco"))
+    straggle = f"{slow_fraction:.0%} of worker-steps {STRAGGLER_SLOWDOWN:g}× slow"
+    zero_search = (
+        "the fastest micro-batch of 1, 2, 4 or 8 sequences that fits, ZeRO-1/2/3 against "
+        "ZeRO-0 (DistributedModel)"
+    )
+    zero_gain_origin = derived(
+        f"Throughput with {zero_search}, under stragglers ({straggle})", resz, res0, base_q
+    )
+    async_gain_origin = derived(
+        f"Asynchronous over synchronous samples/s under stragglers ({straggle})", base_q, res0
+    )
+    sources = {
+        "gpus": fleet_text,
+        "monthly_cost": month,
+        "claim": TextOrigin(
+            "The lab's stakeholder claim, $1M a month: a figure made up for the exercise"
+        ),
+        "slow_fraction": TextOrigin(
+            f"The lab's stakeholder scenario (mlsys.book.lab.STAKEHOLDER_SLOW_FRACTION): "
+            f"{straggle}. {SOURCES['STRAGGLER_SLOWDOWN']}"
+        ),
+        "waste": derived(
+            f"A month's cost × (1 − synchronous samples/s with {straggle} ÷ without)",
+            month,
+            base_q,
+            res0,
+        ),
+        "zero_stage": derived(f"The ZeRO stage of {zero_search}", resz),
+        "zero_microbatch": derived(f"Sequences per micro-batch of {zero_search}", resz),
+        "base_microbatch": derived(
+            "Sequences per micro-batch of the fastest ZeRO-0 layout that fits", res0
+        ),
+        "zero_gain": zero_gain_origin,
+        "async_gain": async_gain_origin,
+        "zero_saving": derived("A month's cost × (1 − 1 / the ZeRO gain)", month, zero_gain_origin),
+        "async_saving": derived(
+            "A month's cost × (1 − 1 / the asynchronous gain)", month, async_gain_origin
+        ),
+        "staleness": derived("Mean staleness of an asynchronous update (workers − 1)", base_q),
+    }
     return {
         "gpus": n,
         "workers": replicas,
@@ -252,4 +348,5 @@ def stakeholder_comparison(
         "slow_fraction": float(slow_fraction),
         "base_tokens_per_s": tps0,
         "zero_tokens_per_s": tpsz,
+        "sources": sources,
     }

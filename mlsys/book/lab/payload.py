@@ -57,7 +57,7 @@ def ojs_payload() -> dict[str, Any]:
             },
         }
         out["memory"][key] = memory_grid(key)
-        out["sync"][key] = sync_grid(key)
+        out["sync"][key] = {k: v for k, v in sync_grid(key).items() if k != "sources"}
         out["layers"][key] = t.model.layers
     cloud = memory_grid("cloud")
     out["bubble"] = {

@@ -8,10 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from mlsys.book.lab.tracks import BUBBLE_TARGET, TRACKS, Track, _clean, track
+from mlsys.book.lab.origins import derived
+from mlsys.book.lab.tracks import BUBBLE_TARGET, SOURCES, TRACKS, Track, _clean, track
 from mlsys.core.catalog import Fabrics
 from mlsys.core.formulas.pipeline import pipeline_bubble_fraction
 from mlsys.core.layout import TrainingLayout
+from mlsys.core.provenance import ResultOrigin, TextOrigin
 from mlsys.core.solvers.memory import MemoryModel
 from mlsys.core.solvers.search import ParallelismSearch
 from mlsys.core.types import Fleet
@@ -125,7 +127,9 @@ def puzzle_challenge() -> dict[str, Any]:
         enumerated), ``feasible`` (those that fit), ``solutions`` (feasible with
         the bubble under target), ``strict`` (solutions MemoryModel also fits),
         ``layouts`` (records ``dp, tp, pp, m, bubble, tokens_per_s, mfu, gb,
-        memory_model_fits``, fastest first) and ``best`` (the fastest solution).
+        memory_model_fits``, fastest first), ``best`` (the fastest solution) and
+        ``sources`` (the hover origin of each of those numbers; not part of the OJS
+        payload).
     """
     t = TRACKS["cloud"]
     grid = memory_grid("cloud")
@@ -162,6 +166,35 @@ def puzzle_challenge() -> dict[str, Any]:
             }
         )
     layouts.sort(key=lambda r: -r["tokens_per_s"])
+    # ParallelismSearch keeps no origin of its own: name the search as it was called.
+    search = ResultOrigin(
+        "ParallelismSearch",
+        {"model": t.model, "fleet": fleet, "batch_size": PUZZLE_BATCH, "precision": t.precision,
+         "zero_stages": (1,), "recompute": ("selective",)},
+    )  # fmt: skip
+    puzzle = TextOrigin(
+        f"The lab's puzzle (mlsys.book.lab.PUZZLE_NODES, PUZZLE_BATCH): the cloud track on "
+        f"{PUZZLE_NODES} DGX H100 nodes ({fleet.total_accelerators:,} GPUs) over InfiniBand "
+        f"NDR, a global batch of {PUZZLE_BATCH:,} sequences of {t.model.seq_len:,} tokens, "
+        "one sequence per micro-batch"
+    )
+    sources = {
+        "gpus": puzzle,
+        "batch": puzzle,
+        "candidates": derived(
+            "Layouts with one-sequence micro-batches (TP dividing the heads)", search
+        ),
+        "feasible": derived("Layouts of those that fit in HBM", search),
+        "solutions": derived(
+            "Layouts that fit with a bubble (p − 1)/(m + p − 1) under "
+            f"{BUBBLE_TARGET:.0%} ({SOURCES['BUBBLE_TARGET']})",
+            search,
+        ),
+        "strict": derived(
+            "Solutions that MemoryModel (with its framework allowance) also fits", search
+        ),
+        "best": derived("The fastest solution of the puzzle", search),
+    }
     return {
         "gpus": fleet.total_accelerators,
         "batch": PUZZLE_BATCH,
@@ -171,4 +204,5 @@ def puzzle_challenge() -> dict[str, Any]:
         "strict": sum(1 for r in layouts if r["memory_model_fits"]),
         "layouts": layouts,
         "best": layouts[0] if layouts else None,
+        "sources": sources,
     }

@@ -33,7 +33,8 @@ def scaling_data(key: str) -> dict[str, Any]:
         device over the smallest fleet's), ``marginal`` (marginal speed-up of each step
         up; None for the first), ``wall`` (devices at the first marginal speed-up below
         :data:`WALL_THRESHOLD`, or None) and ``peak_devices`` (fleet size of the highest
-        throughput).
+        throughput) and ``origin`` (the :func:`scaling_curve` result's origin: its inputs
+        and the catalog entries behind them; not part of the OJS payload).
     """
     t = track(key)
     seq = float(t.model.seq_len)
@@ -56,5 +57,6 @@ def scaling_data(key: str) -> dict[str, Any]:
             "marginal": np.asarray(res.marginal_speedup, dtype=float).tolist(),
             "wall": None if res.communication_wall is None else int(res.communication_wall),
             "peak_devices": int(devices[int(np.nanargmax(samples))]),
+            "origin": res.origin,
         }
     return out

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from mlsys.book.lab.devices import GAZE, GLASSES_SOC, NOISE, VIT_S
 from mlsys.core.catalog import Fabrics, Hardware, Models, Nodes
 from mlsys.core.layout import TrainingLayout
-from mlsys.core.types import Accelerator, Node, Provenance, TransformerWorkload
+from mlsys.core.provenance import TextOrigin
+from mlsys.core.types import Accelerator, Node, TransformerWorkload
 
 __all__ = [
     "WALL_THRESHOLD",
@@ -19,11 +21,8 @@ __all__ = [
     "NODES_PER_POD",
     "STRAGGLER_SLOWDOWN",
     "STRAGGLER_FRACTIONS",
-    "GLASSES_SOC",
+    "SOURCES",
     "Track",
-    "VIT_S",
-    "GAZE",
-    "NOISE",
     "TRACKS",
     "track",
     "with_layout",
@@ -53,35 +52,36 @@ is one data-parallel replica: 32 GPUs in the cloud track, one device in the othe
 STRAGGLER_FRACTIONS: tuple[float, ...] = tuple(round(0.005 * i, 3) for i in range(21))
 """Straggler-intensity slider: 0 to 10 % of worker-steps slow, in steps of 0.5 %."""
 
-GLASSES_SOC = Accelerator(
-    name="AR_GLASSES_SOC",
-    display_name="AR-glasses SoC (derived: Jetson AGX Orin at 3 W)",
-    vendor="derived",
-    kind="edge",
-    peak_flops={
-        "fp32": f"{Hardware.JETSON_ORIN.peak_flops_s('fp32') * 3.0 / 60.0} FLOP/s",
-        "fp16": f"{Hardware.JETSON_ORIN.peak_flops_s('fp16') * 3.0 / 60.0} FLOP/s",
-    },
-    memory_capacity="4 GB",
-    memory_bandwidth="51.2 GB/s",
-    tdp="3 W",
-    provenance={
-        "default": Provenance(
-            kind="derived",
-            reference=(
-                "Jetson AGX Orin catalog entry scaled to a 3 W sustained budget at the "
-                "same FLOP per joule (60 W -> 3 W: 1/20 of its peaks)"
-            ),
-            note=(
-                "A head-worn device dissipates a few watts before it is uncomfortable; 3 W "
-                "is an estimate. Memory: 4 GB of 64-bit LPDDR5 at 6,400 MT/s "
-                "(8 B x 6.4 GT/s = 51.2 GB/s, the JEDEC LPDDR5 rate)."
-            ),
-        )
-    },
-)
-"""A derived glasses SoC: no catalog entry describes one, so the lab scales the catalog's
-Jetson AGX Orin (60 W) to a 3 W battery and thermal budget at equal energy efficiency."""
+SOURCES: dict[str, str] = {
+    "WALL_THRESHOLD": (
+        "The lab's definition of diminishing returns: a step up in fleet size whose "
+        "marginal speed-up (its share of the ideal, linear speed-up) falls below one half "
+        "(mlsys.book.lab.WALL_THRESHOLD, a choice of this lab)"
+    ),
+    "BUBBLE_TARGET": (
+        "The lab's puzzle budget: at most 10% of the step idle in the pipeline bubble "
+        "(mlsys.book.lab.BUBBLE_TARGET, a choice of this lab)"
+    ),
+    "NODES_PER_RACK": (
+        "Four 10.2 kW DGX H100 systems per ~40 kW rack, as in NVIDIA's DGX SuperPOD "
+        "reference architecture for DGX H100 (an estimate of a typical deployment)"
+    ),
+    "NODES_PER_POD": (
+        "One DGX SuperPOD scalable unit: 32 DGX H100 nodes (256 GPUs) under one tier of "
+        "leaf switches (NVIDIA DGX SuperPOD reference architecture for DGX H100)"
+    ),
+    "STRAGGLER_SLOWDOWN": (
+        "The lab's straggler model: a slow worker-step takes twice as long, the two-point "
+        "example of Dean & Barroso (2013), 'The Tail at Scale' (an illustration, not a "
+        "measurement of any fleet)"
+    ),
+    "STRAGGLER_FRACTIONS": (
+        "The lab's straggler slider: 0 to 10% of worker-steps slow in steps of 0.5% "
+        "(scenarios for the exercise, not measurements)"
+    ),
+}
+"""Where each of the lab's constants comes from, as the chapter's hover text shows it:
+a citation for a fact, or what the lab's choice stands for."""
 
 
 def _edge_node(name: str, accelerator: Accelerator) -> Node:
@@ -139,6 +139,36 @@ class Track:
     microbatch_size: int = 1
     layout: TrainingLayout = field(default_factory=TrainingLayout)
     sample: str = "sample"
+    why: str = ""
+
+    @property
+    def scenario(self) -> str:
+        """The track as the lab sets it up, in one sentence (the hover text of its numbers).
+
+        Returns
+        -------
+        str
+            Model, devices, fleet sizes, link and batch, then why they were chosen.
+        """
+        per_node = self.node.accelerators_per_node
+        first, last = self.nodes[0] * per_node, self.devices
+        text = (
+            f"The lab's {self.title.split(' (')[0]} track (mlsys.book.lab.TRACKS[{self.key!r}]): "
+            f"{self.model.label} on {first:,} to {last:,} × {self.node.accelerator.label} "
+            f"over {Fabrics[self.own_fabric].label}; global batch {self.batch_size:,} "
+            f"samples, a sample being one {self.sample}"
+        )
+        return f"{text}. {self.why}" if self.why else text
+
+    @property
+    def origin(self) -> TextOrigin:
+        """:attr:`scenario` as an origin: ``count(t.devices, source=t)`` shows it on hover.
+
+        Returns
+        -------
+        mlsys.core.provenance.TextOrigin
+        """
+        return TextOrigin(self.scenario)
 
     @property
     def fabrics(self) -> tuple[str, ...]:
@@ -151,37 +181,6 @@ class Track:
         """Accelerators in the whole fleet."""
         return self.nodes[-1] * self.node.accelerators_per_node
 
-
-VIT_S = TransformerWorkload(
-    name="ViT-S/16-class perception encoder",
-    layers=12,
-    hidden=384,
-    heads=6,
-    ffn_hidden=1536,
-    vocab=768,
-    seq_len=197,
-    encoder_only=True,
-)
-GAZE = TransformerWorkload(
-    name="~5M-parameter tracking transformer",
-    layers=6,
-    hidden=256,
-    heads=4,
-    ffn_hidden=1024,
-    vocab=192,
-    seq_len=64,
-    encoder_only=True,
-)
-NOISE = TransformerWorkload(
-    name="~29k-parameter noise model",
-    layers=2,
-    hidden=32,
-    heads=2,
-    ffn_hidden=128,
-    vocab=64,
-    seq_len=32,
-    encoder_only=True,
-)
 
 _CLOUD_LAYOUT = TrainingLayout(
     tp=8, pp=4, zero_stage=1, recompute="selective", sequence_parallel=True
@@ -199,6 +198,12 @@ TRACKS: dict[str, Track] = {
         precision="bf16",
         layout=_CLOUD_LAYOUT,
         sample="sequence of 8,192 tokens",
+        why=(
+            "TP 8 inside a node, PP 4, ZeRO-1, selective recomputation: the shape Megatron-LM "
+            "uses for 70B-class models (Narayanan et al. 2021; Korthikanti et al. 2022); "
+            "8.4M tokens a step (Llama 3's batch grew from 4M to 16M tokens, Dubey et al. "
+            "2024, Sec. 3.4.1)"
+        ),
     ),
     "fleet": Track(
         key="fleet",
@@ -211,6 +216,11 @@ TRACKS: dict[str, Track] = {
         precision="fp16",
         microbatch_size=4,
         sample="camera frame",
+        why=(
+            "One Jetson AGX Orin per car (the automotive DRIVE Orin is the same SoC family), "
+            "four frames per car per step, each car on its own LTE uplink: a scenario of "
+            "this lab"
+        ),
     ),
     "glasses": Track(
         key="glasses",
@@ -223,6 +233,10 @@ TRACKS: dict[str, Track] = {
         precision="fp16",
         microbatch_size=8,
         sample="eye-camera crop",
+        why=(
+            "A 3 W SoC derived from the Jetson AGX Orin, eight samples per device per step, "
+            "each device on its own Wi-Fi access point: a scenario of this lab"
+        ),
     ),
     "hearables": Track(
         key="hearables",
@@ -235,6 +249,11 @@ TRACKS: dict[str, Track] = {
         precision="fp32",
         microbatch_size=1,
         sample="audio clip",
+        why=(
+            "A Cortex-M7 (1 MB of SRAM) per earbud, four clips per device per step "
+            "accumulated one at a time, each earbud on its own BLE connection: a scenario "
+            "of this lab"
+        ),
     ),
 }
 """The four tracks, by key."""
