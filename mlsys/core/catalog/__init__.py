@@ -12,16 +12,25 @@ Each TOML table is one entry, keyed by its canonical name, with an optional ``al
 list and a ``provenance`` table: ``provenance.default`` covers every field without a
 ``provenance.<field>`` of its own. Entries refer to one another by name (a node's
 ``accelerator = "H100"``).
+
+When a data row is checked
+--------------------------
+The first use of a registry (a lookup, ``list()``, ``in``, ``len``) reads its TOML file
+and indexes every name and alias; a malformed file raises :class:`CatalogError` then. Each
+entry is validated (its pydantic type built, units and ranges checked) when it is **first
+read**: ``Hardware.H100`` validates the H100 alone, a node validates the accelerator and
+fabric it names, and iterating a registry (``for a in Hardware``, ``items()``) validates
+every entry. An invalid row raises :class:`CatalogError` naming the file, the entry and
+the field, at the latest on that first read, and again on every later read; the tests
+read every entry, so a shipped row cannot be invalid.
 """
 
 from __future__ import annotations
 
-import sys
-from functools import cache
-from importlib import resources
 from typing import Any
 
-from mlsys.core.catalog.registry import Registry, normalize_key
+from mlsys.core.catalog._tables import CatalogError, load_table
+from mlsys.core.catalog.registry import Deferred, Registry, normalize_key
 from mlsys.core.errors import MlsysError
 from mlsys.core.types import (
     Accelerator,
@@ -33,11 +42,6 @@ from mlsys.core.types import (
     Workload,
 )
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 __all__ = [
     "Hardware",
     "Nodes",
@@ -46,48 +50,30 @@ __all__ = [
     "Grids",
     "Datacenters",
     "Registry",
+    "Deferred",
     "normalize_key",
     "load_table",
     "CatalogError",
 ]
 
 
-class CatalogError(MlsysError):
-    """A shipped catalog file is malformed (a bug in mlsys, not in the caller's code)."""
-
-
-@cache
-def load_table(filename: str) -> dict[str, dict[str, Any]]:
-    """Parse one catalog data file.
-
-    Parameters
-    ----------
-    filename : str
-        File name inside ``mlsys/core/catalog/data`` (e.g. ``"accelerators.toml"``).
-
-    Returns
-    -------
-    dict
-        Entry name to raw table, in file order.
-    """
-    text = resources.files("mlsys.core.catalog").joinpath("data", filename).read_text("utf-8")
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:  # pragma: no cover - caught by the catalog tests
-        raise CatalogError(f"{filename}: {exc}") from None
-
-
-def _build(filename: str, make: Any) -> dict[str, tuple[Any, list[str]]]:
-    out: dict[str, tuple[Any, list[str]]] = {}
+def _build(filename: str, make: Any) -> dict[str, tuple[Deferred, list[str]]]:
+    """Index a data file: each entry's aliases now, the entry itself when first read."""
+    out: dict[str, tuple[Deferred, list[str]]] = {}
     for key, raw in load_table(filename).items():
-        data = dict(raw)
-        aliases = list(data.pop("aliases", []))
-        data.setdefault("name", key)
-        try:
-            out[key] = (make(data), aliases)
-        except MlsysError as exc:
-            raise CatalogError(f"{filename} [{key}]: {exc}") from None
+        aliases = list(raw.get("aliases", []))
+        out[key] = (Deferred(lambda key=key, raw=raw: _make(filename, key, raw, make)), aliases)
     return out
+
+
+def _make(filename: str, key: str, raw: dict[str, Any], make: Any) -> Any:
+    data = dict(raw)  # the parsed table is shared (load_table caches it): never change it
+    data.pop("aliases", None)
+    data.setdefault("name", key)
+    try:
+        return make(data)
+    except MlsysError as exc:
+        raise CatalogError(f"{filename} [{key}]: {exc}") from None
 
 
 def _accelerators() -> dict[str, tuple[Any, list[str]]]:

@@ -4,18 +4,22 @@
 entry: names are compared with case, spaces, dashes, underscores and dots removed, and
 each entry may list aliases. An unknown name raises :class:`UnknownEntryError` with the
 closest names.
+
+Entries are built one at a time, on first access: a registry knows every name and alias
+as soon as it is first used, but validates a data row only when that entry is first read
+(:class:`Deferred`). Reading ``Hardware.H100`` validates the H100 alone; iterating a
+registry, ``items()`` or its Markdown table builds every entry.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from mlsys.core.errors import ParameterError, UnknownEntryError
 
-__all__ = ["Registry", "UnknownEntryAttributeError", "normalize_key"]
+__all__ = ["Deferred", "Registry", "UnknownEntryAttributeError", "normalize_key"]
 
 T = TypeVar("T")
 
@@ -47,6 +51,28 @@ def normalize_key(name: str) -> str:
     return _STRIP.sub("", name.lower())
 
 
+class Deferred:
+    """An entry still to be built: a registry calls ``build()`` when the entry is first read.
+
+    A loader returns ``Deferred(build)`` in place of an entry to postpone its validation
+    (a pydantic model built from a data row) until someone asks for it. If ``build``
+    raises, the entry stays deferred and the next access raises again.
+
+    Parameters
+    ----------
+    build : callable
+        Zero-argument function returning the entry.
+    """
+
+    __slots__ = ("build",)
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self.build = build
+
+    def __repr__(self) -> str:
+        return "<deferred catalog entry>"
+
+
 class Registry(Generic[T]):
     """Named entries of one type, loaded lazily from the shipped catalog.
 
@@ -55,26 +81,48 @@ class Registry(Generic[T]):
     name : str
         Registry name used in messages (``"Hardware"``).
     loader : callable
-        Returns ``{key: (entry, aliases)}``; called once, on first lookup.
+        Returns ``{key: (entry, aliases)}``, where an entry may be a :class:`Deferred`
+        (built on first access); called once, on first use of the registry.
     """
 
-    def __init__(self, name: str, loader: Callable[[], dict[str, tuple[T, list[str]]]]) -> None:
+    def __init__(
+        self, name: str, loader: Callable[[], dict[str, tuple[T | Deferred, list[str]]]]
+    ) -> None:
         self._name = name
         self._loader = loader
-        self._entries: dict[str, T] | None = None
+        self._entries: dict[str, T | Deferred] | None = None
         self._index: dict[str, str] = {}
         self._groups: dict[str, Callable[[], object]] = {}
         self._group_cache: dict[str, object] = {}
 
     # -- loading ------------------------------------------------------------------
-    def _load(self) -> dict[str, T]:
+    def _load(self) -> dict[str, T | Deferred]:
+        """Names, aliases and (possibly deferred) entries; validates nothing itself."""
         if self._entries is None:
-            entries: dict[str, T] = {}
+            entries: dict[str, T | Deferred] = {}
             for key, (entry, aliases) in self._loader().items():
                 entries[key] = entry
                 self._add_index(key, key, aliases)
             self._entries = entries
         return self._entries
+
+    def _entry(self, key: str) -> T:
+        """The entry under a canonical key, built now if it was deferred."""
+        entries = self._load()
+        entry = entries[key]
+        if isinstance(entry, Deferred):
+            entry = entry.build()
+            entries[key] = entry
+        return entry  # type: ignore[return-value]
+
+    def built(self) -> list[str]:
+        """Canonical names of the entries built so far (the rest are built when first read).
+
+        Returns
+        -------
+        list of str
+        """
+        return [k for k, v in self._load().items() if not isinstance(v, Deferred)]
 
     def _add_index(self, key: str, canonical: str, aliases: list[str]) -> None:
         for alias in [key, *aliases]:
@@ -105,13 +153,13 @@ class Registry(Generic[T]):
         UnknownEntryError
             With the closest names when nothing matches.
         """
-        entries = self._load()
+        self._load()
         if not isinstance(name, str):
             raise UnknownEntryError(self._name, repr(name), [])
         canonical = self._index.get(normalize_key(name))
         if canonical is None:
             raise UnknownEntryError(self._name, name, self.suggest(name))
-        return entries[canonical]
+        return self._entry(canonical)
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
         """Closest canonical names to ``name``, best first.
@@ -127,6 +175,8 @@ class Registry(Generic[T]):
         -------
         list of str
         """
+        import difflib  # only a misspelt name needs it: not part of the first lookup
+
         self._load()
         norm = normalize_key(name)
         close = difflib.get_close_matches(norm, list(self._index), n=n * 3, cutoff=0.5)
@@ -192,7 +242,9 @@ class Registry(Generic[T]):
         return isinstance(name, str) and normalize_key(name) in self._index
 
     def __iter__(self) -> Iterator[T]:
-        return iter(self._load().values())
+        # Builds each entry as the iteration reaches it (all of them, if run to the end).
+        for key in list(self._load()):
+            yield self._entry(key)
 
     def __len__(self) -> int:
         return len(self._load())
@@ -210,13 +262,13 @@ class Registry(Generic[T]):
         return list(self._load())
 
     def items(self) -> list[tuple[str, T]]:
-        """``(name, entry)`` pairs in catalog order.
+        """``(name, entry)`` pairs in catalog order (builds every entry).
 
         Returns
         -------
         list of tuple
         """
-        return list(self._load().items())
+        return [(key, self._entry(key)) for key in list(self._load())]
 
     def register(self, entry: T, *, aliases: list[str] | tuple[str, ...] = ()) -> T:
         """Add a user-defined entry (e.g. a hypothetical accelerator) to this registry.
