@@ -8,10 +8,11 @@ Three figures (issue 14):
 * a fresh interpreter to its first formatted catalog number (import, catalog load, the
   first ``fmt``): target 0.3 s.
 
-Fresh-interpreter figures are the median of several runs (``-X importtime`` is not
-used: it slows the import it measures). ``--src DIR`` measures another checkout of mlsys
-(e.g. ``git archive <commit> | tar -x -C /tmp/before``) for a before/after comparison.
-A ratio below 1 meets the target.
+Fresh-interpreter figures are the median of several runs, wall time from the process's
+start, measured by ``benchmarks/bench_startup.py`` (which also compares checkouts
+interleaved; ``-X importtime`` is not used: it slows the import it measures). ``--src
+DIR`` measures another checkout of mlsys (e.g. ``git archive <commit> mlsys | tar -x -C
+/tmp/before``). A ratio below 1 meets the target.
 
 Run: ``python benchmarks/fmt_provenance.py [--src DIR] [--runs N]``.
 """
@@ -20,48 +21,24 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import timeit
 
-TARGET_FMT_US = 25.0
-TARGET_IMPORT_S = 0.1
-TARGET_FIRST_NUMBER_S = 0.3
-
-_IMPORT = "import time; t = time.perf_counter(); import mlsys; print(time.perf_counter() - t)"
-_PINT = "import time; t = time.perf_counter(); import pint; print(time.perf_counter() - t)"
-_FIRST = (
-    "import time; t = time.perf_counter()\n"
-    "from mlsys import Hardware\n"
-    "from mlsys.formatting import fmt\n"
-    "text = fmt(Hardware.H100.memory_bandwidth)._repr_markdown_()\n"
-    "print(time.perf_counter() - t)"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the sibling script
+from bench_startup import (
+    SNIPPETS,
+    TARGET_FIRST_NUMBER_S,
+    TARGET_IMPORT_S,
+    fresh_seconds,
 )
 
+TARGET_FMT_US = 25.0
 
-def _fresh(code: str, src: str | None, runs: int) -> float:
-    """Median seconds a snippet reports in fresh interpreters.
 
-    With bytecode caches, as an installed package has them: this machine sets
-    PYTHONDONTWRITEBYTECODE, which would make every run compile mlsys from source, so
-    the caches go to a private prefix (outside the tree) and one run warms them.
-    """
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "mlsys-bench-pycache")
-    if src:
-        env["PYTHONPATH"] = src
-    subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True)
-    times = []
-    for _ in range(runs):
-        out = subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-        )
-        times.append(float(out.stdout.strip().splitlines()[-1]))
-    return statistics.median(times)
+def _fresh(src: str | None, runs: int) -> dict[str, tuple[float, float]]:
+    """Start-up figures, measured as ``bench_startup.py`` measures them (one method)."""
+    return {name: fresh_seconds(code, [src], runs)[src] for name, code in SNIPPETS.items()}
 
 
 def _fmt_us(src: str | None) -> tuple[float, float, float]:
@@ -101,9 +78,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="fresh interpreters per figure")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    import_s = _fresh(_IMPORT, args.src, args.runs)
-    first_s = _fresh(_FIRST, args.src, args.runs)
-    pint_s = _fresh(_PINT, args.src, args.runs)
+    fresh = _fresh(args.src, args.runs)
+    # wall time from process start, interpreter start-up included (bench_startup.py)
+    pint_s = fresh["import pint (the floor)"][0]
+    import_s = fresh["import mlsys"][0]
+    first_s = fresh["first formatted catalog number"][0]
     fmt_us, span_us, cold_us = _fmt_us(args.src)
     print(f"mlsys from {args.src or 'the installed tree'}; load average {load:.2f}")
     rows = [
