@@ -115,6 +115,7 @@ def narayanan_solve(row: dict) -> tuple[Any, Fleet]:
         recompute="full", flash_attention=False,
         # PyTorch DDP all-reduces during backward; Megatron's 2021 "local" DDP after it
         overlap=row["ddp"] == "torch",
+        grad_accumulation_fusion=n["grad_accumulation_fusion"],
     )  # fmt: skip
     return res, fleet
 
@@ -149,6 +150,7 @@ def mtnlg_solve(gpus: int) -> Any:
         model, _fleet(gpus, _A100_FLEET), batch_size=m["global_batch"], tp_size=m["tp"],
         pp_size=m["pp"], microbatch_count=m["global_batch"] // dp, recompute=m["recompute"],
         zero_stage=1, flash_attention=False,
+        grad_accumulation_fusion=m["grad_accumulation_fusion"],
     )  # fmt: skip
 
 
@@ -361,6 +363,7 @@ def bloom_solve(recompute: str = "full") -> tuple[Any, Fleet]:
         Models[b["catalog"]], fleet, batch_size=b["global_batch"], tp_size=b["tp"],
         pp_size=b["pp"], microbatch_count=b["global_batch"] // (dp * b["micro_batch"]),
         zero_stage=1, recompute=recompute, flash_attention=False,
+        grad_accumulation_fusion=b["grad_accumulation_fusion"],
     )  # fmt: skip
     return res, fleet
 

@@ -10,7 +10,7 @@ import pytest
 
 from mlsys import DistributedModel, Fabrics, Fleet, Models, Nodes
 from mlsys.core.formulas.collectives import nccl_ring_time, nvls_allreduce_time
-from mlsys.core.formulas.layer_time import linear_layers_time
+from mlsys.core.formulas.layer_time import gradient_accumulation_bytes, linear_layers_time
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
 from mlsys.core.solvers import _layout
 from mlsys.core.solvers._layout import build_problem, evaluate
@@ -144,3 +144,36 @@ def test_fused_attention_is_priced_by_the_flash_attention_formula(monkeypatch):
     fwd = next(c[2] for c in calls if not c[1])
     # FlashAttention-2's forward: 4·2048²·12·128 / 2 FLOPs at 0.70 of 312 TFLOP/s
     assert fwd == pytest.approx(4 * 2048**2 * 12 * 128 / 2 / (0.70 * 312e12))
+
+
+def test_unfused_gradient_accumulation_adds_one_read_modify_write_per_microbatch():
+    # GPT-3 175B on tp 8 × pp 8 in fp16 (fp16 gradient buffer, as Megatron-LM 2021's
+    # local DDP): each GPU holds P/64 parameters; every one of the 64 micro-batches adds
+    # its fp16 weight gradients into the buffer: read 2 + read 2 + write 2 bytes each,
+    # at 2.039 TB/s × 0.85.
+    P = build_problem(GPT3, A100_FLEET, 64, "fp16")
+    assert (P.e_act, P.g_bytes) == (2.0, 2.0)
+    fused = _eval(P, rc=2.0)
+    unfused = _eval(P, rc=2.0, grad_accum_fusion=False)
+    per_mb = GPT3.total_params / 64 * 6.0 / (2.039e12 * 0.85)
+    assert gradient_accumulation_bytes(GPT3.total_params / 64, 2.0, 2.0) == pytest.approx(
+        GPT3.total_params / 64 * 6.0
+    )
+    assert unfused["compute_time"] - fused["compute_time"] == pytest.approx(64 * per_mb)
+    # it is device work inside each micro-batch, so the bubble grows with it: (p - 1)/m
+    extra_bubble = unfused["pipeline_bubble_time"] - fused["pipeline_bubble_time"]
+    assert extra_bubble == pytest.approx(7 / 64 * 64 * per_mb)
+    # bf16 with an fp32 buffer moves 2 + 4 + 4 bytes per parameter
+    Pb = build_problem(GPT3, A100_FLEET, 64, "bf16")
+    bf = _eval(Pb, rc=2.0, grad_accum_fusion=False)["compute_time"]
+    assert bf - _eval(Pb, rc=2.0)["compute_time"] == pytest.approx(64 * per_mb * 10 / 6)
+
+
+def test_unfused_gradient_accumulation_through_the_solver():
+    kw = dict(batch_size=64, tp_size=8, pp_size=8, microbatch_count=64, recompute="full")
+    a = DistributedModel().solve(GPT3, A100_FLEET, **kw)
+    b = DistributedModel().solve(GPT3, A100_FLEET, grad_accumulation_fusion=False, **kw)
+    assert b.si("step_time") > a.si("step_time")
+    assert b.si("compute_time") - a.si("compute_time") == pytest.approx(
+        64 * gradient_accumulation_bytes(GPT3.total_params / 64, 2.0, 4.0) / (2.039e12 * 0.85)
+    )

@@ -49,6 +49,7 @@ __all__ = [
     "FP8_CURRENT_SCALING_CAST_BYTES",
     "FP8_STATIC_SCALING_CAST_BYTES",
     "fp8_cast_bytes",
+    "gradient_accumulation_bytes",
     "LAYER_KERNELS",
     "linear_layers_time",
     "transformer_layer_kernel_times",
@@ -165,6 +166,64 @@ def fp8_cast_bytes(
     else:
         elements = h_in + q + h_in + f
     out = tokens * elements * bytes_per_element
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def gradient_accumulation_bytes(
+    params: Any, grad_bytes_per_element: Any, accumulator_bytes_per_element: Any
+) -> Any:
+    """HBM bytes one device moves to add one micro-batch's weight gradients into the
+    gradient-accumulation buffer with a separate kernel.
+
+    Without a fused weight-gradient GEMM, each micro-batch's backward pass writes every
+    weight gradient at the compute precision and an element-wise kernel then adds it
+    into the buffer that is reduced across data-parallel ranks: it reads the new
+    gradient and the buffer and writes the buffer, ``e_g + 2·e_acc`` bytes per
+    parameter (Megatron-LM 2021's local DDP runs ``param.main_grad.add_(param.grad)``
+    in a hook after every backward; PyTorch autograd accumulates ``.grad`` in place;
+    DeepSpeed's bf16 optimizer adds the 16-bit gradient into an fp32 copy). Gradient-
+    accumulation fusion (Megatron-LM's ``--gradient-accumulation-fusion``, absent from
+    its 2021 v2.x code and on by default in Megatron-Core; NeMo since July 2022) lets
+    the weight-gradient GEMM accumulate into the buffer in its epilogue (``beta = 1``),
+    where the traffic hides under the compute-bound GEMM: no separate cost.
+
+    Parameters
+    ----------
+    params : float or ndarray
+        Parameters whose gradients this device accumulates.
+    grad_bytes_per_element : float or ndarray
+        Bytes of one freshly computed gradient element (the compute precision, 2).
+    accumulator_bytes_per_element : float or ndarray
+        Bytes of one element of the accumulation buffer (2 for fp16, 4 for fp32).
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per micro-batch.
+
+    References
+    ----------
+    NVIDIA Megatron-LM (2021, v2.x), ``megatron/model/distributed.py``,
+    ``DistributedDataParallel._make_param_hook`` (``main_grad.add_``); Megatron-LM
+    ``megatron/core/tensor_parallel/layers.py``,
+    ``LinearWithGradAccumulationAndAsyncCommunication`` (the fused ``wgrad`` GEMM that
+    accumulates into ``main_grad``); NVIDIA NeMo pull request 4494 (2022), "Gradient
+    Accumulation fusion to Linear layer weight gradient computation"; AMD Primus pull
+    request 995 (2026), which measures the unfused path as "an extra full-size
+    read-modify-write of main_grad per microbatch"; Li et al. (2020), "PyTorch
+    Distributed", VLDB 13(12) (gradients accumulate in place across ``no_sync``
+    iterations).
+
+    Examples
+    --------
+    A 530B model on TP 8 × PP 35 holds 1.89e9 parameters per GPU; fp16 gradients into an
+    fp16 buffer move 6 bytes each: 11.4 GB per micro-batch, 6.5 ms at 2.039 TB/s × 0.85 —
+    about 4 % of that GPU's 170 ms micro-batch.
+
+    >>> round(gradient_accumulation_bytes(1.893e9, 2.0, 2.0) / 1e9, 1)
+    11.4
+    """
+    out = params * (grad_bytes_per_element + 2.0 * accumulator_bytes_per_element)
     return float(out) if np.ndim(out) == 0 else out
 
 

@@ -82,6 +82,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   first and last stage then all-reduce the shared embedding's gradient (``V·h/t``
   elements at the gradient dtype), exposed (Megatron-LM ``train_step``,
   "backward-embedding-all-reduce"; Megatron-Core ``finalize_model_grads``).
+* **gradient accumulation** — without Megatron's gradient-accumulation fusion (2021
+  Megatron-LM, DeepSpeed, PyTorch DDP) every micro-batch adds its weight gradients into
+  the accumulation buffer with a separate kernel, ``e + 2·e_g`` bytes per local
+  parameter at HBM speed (:func:`mlsys.core.formulas.layer_time.gradient_accumulation_bytes`).
 * **optimizer step** — Adam reads the gradient and 12 bytes of state and writes 12 bytes
   and the new weight: ``(24 + g + w)`` bytes per locally owned parameter at HBM speed.
 
@@ -113,6 +117,7 @@ from mlsys.core.formulas.gemm import (
 from mlsys.core.formulas.layer_time import (
     FP8_CURRENT_SCALING_CAST_BYTES,
     fp8_cast_bytes,
+    gradient_accumulation_bytes,
     linear_layers_time,
 )
 from mlsys.core.formulas.memory import (
@@ -839,6 +844,7 @@ def evaluate(
     cp: Any = 1.0,
     tp_overlap: bool = False,
     cp_all_gather: bool = False,
+    grad_accum_fusion: bool = True,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -869,6 +875,13 @@ def evaluate(
         Context parallelism all-gathers K and V before attention and reduce-scatters
         their gradients, exposed (``cp_comm_type="all_gather"``; Llama 3), instead of
         passing them round a ring under the attention compute.
+    grad_accum_fusion : bool
+        The weight-gradient GEMMs accumulate into the gradient buffer themselves
+        (Megatron-LM's gradient-accumulation fusion, the default since 2022). False:
+        every micro-batch adds its weight gradients into the buffer with a separate
+        memory-bound kernel
+        (:func:`mlsys.core.formulas.layer_time.gradient_accumulation_bytes`), as
+        Megatron-LM 2021, DeepSpeed and PyTorch DDP do.
 
     Returns
     -------
@@ -988,6 +1001,13 @@ def evaluate(
     logits_bytes = 4.0 * 3.0 * 4.0 * P.V * T / tp  # fp32 logits: write, softmax r/w, grad
     t_head = head_flops / P.head_flops_s + logits_bytes / (P.hbm_bw * P.eta_m)
     t_mb_compute = layers_dev * t_layer_compute + t_head
+    if not grad_accum_fusion:
+        # each micro-batch's weight gradients added into the accumulation buffer by a
+        # separate kernel: the device's own parameters (ZeRO-2/3: its shard of them)
+        local = P.params_dense / (tp * pp) + P.params_expert / (tp * pp * ep)
+        shard = o.where(zero >= 2, P.params_dense / (tp * pp * dp * ep * cp), local)
+        acc = gradient_accumulation_bytes(shard, e, P.g_bytes)
+        t_mb_compute = t_mb_compute + acc / (P.hbm_bw * P.eta_m)
     t_mb_tp = layers_dev * t_tp_layer
     t_mb_ep = layers_dev * t_ep_layer
     t_mb_cp = layers_dev * o.where(cp > 1.0, t_cp_layer, 0.0)

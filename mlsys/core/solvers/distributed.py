@@ -302,6 +302,7 @@ class DistributedModel:
         layout: TrainingLayout | None = None,
         tp_comm_overlap: bool = False,
         cp_comm_type: str = "p2p",
+        grad_accumulation_fusion: bool = True,
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -374,6 +375,13 @@ class DistributedModel:
             ``"p2p"`` a ring hidden behind the attention blocks (default),
             ``"all_gather"`` an exposed all-gather of K, V and reduce-scatter of their
             gradients, as Llama 3 (Dubey et al. 2024, Sec. 3.3.2).
+        grad_accumulation_fusion : bool
+            The weight-gradient GEMMs accumulate into the gradient buffer in their
+            epilogue (Megatron-LM's ``--gradient-accumulation-fusion``, default since
+            2022; Transformer Engine). False prices a separate accumulation kernel per
+            micro-batch, ``e + 2·e_g`` bytes per local parameter (Megatron-LM 2021's
+            local DDP, DeepSpeed, PyTorch DDP:
+            :func:`mlsys.core.formulas.layer_time.gradient_accumulation_bytes`).
 
         Returns
         -------
@@ -429,6 +437,7 @@ class DistributedModel:
             float(cp),
             bool(lay.tp_comm_overlap),
             lay.cp_all_gather,
+            bool(grad_accumulation_fusion),
         )
         notes = []
         if model.layers % (pp * v):
