@@ -41,6 +41,7 @@ def _serve(row: dict):
         precision=row["precision"],
         kv_precision=row.get("kv_precision"),
         tp_size=row["tp_size"],
+        decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
     )
     return res
 
@@ -125,6 +126,7 @@ def capacity_cases() -> list[Case]:
             precision=row["precision"],
             tp_size=row["tp_size"],
             max_num_seqs=row["max_num_seqs"],
+            decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
         )
         bound = row.get("bound_only", False)
         row_ = dict(row, batch_size=row["max_num_seqs"])

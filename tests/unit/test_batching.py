@@ -250,3 +250,23 @@ def test_pipeline_parallel_replica_steady_state():
     )
     assert res.feasible and res.accelerators == 4
     assert res.concurrency == pytest.approx(1.0 * 255 * res.si("itl"), rel=1e-6)
+
+
+def test_decode_kernel_heads_per_block_reaches_the_decode_step():
+    # The engine's decode kernel (4 query heads per block for Llama-2-70B's groups of 8)
+    # reads each KV head twice; the steady-state decode step is the ServingModel step of
+    # the same plan, so it grows by one pass over the cache.
+    kw = dict(arrival_rate=1.0, prompt_len=512, output_len=128, precision="fp16", tp_size=4)
+    once = CB.solve(Models.Llama2_70B, Hardware.A100_80GB, **kw)
+    twice = CB.solve(
+        Models.Llama2_70B, Hardware.A100_80GB, decode_attention_heads_per_block=4, **kw
+    )
+    plan = _plan(
+        Models.Llama2_70B, Hardware.A100_80GB, "fp16", None, None, 4, 1, None, None, None, 4
+    )
+    n = twice.concurrency
+    # fixed lengths: prompt + (E[O²] − E[O]) / (2 (E[O] − 1)) = 512 + 128/2
+    ctx = 512 + (128**2 - 128) / (2 * 127)
+    assert ctx == 576.0
+    assert twice.si("decode_step_time") == pytest.approx(_decode(plan, n, ctx)[0], rel=1e-6)
+    assert twice.si("decode_step_time") > once.si("decode_step_time")

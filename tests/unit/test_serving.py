@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from mlsys import Fabrics, Hardware, Models, Nodes, ServingModel
 from mlsys.core.errors import InfeasibleError, MlsysError, ParameterError
 from mlsys.core.formulas.serving import (
+    decode_kv_reads,
+    decode_kv_reread_bytes,
     decode_step_bytes,
     decode_step_flops,
     expected_active_experts,
@@ -60,6 +62,30 @@ def test_paged_kv_blocks_and_waste_below_4_percent():
     assert paged_kv_waste_fraction(401, 16) < 0.04
 
 
+def test_decode_kv_reads_per_query_heads_per_block():
+    # GQA group g = 64 / 8 = 8 query heads per KV head. lmdeploy v0.1 serves 4 per block:
+    # ceil(8/4) = 2 reads; a block per query head (PagedAttention v1): 8; a group-packed
+    # kernel (None) or one serving more heads than the group: 1. Multi-head: always 1.
+    assert decode_kv_reads(64, 8, 4) == 2.0
+    assert decode_kv_reads(64, 8, 1) == 8.0
+    assert decode_kv_reads(64, 8, 3) == 3.0  # ceil(8/3)
+    assert decode_kv_reads(64, 8) == 1.0
+    assert decode_kv_reads(64, 8, 16) == 1.0
+    assert decode_kv_reads(32, 32, 1) == 1.0
+    # per tensor-parallel shard the ratio is the same: 16 query and 2 KV heads on 4 GPUs
+    assert decode_kv_reads(16, 2, 4) == 2.0
+
+
+def test_decode_kv_reread_bytes_is_the_extra_passes_over_the_cache():
+    # one pass: 2 (K and V) · b · s · n_kv · d · e = 2 · 64 · 1152 · 2 · 128 · 2 = 75.5 MB;
+    # two reads move one more pass, one read none, eight reads seven more
+    one_pass = 2 * 64 * 1152 * 2 * 128 * 2
+    assert one_pass == 75_497_472
+    assert decode_kv_reread_bytes(64, 1152, 2, 128, 2.0, 2.0) == one_pass
+    assert decode_kv_reread_bytes(64, 1152, 2, 128, 2.0, 1.0) == 0.0
+    assert decode_kv_reread_bytes(64, 1152, 2, 128, 2.0, 8.0) == 7 * one_pass
+
+
 def test_allreduce_bytes_and_memory_fit():
     assert tensor_parallel_allreduce_bytes(2048, 8192, 2.0) == 2048 * 8192 * 2
     # 63e9 / (524288 · 4096) = 29.34 -> 29 sequences
@@ -78,6 +104,29 @@ def test_70b_fp16_on_one_80gb_device_is_infeasible_and_reports_no_latency():
     assert res.si("weight_bytes_per_accelerator") == pytest.approx(137.95e9, rel=1e-3)
     with pytest.raises(InfeasibleError):
         SM.solve(Models.Llama2_70B, Hardware.H100, precision="fp16", raise_errors=True)
+
+
+def test_decode_kernel_reading_kv_heads_twice_adds_one_pass_over_the_cache():
+    # Llama-2-70B on 4 A100s, batch 64 at 128 + 1024 = 1152 mean cached tokens. Each
+    # device holds 2 KV heads of 128 per layer; with 4 query heads per block each is read
+    # twice, adding one pass over the cache: 80 layers · 2 · 64 · 1152 · 2 · 128 · 2 B =
+    # 6.04 GB at 2.039 TB/s × 0.85 = 3.485 ms to the decode step; prefill is unchanged.
+    kw = dict(batch_size=64, prompt_len=128, output_len=2048, precision="fp16", tp_size=4)
+    once = SM.solve(Models.Llama2_70B, Hardware.A100_80GB, **kw)
+    twice = SM.solve(
+        Models.Llama2_70B, Hardware.A100_80GB, decode_attention_heads_per_block=4, **kw
+    )
+    extra = 80 * 2 * 64 * 1152 * 2 * 128 * 2 / (2.039e12 * 0.85)
+    assert extra == pytest.approx(3.485e-3, rel=1e-3)
+    assert twice.si("itl") - once.si("itl") == pytest.approx(extra, rel=1e-6)
+    assert twice.si("ttft") == once.si("ttft")
+    # a multi-head model has nothing to re-read
+    mha = dict(batch_size=8, prompt_len=512, output_len=64, precision="fp16")
+    assert SM.solve(
+        Models.Llama2_7B, Hardware.A100_80GB, decode_attention_heads_per_block=1, **mha
+    ).si("itl") == SM.solve(Models.Llama2_7B, Hardware.A100_80GB, **mha).si("itl")
+    with pytest.raises(ParameterError, match="decode_attention_heads_per_block"):
+        SM.solve(Models.Llama2_7B, Hardware.A100_80GB, decode_attention_heads_per_block=0)
 
 
 def test_tensor_parallelism_makes_70b_fit_and_adds_allreduce_time():

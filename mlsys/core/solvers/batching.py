@@ -58,6 +58,7 @@ from mlsys.core.solvers.serving import (
     _count,
     _decode,
     _gb,
+    _heads_per_block,
     _Plan,
     _plan,
     _prefill,
@@ -389,6 +390,7 @@ class ContinuousBatchingModel:
         ttft_slo: Any = None,
         itl_slo: Any = None,
         price_per_accelerator_hour: Any = None,
+        decode_attention_heads_per_block: int | None = None,
     ) -> ContinuousBatchingResult:
         """Steady state at one arrival rate (and, given targets, the SLO capacity).
 
@@ -422,6 +424,9 @@ class ContinuousBatchingModel:
         max_num_seqs : int, optional
             Scheduler cap on concurrent sequences (vLLM's ``max_num_seqs``); default:
             only the KV cache limits it.
+        decode_attention_heads_per_block : int, optional
+            As for :meth:`ServingModel.solve`: query heads per thread block of the
+            engine's decode-attention kernel (default: one read of each KV head).
         ttft_slo, itl_slo : float or Quantity [s], optional
             Latency targets for the SLO search (either or both).
         price_per_accelerator_hour : float or Quantity [USD/hour], optional
@@ -470,6 +475,7 @@ class ContinuousBatchingModel:
             efficiency,
             fabric,
             mu,
+            _heads_per_block(decode_attention_heads_per_block),
         )
 
         o_mean = outputs.mean

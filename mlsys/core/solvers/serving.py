@@ -16,7 +16,11 @@ The physics, stated once:
   (:func:`~mlsys.core.formulas.serving.expected_active_experts`).
 * **KV cache**: ``2·l·n_kv·d_head`` values per token (GQA/MQA-aware), split by tensor
   parallelism over KV heads (replicated when ``tp_size > kv_heads``) and by pipeline
-  stages over layers. Each decode step reads each sequence's whole cache.
+  stages over layers. Each decode step reads each sequence's whole cache — once per KV
+  head by default, or ``⌈group / heads per block⌉`` times when the engine's decode kernel
+  serves fewer query heads per thread block than share a KV head
+  (``decode_attention_heads_per_block``;
+  :func:`~mlsys.core.formulas.serving.decode_kv_reads`).
 * **FLOPs**: ``2·N_active`` per token plus attention (causal in prefill, full context
   in decode); prefill computes logits for the last position only. They are reported;
   the time is the sum of the kernels (a decode token's GEMMs are padded to 16 rows, not
@@ -65,6 +69,7 @@ from mlsys.core.formulas.layer_time import (
     transformer_layer_time,
 )
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
+from mlsys.core.formulas.serving import decode_kv_reads, decode_kv_reread_bytes
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.provenance import record
@@ -391,6 +396,7 @@ class _Plan:
     p2p0: float
     p2p1: float
     kv_per_token_dev: float  # KV bytes one token occupies on one device
+    kv_reads: float  # times the decode-attention kernel reads each KV head per step
     weights_dev: float
     mem_avail: float  # bytes for weights + KV + activations
     mem_total: float
@@ -444,7 +450,20 @@ def _layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float
 
 def _price_layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float) -> float:
     args, kwargs = _layer_arguments(plan, tokens, batch, q_len, kv_len)
-    return transformer_layer_time(*args, **kwargs)
+    return transformer_layer_time(*args, **kwargs) + _kv_reread(plan, batch, q_len, kv_len)
+
+
+def _kv_reread(plan: _Plan, batch: float, q_len: float, kv_len: float) -> float:
+    """Seconds a decode step's attention spends reading KV heads again (a kernel serving
+    fewer query heads per block than the GQA group; zero for one read)."""
+    if plan.kv_reads <= 1.0 or q_len != 1.0:
+        return 0.0
+    s = plan.shape
+    kv_heads_dev = s.kv_heads / plan.tp if plan.tp <= s.kv_heads else 1.0
+    extra = decode_kv_reread_bytes(
+        batch, kv_len, kv_heads_dev, s.head_dim, plan.kv_bytes, plan.kv_reads
+    )
+    return extra / plan.bw
 
 
 def _layer_kernels(
@@ -453,7 +472,10 @@ def _layer_kernels(
     """The parts of :func:`_layer`'s time, kernel group by kernel group (the same
     arguments, so they sum to it): what SingleNodeModel reports operator by operator."""
     args, kwargs = _layer_arguments(plan, tokens, batch, q_len, kv_len, phase)
-    return transformer_layer_kernel_times(*args, **kwargs)
+    parts = transformer_layer_kernel_times(*args, **kwargs)
+    if phase == "inference":
+        parts["attention"] = parts["attention"] + _kv_reread(plan, batch, q_len, kv_len)
+    return parts
 
 
 def _layer_arguments(
@@ -665,6 +687,7 @@ def _plan(
     efficiency: Any,
     fabric: Any,
     memory_utilization: float | None,
+    heads_per_block: int | None = None,
 ) -> _Plan:
     objects = (model, hardware, fabric)
     values = (
@@ -675,6 +698,7 @@ def _plan(
         pp,
         freeze(efficiency),
         memory_utilization,
+        heads_per_block,
     )
     hit = _PLANS.get(objects, values)
     if hit is not MISSING:
@@ -690,6 +714,7 @@ def _plan(
         efficiency,
         fabric,
         memory_utilization,
+        heads_per_block,
     )
     _PLANS.put(objects, values, plan)
     return plan
@@ -706,6 +731,7 @@ def _build_plan(
     efficiency,
     fabric,
     memory_utilization,
+    heads_per_block=None,
 ) -> _Plan:
     if not isinstance(model, TransformerWorkload):
         raise ParameterError(
@@ -773,6 +799,9 @@ def _build_plan(
     kv_heads_dev = shape.kv_heads / tp if tp <= shape.kv_heads else 1.0
     kvb = BYTES_PER_ELEMENT[kv]
     kv_per_token_dev = kv_cache_bytes(shape.layers / pp, kv_heads_dev, shape.head_dim, 1, 1, kvb)
+    # the query heads of one device that share a KV head, and how often the decode kernel
+    # reads that head to serve them
+    kv_reads = decode_kv_reads(shape.heads / tp, kv_heads_dev, heads_per_block)
     peak = acc.peak_flops_s(cp)
     # the GEMMs run at the compute fraction of peak (the library's default, below the
     # device's measured matmul ceiling), then lose their own tile and wave quantisation
@@ -814,6 +843,7 @@ def _build_plan(
         p2p0=p2p0,
         p2p1=p2p1,
         kv_per_token_dev=kv_per_token_dev,
+        kv_reads=kv_reads,
         weights_dev=(shape.total_params * wb + shape.head_params * (head_bytes - wb)) / (tp * pp),
         head_bytes=head_bytes,
         head_flops=head_flops,
@@ -845,6 +875,13 @@ def _check_plan_args(
             "memory_utilization", memory_utilization, "None or a fraction in (0, 1]"
         )
     return tp, pp, float(memory_utilization)
+
+
+def _heads_per_block(value: Any) -> int | None:
+    """``decode_attention_heads_per_block``: None or a whole number of heads >= 1."""
+    if value is None:
+        return None
+    return _count(value, "decode_attention_heads_per_block")
 
 
 def _gb(x: float) -> str:
@@ -902,6 +939,7 @@ class ServingModel:
         activation_precision: str | None = None,
         batched_prefill: bool = False,
         memory_utilization: float | None = DEFAULT_MEMORY_UTILIZATION,
+        decode_attention_heads_per_block: int | None = None,
     ) -> ServingResult:
         """Solve one serving configuration.
 
@@ -944,6 +982,13 @@ class ServingModel:
             Share of device memory for weights, KV cache and activations, as vLLM's
             ``gpu_memory_utilization``; default ``None``: everything but the library's
             framework allowance (1 GB plus 5 % of what is allocated on a GPU).
+        decode_attention_heads_per_block : int, optional
+            Query heads one thread block of the engine's decode-attention kernel serves
+            (a property of the engine's kernel, e.g. 4 in lmdeploy v0.1): under
+            grouped-query attention each KV head is then read ``⌈group / heads⌉`` times
+            per step (:func:`mlsys.core.formulas.serving.decode_kv_reads`). Default
+            ``None``: one read per KV head (a kernel that packs the whole group, as
+            FlashInfer, FlashAttention-2 and TensorRT-LLM's XQA do).
 
         Returns
         -------
@@ -977,6 +1022,7 @@ class ServingModel:
             efficiency,
             fabric,
             mu,
+            _heads_per_block(decode_attention_heads_per_block),
         )
         result = _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
         return record(
