@@ -11,6 +11,7 @@ import pytest
 from mlsys import DistributedModel, Fabrics, Fleet, Models, Nodes
 from mlsys.core.formulas.collectives import nccl_ring_time, nvls_allreduce_time
 from mlsys.core.formulas.layer_time import gradient_accumulation_bytes, linear_layers_time
+from mlsys.core.formulas.memory import optimizer_step_bytes_per_param
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
 from mlsys.core.solvers import _layout
 from mlsys.core.solvers._layout import build_problem, evaluate
@@ -177,3 +178,17 @@ def test_unfused_gradient_accumulation_through_the_solver():
     assert b.si("compute_time") - a.si("compute_time") == pytest.approx(
         64 * gradient_accumulation_bytes(GPT3.total_params / 64, 2.0, 4.0) / (2.039e12 * 0.85)
     )
+
+
+def test_optimizer_step_is_megatrons_mixed_precision_chain():
+    # GPT-3 175B, tp 8 × pp 8, ZeRO-1 over dp 1: each GPU updates P/64 parameters.
+    # bf16 (fp32 gradient buffer): norm 4 + Adam (4 + 2·12) + write-back (4 + 2) = 38 B;
+    # fp16 (fp16 buffer, loss scaling): + copy to fp32 (2 + 4) + unscale (4 + 4) = 52 B.
+    for precision, per_param in (("bf16", 38.0), ("fp16", 52.0)):
+        P = build_problem(GPT3, A100_FLEET, 64, precision)
+        assert P.opt_step_bytes == per_param
+        expected = GPT3.total_params / 64 * per_param / (2.039e12 * 0.85)
+        assert _eval(P)["optimizer_time"] == pytest.approx(expected)
+    # fp32 training keeps no master copy: Adam's 8 bytes of state, the weight read and
+    # written, the gradient read twice (norm, update)
+    assert optimizer_step_bytes_per_param(8.0, 4.0, 4.0, master_weights=False) == 32.0

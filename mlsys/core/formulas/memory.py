@@ -37,6 +37,7 @@ __all__ = [
     "interleaved_activation_factor",
     "OPTIMIZER_STATE_BYTES",
     "optimizer_state_bytes_per_param",
+    "optimizer_step_bytes_per_param",
     "zero_model_state_bytes",
     "zero_model_state_breakdown",
     "zero_communication_elements",
@@ -434,6 +435,78 @@ def optimizer_state_bytes_per_param(optimizer: str = "adam", master_weights: boo
         raise ParameterError("optimizer", optimizer, "one of " + ", ".join(OPTIMIZER_STATE_BYTES))
     k = OPTIMIZER_STATE_BYTES[key]
     return k if master_weights else k - 4.0
+
+
+def optimizer_step_bytes_per_param(
+    state_bytes: float,
+    grad_bytes: float,
+    weight_bytes: float,
+    master_weights: bool = True,
+    loss_scaling: bool = False,
+) -> float:
+    """HBM bytes one optimizer step moves per parameter the device updates.
+
+    Megatron-LM's mixed-precision step is a chain of memory-bound kernels over the
+    locally owned parameters, each its own pass:
+
+    * with an fp32 master copy, the gradients are first copied into fp32 (read
+      ``grad_bytes``, write 4; nothing when the buffer is already fp32);
+    * loss-scaled fp16 unscales them and checks for inf/NaN (read 4, write 4);
+    * the global gradient norm for clipping reads them once more (4);
+    * the update reads the fp32 gradient (4) and reads and writes the optimizer state
+      (``state_bytes`` each way; Adam's momentum, variance and the master copy: 12);
+    * with a master copy, the new weights are written back at the model precision
+      (read 4, write ``weight_bytes``); without one the update reads and writes the
+      weights themselves (``2·weight_bytes``).
+
+    Parameters
+    ----------
+    state_bytes : float
+        Optimizer state per parameter, master copy included (``K``,
+        :func:`optimizer_state_bytes_per_param`).
+    grad_bytes : float
+        Bytes of one element of the reduced gradient buffer.
+    weight_bytes : float
+        Bytes of one model weight.
+    master_weights : bool
+        An fp32 master copy is kept (mixed precision).
+    loss_scaling : bool
+        Dynamic loss scaling (fp16 training).
+
+    Returns
+    -------
+    float
+        Bytes per parameter.
+
+    References
+    ----------
+    NVIDIA Megatron-LM, ``megatron/optimizer/optimizer.py``,
+    ``Float16OptimizerWithFloat16Params.step`` (``_copy_model_grads_to_main_grads``,
+    ``_unscale_main_grads_and_check_for_nan``, ``clip_grad_norm_fp32``, the fused Adam
+    step, ``_copy_main_params_to_model_params``); Micikevicius et al. (2018), "Mixed
+    Precision Training", ICLR (master weights, loss scaling).
+
+    Examples
+    --------
+    bf16 with an fp32 gradient buffer: 4 (norm) + 4 + 2·12 (Adam) + 4 + 2 (write back)
+    = 38 bytes; fp16 with an fp16 buffer adds the copy (2 + 4) and the unscale (4 + 4):
+    52.
+
+    >>> optimizer_step_bytes_per_param(12.0, 4.0, 2.0)
+    38.0
+    >>> optimizer_step_bytes_per_param(12.0, 2.0, 2.0, loss_scaling=True)
+    52.0
+    """
+    fp32 = 4.0
+    update = fp32 + 2.0 * state_bytes + fp32  # read gradient, read+write state; the norm
+    if master_weights:
+        copy_in = grad_bytes + fp32 if grad_bytes < fp32 else 0.0
+        update += copy_in + fp32 + weight_bytes
+    else:
+        update += 2.0 * weight_bytes
+    if loss_scaling:
+        update += 2.0 * fp32
+    return float(update)
 
 
 def zero_model_state_bytes(

@@ -86,8 +86,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   Megatron-LM, DeepSpeed, PyTorch DDP) every micro-batch adds its weight gradients into
   the accumulation buffer with a separate kernel, ``e + 2·e_g`` bytes per local
   parameter at HBM speed (:func:`mlsys.core.formulas.layer_time.gradient_accumulation_bytes`).
-* **optimizer step** — Adam reads the gradient and 12 bytes of state and writes 12 bytes
-  and the new weight: ``(24 + g + w)`` bytes per locally owned parameter at HBM speed.
+* **optimizer step** — Megatron's mixed-precision step over the locally owned parameters:
+  gradients copied to fp32, unscaled (fp16), their norm, the Adam update of the fp32
+  state, the weights written back: 38 bytes per parameter in bf16, 52 in fp16, at HBM
+  speed (:func:`mlsys.core.formulas.memory.optimizer_step_bytes_per_param`).
 
 The calibration lives in this module and nowhere else: the compute and memory
 fractions come from :func:`mlsys.core.solvers.efficiency.resolve_efficiency`; the one
@@ -125,6 +127,7 @@ from mlsys.core.formulas.memory import (
     embedding_activation_bytes,
     interleaved_activation_factor,
     optimizer_state_bytes_per_param,
+    optimizer_step_bytes_per_param,
     pipeline_inflight_microbatches,
     zero_model_state_breakdown,
 )
@@ -146,7 +149,6 @@ from mlsys.core.solvers._memo import identity_memo
 
 __all__ = [
     "NETWORK_EFFICIENCY",
-    "ADAM_STEP_STATE_BYTES",
     "RECOMPUTE_CODES",
     "TOPOLOGY_CODES",
     "SCHEDULE_CODES",
@@ -165,10 +167,6 @@ nccl-tests on a DGX A100 report about 230–240 GB/s of bus bandwidth for large
 all-reduces on 300 GB/s-per-direction NVLink 3 (≈ 0.8); a 200 Gb/s HDR or 400 Gb/s NDR
 NIC delivers about 90 % of its line rate to NCCL across nodes. (NVIDIA nccl-tests
 ``doc/PERFORMANCE.md``; NVIDIA DGX A100 user guide.) Estimates, not fits."""
-
-ADAM_STEP_STATE_BYTES = 24.0
-"""Bytes of fp32 optimizer state Adam reads and writes per parameter per step
-(master weight, first and second moment: 12 read + 12 written)."""
 
 # name -> code maps of mlsys.core.layout (kept under their old names for callers)
 RECOMPUTE_CODES = {k: int(v) for k, v in RECOMPUTE_NAMES.items()}
@@ -292,6 +290,9 @@ class Problem:
     e_act, w_bytes, g_bytes, opt_bytes : float
         Bytes per activation element, weight, reduced gradient; optimizer state bytes
         per parameter.
+    opt_step_bytes : float
+        HBM bytes one optimizer step moves per owned parameter
+        (:func:`mlsys.core.formulas.memory.optimizer_step_bytes_per_param`).
     batch : float
         Global batch in sequences.
     flash : bool
@@ -378,6 +379,7 @@ class Problem:
     )
     head_flops_s: float = 0.0
     tied_embeddings: bool = False
+    opt_step_bytes: float = 38.0
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -560,6 +562,9 @@ def build_problem(
         ),
         head_flops_s=head_rate,
         tied_embeddings=bool(model.tied_embeddings),
+        opt_step_bytes=optimizer_step_bytes_per_param(
+            opt_bytes, g_bytes, w_bytes, master_weights=master, loss_scaling=prec == "fp16"
+        ),
     )
 
 
@@ -1082,7 +1087,7 @@ def evaluate(
     overlap_fraction = o.where(t_dp_total > 0.0, 1.0 - exposed / o.max(t_dp_total, 1e-300), 0.0)
     # ---- optimizer step: Adam over the locally owned (ZeRO-sharded) parameters -----------
     owned = psi_dense / o.where(z1, dp * ep * cp, 1.0) + psi_exp / o.where(z1, dp * cp, 1.0)
-    t_opt = owned * (ADAM_STEP_STATE_BYTES + P.g_bytes + P.w_bytes) / (P.hbm_bw * P.eta_m)
+    t_opt = owned * P.opt_step_bytes / (P.hbm_bw * P.eta_m)
     # ---- step ---------------------------------------------------------------------------------
     compute_time = m * t_mb_compute + t_opt
     step = m * t_mb + t_bubble + exposed + t_opt
