@@ -192,3 +192,30 @@ def test_optimizer_step_is_megatrons_mixed_precision_chain():
     # fp32 training keeps no master copy: Adam's 8 bytes of state, the weight read and
     # written, the gradient read twice (norm, update)
     assert optimizer_step_bytes_per_param(8.0, 4.0, 4.0, master_weights=False) == 32.0
+
+
+def test_block_recompute_reruns_and_frees_only_its_share_of_layers():
+    # GPT-3 175B on tp 8 × pp 8 (12 layers per stage, one chunk): recomputing 3 of the 12
+    # layers (Megatron's --recompute-method block --recompute-num-layers 3) costs a
+    # quarter of full recompute's extra time and keeps three quarters of the activations
+    # full recompute frees.
+    kw = dict(batch_size=64, tp_size=8, pp_size=8, microbatch_count=64)
+    solve = DistributedModel().solve
+    none = solve(GPT3, A100_FLEET, recompute="none", **kw)
+    full = solve(GPT3, A100_FLEET, recompute="full", **kw)
+    part = solve(GPT3, A100_FLEET, recompute="full", recompute_num_layers=3, **kw)
+    every = solve(GPT3, A100_FLEET, recompute="full", recompute_num_layers=12, **kw)
+    assert every.si("step_time") == full.si("step_time")
+    t = [r.si("compute_time") for r in (none, part, full)]
+    assert t[1] - t[0] == pytest.approx(0.25 * (t[2] - t[0]), rel=1e-9)
+    act = [r.memory_per_accelerator.si("activations") for r in (none, part, full)]
+    assert act[0] - act[1] == pytest.approx(0.25 * (act[0] - act[2]), rel=1e-9)
+    # the hardware FLOPs count the rerun forward of 3 layers in 12
+    extra = [r.hfu * r.si("step_time") - r.mfu * r.si("step_time") for r in (part, full)]
+    assert extra[0] == pytest.approx(0.25 * extra[1], rel=1e-9)
+    # without full recompute it has nothing to act on, and says so
+    sel = solve(GPT3, A100_FLEET, recompute="selective", recompute_num_layers=3, **kw)
+    assert sel.si("step_time") == solve(GPT3, A100_FLEET, recompute="selective", **kw).si(
+        "step_time"
+    )
+    assert any("recompute_num_layers" in n for n in sel.notes)

@@ -616,6 +616,7 @@ def memory_terms(
     sp: Any,
     schedule: Any = 0,
     cp: Any = 1.0,
+    recompute_fraction: float = 1.0,
 ) -> dict[str, Any]:
     """Memory per device of a layout (floats) or of many (arrays): the one training-memory
     model of DistributedModel, MemoryModel and ParallelismSearch.
@@ -645,6 +646,10 @@ def memory_terms(
         1.0 with sequence parallelism.
     schedule : int or ndarray
         :class:`~mlsys.core.layout.Schedule` code (1: GPipe).
+    recompute_fraction : float
+        Under full recomputation, the share of each model chunk's layers that is
+        recomputed (Megatron's ``--recompute-method block --recompute-num-layers``);
+        the others keep every activation. 1.0: all of them.
 
     Returns
     -------
@@ -657,16 +662,16 @@ def memory_terms(
         # one layout: a pure function of the problem and eleven numbers, so a layout
         # priced before (a book re-solving it; DistributedModel and MemoryModel asking
         # about the same one) is read back, not recomputed
-        key = ("memory", tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
+        key = ("memory", tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, recompute_fraction)
         hit = P.priced.get(key)
         if hit is None:
             if len(P.priced) > 4096:
                 P.priced.clear()
             hit = P.priced[key] = _memory_terms(
-                P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o
+                P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o, recompute_fraction
             )
         return dict(hit)
-    return _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o)
+    return _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o, recompute_fraction)
 
 
 def _memory_terms(
@@ -683,6 +688,7 @@ def _memory_terms(
     schedule: Any,
     cp: Any,
     o: type,
+    recompute_fraction: float = 1.0,
 ) -> dict[str, Any]:
     b = P.batch / (dp * ep * m)
     psi_dense = P.params_dense / (tp * pp)
@@ -702,6 +708,14 @@ def _memory_terms(
         ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
         flash_attention=P.flash, cp_size=cp,
     )  # fmt: skip
+    if recompute_fraction < 1.0:  # block recompute: the other layers keep everything
+        kept = activation_bytes_per_layer(
+            P.s, b, P.h, P.a, tp, sp, 0.0, P.e_act,
+            ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
+            flash_attention=P.flash, cp_size=cp,
+        )  # fmt: skip
+        f = recompute_fraction
+        act_layer = o.where(rc == _FULL, f * act_layer + (1.0 - f) * kept, act_layer)
     inflight = pipeline_inflight_microbatches(pp, m, schedule == _GPIPE)
     interleave = interleaved_activation_factor(pp, v)
     extra = embedding_activation_bytes(
@@ -778,7 +792,7 @@ def _linear_shape_ratio_of(P: Problem, T: Any, tp: Any, full: Any, o: type) -> A
     kv = np.maximum(P.kv / tp, 1.0) * d_head
     f = P.ffn_act / tp
     # (full = 0.5 in the unique keys' imaginary part means full recompute)
-    rerun = np.where(full > 0.25, 1.0, 0.0) if np.ndim(full) else (1.0 if full else 0.0)
+    rerun = np.where(full > 0.25, 1.0, 0.0) if np.ndim(full) else float(full)
     flops_fwd = 2.0 * T * P.h * ((q + 2.0 * kv) + q + (1.0 + P.gated) * f + f)
     out = ((1.0 + rerun) * fwd + bwd) * F / ((3.0 + rerun) * flops_fwd)
     return float(out) if np.ndim(out) == 0 else out
@@ -850,6 +864,7 @@ def evaluate(
     tp_overlap: bool = False,
     cp_all_gather: bool = False,
     grad_accum_fusion: bool = True,
+    recompute_fraction: float = 1.0,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -887,6 +902,10 @@ def evaluate(
         memory-bound kernel
         (:func:`mlsys.core.formulas.layer_time.gradient_accumulation_bytes`), as
         Megatron-LM 2021, DeepSpeed and PyTorch DDP do.
+    recompute_fraction : float
+        Under full recomputation, the share of each model chunk's layers recomputed
+        (Megatron's ``--recompute-method block --recompute-num-layers``): their forward
+        runs again, the others keep their activations (:func:`memory_terms`).
 
     Returns
     -------
@@ -894,10 +913,12 @@ def evaluate(
         Times in s, bytes, FLOP and fractions; see the keys.
     """
     o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
-    mem = memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
+    mem = memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, recompute_fraction)
     s, h, e = P.s, P.h, P.e_act
     g = P.accelerators_per_node
     full = rc == _FULL
+    if recompute_fraction != 1.0:  # block recompute: that share of the layers reruns
+        full = full * float(recompute_fraction)
     sel = rc == _SELECTIVE
     b = mem["microbatch_size"]
     # tokens of one micro-batch on one device: context parallelism splits each sequence
@@ -1095,9 +1116,7 @@ def evaluate(
     model_flops = tokens * P.model_flops_per_token
     # selective recomputation is already what a fused attention kernel does: no extra
     sel_extra = 0.0 if P.flash else P.selective_flops_per_token
-    hw_flops = model_flops + tokens * o.where(
-        full, P.full_flops_per_token, o.where(sel, sel_extra, 0.0)
-    )
+    hw_flops = model_flops + tokens * (full * P.full_flops_per_token + o.where(sel, sel_extra, 0.0))
     peak_total = P.total * P.peak
     mfu = model_flops / (step * peak_total)
     return {

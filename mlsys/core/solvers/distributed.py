@@ -41,7 +41,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
-from mlsys.core.layout import TOPOLOGY_NAMES, TrainingLayout
+from mlsys.core.layout import TOPOLOGY_NAMES, Recompute, TrainingLayout
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
@@ -303,6 +303,7 @@ class DistributedModel:
         tp_comm_overlap: bool = False,
         cp_comm_type: str = "p2p",
         grad_accumulation_fusion: bool = True,
+        recompute_num_layers: int | None = None,
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -382,6 +383,11 @@ class DistributedModel:
             micro-batch, ``e + 2·e_g`` bytes per local parameter (Megatron-LM 2021's
             local DDP, DeepSpeed, PyTorch DDP:
             :func:`mlsys.core.formulas.layer_time.gradient_accumulation_bytes`).
+        recompute_num_layers : int, optional
+            With ``recompute="full"``, recompute only this many layers of each model
+            chunk (Megatron-LM's ``--recompute-method block --recompute-num-layers``):
+            those keep only their input and rerun their forward; the others keep every
+            activation. None: all of them.
 
         Returns
         -------
@@ -420,6 +426,11 @@ class DistributedModel:
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
+        fraction = 1.0
+        if recompute_num_layers is not None:
+            n = _checks.positive_int("recompute_num_layers", recompute_num_layers)
+            per_chunk = -(-model.layers // (pp * v))  # layers of the fullest model chunk
+            fraction = min(n, per_chunk) / per_chunk
         out = _layout.evaluate(
             P,
             float(tp),
@@ -438,6 +449,7 @@ class DistributedModel:
             bool(lay.tp_comm_overlap),
             lay.cp_all_gather,
             bool(grad_accumulation_fusion),
+            fraction,
         )
         notes = []
         if model.layers % (pp * v):
@@ -445,6 +457,8 @@ class DistributedModel:
                 f"{model.layers} layers do not divide into pp·v = {pp * v} chunks: the "
                 f"heaviest device holds {int(out['layers_per_device'])} layers and sets the pace"
             )
+        if recompute_num_layers is not None and lay.recompute_code != Recompute.FULL:
+            notes.append('recompute_num_layers needs recompute="full": no effect')
         if lay.sequence_parallel and tp == 1:
             notes.append("sequence_parallel has no effect with tp_size = 1")
         if lay.tp_comm_overlap and not (lay.sequence_parallel and tp > 1):
