@@ -122,13 +122,21 @@ class CatalogOrigin:
             E.g. ``"NVIDIA H100 SXM5 80GB, memory bandwidth: datasheet, NVIDIA H100 …"``.
         """
         if self._text is None:
-            what = self.field.replace("_", " ") + (f" ({self.key})" if self.key else "")
-            # The entry's default note is about other fields (often its peak FLOP/s):
-            # only a field's own source record brings its note along.
-            own = self.field in self.entry.provenance
-            text = _source_text(self.source, note=own)
-            self._text = f"{self.entry.label}, {what}: {text}"
+            self._text = f"{self.entry.label}, {self.what}: {self.source_text}"
         return self._text
+
+    @property
+    def what(self) -> str:
+        """The field in words, with its key: ``"peak flops (bf16)"``."""
+        return self.field.replace("_", " ") + (f" ({self.key})" if self.key else "")
+
+    @property
+    def source_text(self) -> str:
+        """The field's source in words: ``"datasheet, NVIDIA H100 … (2023)"``."""
+        # The entry's default note is about other fields (often its peak FLOP/s):
+        # only a field's own source record brings its note along.
+        own = self.field in self.entry.provenance
+        return _source_text(self.source, note=own)
 
 
 class ResultOrigin:
@@ -265,8 +273,21 @@ class DerivedOrigin:
         -------
         str
         """
-        lines = dict.fromkeys(part.describe() for part in self.parts)
-        return "Computed from: " + "; ".join(lines)
+        # Fields of one entry citing one source share a line:
+        # "Llama 2 70B, heads, kv heads: paper, Touvron et al. (2023) …".
+        lines: dict[Any, list[str]] = {}
+        for part in self.parts:
+            if isinstance(part, CatalogOrigin):
+                what = lines.setdefault((id(part.entry), part.source_text), [part.entry.label])
+                if part.what not in what:
+                    what.append(part.what)
+            else:
+                lines.setdefault(part.describe(), [])
+        text = [
+            f"{', '.join(names)}: {key[1]}" if isinstance(key, tuple) else key
+            for key, names in lines.items()
+        ]
+        return "Computed from: " + "; ".join(text)
 
 
 Origin = CatalogOrigin | ResultOrigin | TextOrigin | DerivedOrigin

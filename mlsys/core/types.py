@@ -42,7 +42,7 @@ from pydantic import (
 from mlsys.core.errors import MlsysError, ParameterError
 from mlsys.core.precision import normalize_precision
 from mlsys.core.provenance import CatalogOrigin, register_entry, register_value
-from mlsys.core.traced import TracedFloat
+from mlsys.core.traced import TracedFloat, traced, traced_magnitude
 from mlsys.core.units import as_quantity, as_si
 
 __all__ = [
@@ -255,8 +255,70 @@ class _Model(BaseModel):
         """
         return self.provenance.get(field) or self.provenance.get("default")
 
+    def cite(self, field: str, key: str | None = None) -> Any:
+        """A field's value carrying its catalog origin, for a chapter to compute with.
+
+        Quantity fields carry it already (``fmt(h100.memory_bandwidth * 8)`` names the
+        datasheet); plain fields (``layers``, ``kv_heads``, ``accelerators_per_node``) are
+        bare ints and floats that solvers use at full speed, so a chapter that prints
+        one, or a number computed from one, asks for it here:
+        ``count(llama70b.cite("layers") * 2)``.
+
+        Parameters
+        ----------
+        field : str
+            Field or property name (``"layers"``, ``"memory_bandwidth"``,
+            ``"total_params"``).
+        key : str, optional
+            Key inside a mapping field (``"bf16"`` of ``peak_flops``).
+
+        Returns
+        -------
+        TracedInt, TracedFloat or pint.Quantity
+            Equal to the value; its origin is this entry's field and the source the
+            catalog gives for it (:class:`~mlsys.core.provenance.CatalogOrigin`).
+
+        Raises
+        ------
+        ParameterError
+            When the entry has no such field, or its value is not a number or Quantity.
+
+        Examples
+        --------
+        >>> from mlsys import Models
+        >>> from mlsys.core.provenance import origin_of
+        >>> layers = Models.Llama2_70B.cite("layers")
+        >>> layers == 80, "Touvron" in origin_of(layers * 2).describe()
+        (True, True)
+        """
+        from mlsys.core.errors import ParameterError
+
+        value = getattr(self, field, None) if not field.startswith("_") else None
+        if value is None or callable(value):
+            raise ParameterError("field", field, f"a field of {type(self).__name__} with a value")
+        if key is not None:
+            if not isinstance(value, dict) or key not in value:
+                raise ParameterError("key", key, f"a key of {type(self).__name__}.{field}")
+            value = value[key]
+        origin = CatalogOrigin(self, field, key)
+        magnitude = getattr(value, "_magnitude", None)
+        if magnitude is not None:
+            out = traced_magnitude(_untraced(magnitude), (origin,))
+            if out is magnitude or not hasattr(out, "_origins"):
+                raise ParameterError("field", field, "a field holding one number")
+            return value.__class__(out, value._units)
+        out = traced(value, (origin,))
+        if out is value:
+            raise ParameterError("field", field, "a field holding a number or a Quantity")
+        return out
+
     def __str__(self) -> str:
         return self.label
+
+
+def _untraced(value: Any) -> Any:
+    plain = getattr(value, "_plain", None)
+    return value if plain is None else plain()
 
 
 def _as_configuration_error(model: str, exc: ValidationError) -> ConfigurationError:
@@ -480,9 +542,20 @@ class Accelerator(_Model):
         Returns
         -------
         float
-            FLOP per byte: peak FLOP/s divided by memory bandwidth (Williams et al. 2009).
+            FLOP per byte: peak FLOP/s divided by memory bandwidth (Williams et al. 2009,
+            :func:`mlsys.core.formulas.roofline.ridge_point`). For a catalog entry the
+            float carries the origins of both figures (a
+            :class:`~mlsys.core.traced.TracedFloat`), so ``fmt(h100.ridge_point())``
+            names the datasheet.
         """
-        return self.peak_flops_s(precision) / self.memory_bandwidth_Bps
+        from mlsys.core.formulas.roofline import ridge_point
+
+        value = float(ridge_point(self.peak_flops_s(precision), self.memory_bandwidth_Bps))
+        if not self.provenance:
+            return value
+        key = normalize_precision(precision)
+        origins = (CatalogOrigin(self, "peak_flops", key), CatalogOrigin(self, "memory_bandwidth"))
+        return TracedFloat(value, origins)
 
 
 class Fabric(_Model):
@@ -871,7 +944,11 @@ class TransformerWorkload(_Model):
         """
         from mlsys.core.units import Q_
 
-        return Q_(self.kv_bytes_per_token(precision), "byte/token")
+        value = self.kv_bytes_per_token(precision)
+        if self.provenance:  # the shape comes from the model's paper: say so on hover
+            key = normalize_precision(precision)
+            value = TracedFloat(value, (CatalogOrigin(self, "kv_cache_per_token", key),))
+        return Q_(value, "byte/token")
 
     def kv_bytes_per_token(self, precision: str = "bf16") -> float:
         """KV-cache bytes one token occupies across all layers, as a bare float.

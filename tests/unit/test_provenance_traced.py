@@ -269,3 +269,44 @@ def test_the_same_origin_twice_is_named_once_and_long_titles_are_cut():
     value = sum(TracedFloat(1.0, (p,)) for p in parts)
     title = split_span(fmt(value)._repr_markdown_())[1]
     assert len(title) == MAX_TITLE_CHARS and title.endswith("…")
+
+
+# -- catalog helpers for a chapter's arithmetic ---------------------------------------------
+
+
+def test_cite_hands_out_a_plain_field_with_its_catalog_origin():
+    from mlsys import Models
+
+    m = Models.Llama2_70B  # Touvron et al. (2023), Table 1: 80 layers, 64 heads, 8 KV heads
+    layers = m.cite("layers")
+    assert layers == 80 and type(layers) is TracedInt and m.layers == 80 and type(m.layers) is int
+    assert origin_of(layers) == CatalogOrigin(m, "layers")
+    ratio = times(m.cite("heads") / m.cite("kv_heads"))
+    text, title = split_span(ratio._repr_markdown_())
+    assert text == "8×"  # 64 / 8
+    # Two fields of one entry citing one paper share one line of the tooltip.
+    assert title.startswith("Computed from: Llama 2 70B, heads, kv heads: paper, Touvron")
+    assert title.count("Touvron") == 1
+    assert origin_of(H100.cite("peak_flops", "bf16")) == CatalogOrigin(H100, "peak_flops", "bf16")
+    for bad in ("nope", "name", "_values", "cite"):
+        with pytest.raises(ParameterError, match="field"):
+            m.cite(bad)
+    with pytest.raises(ParameterError, match="key"):
+        H100.cite("peak_flops", "fp128")
+
+
+def test_ridge_point_and_kv_cache_name_their_sources():
+    ridge = H100.ridge_point("bf16")  # 989.4e12 / 3.35e12 = 295.3 FLOP/byte (datasheet)
+    assert ridge == pytest.approx(989.4e12 / 3.35e12) and type(ridge) is TracedFloat
+    assert origins(ridge) == (
+        CatalogOrigin(H100, "peak_flops", "bf16"),
+        CatalogOrigin(H100, "memory_bandwidth"),
+    )
+    title = origin_of(ridge).describe()
+    assert title.startswith("Computed from: NVIDIA H100 SXM5 80GB, peak flops (bf16), memory")
+    from mlsys import Models
+
+    # Llama-2 70B in bf16: 2 × 80 layers × 8 KV heads × 128 × 2 B = 327,680 B per token.
+    kv = Models.Llama2_70B.kv_cache_per_token("bf16")
+    assert kv.m_as("B/token") == 2 * 80 * 8 * 128 * 2
+    assert "Llama 2 70B, kv cache per token (bf16): paper" in origin_of(kv).describe()
