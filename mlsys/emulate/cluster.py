@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlsys.core.errors import MlsysError, ParameterError
+from mlsys.emulate.provenance import mark_results
 
 __all__ = [
     "RankContext",
@@ -259,7 +260,10 @@ def run_cluster(
     Returns
     -------
     list
-        ``fn``'s return value on each rank, indexed by rank.
+        ``fn``'s return value on each rank, indexed by rank. Its ints and floats (inside
+        dicts, lists and tuples too) are traced numbers that name the run: ``fn``, the
+        rank, ``world_size`` processes, gloo (:mod:`mlsys.emulate.provenance`), so a
+        page that prints one shows where it was measured.
 
     Raises
     ------
@@ -334,7 +338,10 @@ def run_cluster(
         results.join_thread()
         del store
         guard.__exit__(None, None, None)
-    return [out[r] for r in range(world_size)]
+    per_rank = [out[r] for r in range(world_size)]
+    if fn is _run_sequence:  # run_workloads names each workload of the sequence itself
+        return per_rank
+    return mark_results(per_rank, fn, world_size, "gloo")
 
 
 def _run_sequence(
@@ -365,11 +372,15 @@ def run_workloads(
     Returns
     -------
     list of list
-        ``result[i][rank]``: what call ``i`` returned on each rank.
+        ``result[i][rank]``: what call ``i`` returned on each rank, its numbers traced
+        with call ``i``'s workload (as for :func:`run_cluster`).
     """
     packed = [(fn, tuple(args)) for fn, args in calls]
     per_rank = run_cluster(_run_sequence, world_size, (packed,), timeout_s=timeout_s)
-    return [[per_rank[r][i] for r in range(world_size)] for i in range(len(packed))]
+    return [
+        mark_results([per_rank[r][i] for r in range(world_size)], fn, world_size, "gloo")
+        for i, (fn, _) in enumerate(packed)
+    ]
 
 
 def mesh_workload(

@@ -28,6 +28,7 @@ from torch import nn
 
 from mlsys.core.errors import ParameterError
 from mlsys.emulate.cluster import RankContext, run_cluster
+from mlsys.emulate.provenance import mark_reference
 
 __all__ = [
     "SCHEDULES",
@@ -357,6 +358,12 @@ def run_pipeline(
     )
 
 
+def _mean(values: Any) -> Any:
+    """The mean of a list of numbers; traced numbers keep their origins (no ``float()``)."""
+    values = list(values)
+    return sum(values) / len(values)
+
+
 def summarize_pipeline(
     per_rank: list[dict[str, Any]],
     steps: int,
@@ -384,15 +391,19 @@ def summarize_pipeline(
         As :func:`run_pipeline`.
     """
     stages = len(per_rank)
-    ref = single_process_losses(steps, batch, width, layers)
+    ref = mark_reference(
+        single_process_losses(steps, batch, width, layers),
+        f"the same {layers}-layer MLP of width {width} trained with plain SGD in one process, "
+        f"{steps} steps of {batch} samples",
+        "reference_losses",
+    )
     warm = slice(1, None) if steps > 1 else slice(None)
     out: dict[str, Any] = {}
     for kind in per_rank[0]:
         reports = [r[kind] for r in per_rank]
         microbatches = reports[0]["microbatches"]
-        idle = [
-            float(sum(r["idle_fraction"][warm]) / len(r["idle_fraction"][warm])) for r in reports
-        ]
+        # Means of Python floats: the measured values' origins (the run, the rank) stay on.
+        idle = [_mean(r["idle_fraction"][warm]) for r in reports]
         spans = reports[0]["makespan_s"][warm]
         out[kind] = {
             "schedule": kind,
@@ -402,7 +413,7 @@ def summarize_pipeline(
             "reference_losses": ref,
             "idle_fraction": idle,
             "predicted_bubble": reports[0]["predicted_bubble"],
-            "makespan_s": float(sum(spans) / len(spans)),
+            "makespan_s": _mean(spans),
             "predicted_makespan_s": (microbatches + stages - 1) * (forward_s + backward_s),
             "ranks": reports,
         }
