@@ -396,6 +396,7 @@ class _Plan:
     p2p0: float
     p2p1: float
     kv_per_token_dev: float  # KV bytes one token occupies on one device
+    kv_heads_dev: float  # KV heads on one device (split by tp, or one replica each)
     kv_reads: float  # times the decode-attention kernel reads each KV head per step
     weights_dev: float
     mem_avail: float  # bytes for weights + KV + activations
@@ -458,10 +459,8 @@ def _kv_reread(plan: _Plan, batch: float, q_len: float, kv_len: float) -> float:
     fewer query heads per block than the GQA group; zero for one read)."""
     if plan.kv_reads <= 1.0 or q_len != 1.0:
         return 0.0
-    s = plan.shape
-    kv_heads_dev = s.kv_heads / plan.tp if plan.tp <= s.kv_heads else 1.0
     extra = decode_kv_reread_bytes(
-        batch, kv_len, kv_heads_dev, s.head_dim, plan.kv_bytes, plan.kv_reads
+        batch, kv_len, plan.kv_heads_dev, plan.shape.head_dim, plan.kv_bytes, plan.kv_reads
     )
     return extra / plan.bw
 
@@ -843,6 +842,7 @@ def _build_plan(
         p2p0=p2p0,
         p2p1=p2p1,
         kv_per_token_dev=kv_per_token_dev,
+        kv_heads_dev=kv_heads_dev,
         kv_reads=kv_reads,
         weights_dev=(shape.total_params * wb + shape.head_params * (head_bytes - wb)) / (tp * pp),
         head_bytes=head_bytes,
