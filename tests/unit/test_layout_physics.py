@@ -10,7 +10,11 @@ import pytest
 
 from mlsys import DistributedModel, Fabrics, Fleet, Models, Nodes
 from mlsys.core.formulas.collectives import nccl_ring_time, nvls_allreduce_time
-from mlsys.core.formulas.layer_time import gradient_accumulation_bytes, linear_layers_time
+from mlsys.core.formulas.layer_time import (
+    gradient_accumulation_bytes,
+    linear_layers_time,
+    rotary_embedding_bytes,
+)
 from mlsys.core.formulas.memory import optimizer_step_bytes_per_param
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
 from mlsys.core.solvers import _layout
@@ -219,3 +223,23 @@ def test_block_recompute_reruns_and_frees_only_its_share_of_layers():
         "step_time"
     )
     assert any("recompute_num_layers" in n for n in sel.notes)
+
+
+def test_rotary_models_pay_for_rotating_queries_and_keys():
+    # Llama 3 8B (32 query and 8 KV heads of 128) in bf16 on one DGX H100, tp 1, one
+    # 8192-token sequence per micro-batch: each of 32 layers reads and writes Q and K,
+    # 2·(4096 + 1024)·2 bytes per token, forward and (for the gradients) backward, at
+    # 3.35 TB/s × 0.85. GPT-3's learned positions have no such pass.
+    fleet = Fleet(node=Nodes.DGX_H100, count=1, fabric=Fabrics.IB_NDR)
+    P = build_problem(Models.Llama3_8B, fleet, 8, "bf16")
+    assert P.rotary and not build_problem(GPT3, A100_FLEET, 64).rotary
+    plain = dataclasses.replace(P, rotary=False)
+    lay = dict(tp=1.0, pp=1.0, ep=1.0, dp=8.0, m=1.0, v=1.0, zero=1.0, sp=0.0)
+    for rc, passes in ((0.0, 2.0), (2.0, 3.0)):  # full recompute rotates once more
+        extra = (
+            evaluate(P, rc=rc, **lay)["compute_time"]
+            - evaluate(plain, rc=rc, **lay)["compute_time"]
+        )
+        per_pass = 2 * (4096 + 1024) * 2.0 * 8192
+        assert rotary_embedding_bytes(8192, 32, 8, 128, 1, 2.0) == per_pass
+        assert extra == pytest.approx(32 * passes * per_pass / (3.35e12 * 0.85))

@@ -50,6 +50,7 @@ __all__ = [
     "FP8_STATIC_SCALING_CAST_BYTES",
     "fp8_cast_bytes",
     "gradient_accumulation_bytes",
+    "rotary_embedding_bytes",
     "LAYER_KERNELS",
     "linear_layers_time",
     "transformer_layer_kernel_times",
@@ -166,6 +167,55 @@ def fp8_cast_bytes(
     else:
         elements = h_in + q + h_in + f
     out = tokens * elements * bytes_per_element
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def rotary_embedding_bytes(
+    tokens: Any, heads: Any, kv_heads: Any, head_dim: Any, tp: Any, bytes_per_element: Any
+) -> Any:
+    """HBM bytes one device moves to rotate the queries and keys of one layer (RoPE).
+
+    Rotary position embedding multiplies each query and key vector by a position-
+    dependent rotation after the QKV projection (Su et al. 2021): an element-wise kernel
+    that reads the local query and key heads and writes them back, ``2·(q + kv)·e``
+    bytes per token with ``q = n_h·d/t`` and ``kv = max(n_kv/t, 1)·d``. Its backward
+    rotates the gradients the same way (the same bytes again). Values are not rotated.
+
+    Parameters
+    ----------
+    tokens : float or ndarray
+        Tokens through the layer on this device.
+    heads, kv_heads : float or ndarray
+        Query and key/value heads of the layer.
+    head_dim : float or ndarray
+        Head dimension ``d``.
+    tp : float or ndarray
+        Tensor-parallel degree.
+    bytes_per_element : float or ndarray
+        Bytes of one activation element.
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per pass.
+
+    References
+    ----------
+    Su et al. (2021), "RoFormer: Enhanced Transformer with Rotary Position Embedding",
+    arXiv:2104.09864, Sec. 3.4 (the rotation of queries and keys); NVIDIA Megatron-Core
+    ``apply_rotary_pos_emb`` (one fused kernel each for the query and key tensors).
+
+    Examples
+    --------
+    Llama 3 8B (32 query heads, 8 KV heads of 128) on one GPU, 8192 tokens:
+    2 · (4096 + 1024) · 2 bytes · 8192 = 167.8 MB per layer and pass.
+
+    >>> round(rotary_embedding_bytes(8192, 32, 8, 128, 1, 2.0) / 1e6, 1)
+    167.8
+    """
+    q = heads / tp * head_dim
+    kv = _kv_heads_per_device(kv_heads, tp) * head_dim
+    out = 2.0 * tokens * (q + kv) * bytes_per_element
     return float(out) if np.ndim(out) == 0 else out
 
 

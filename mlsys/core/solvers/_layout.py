@@ -42,7 +42,9 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`: FlashAttention-2 on
   Ampere, cuDNN on Hopper; :func:`mlsys.core.formulas.gemm.attention_time`), the same
   kernel model as serving. Under FP8 the attention and the output layer stay 16-bit.
-* **element-wise kernels** (LayerNorms, bias-dropout-residual, GeLU/SwiGLU) — pure
+* **element-wise kernels** (LayerNorms, bias-dropout-residual, GeLU/SwiGLU, and the
+  rotation of Q and K for rotary models:
+  :func:`mlsys.core.formulas.layer_time.rotary_embedding_bytes`) — pure
   memory traffic: forward ``10·e·h + 2·h`` bytes per token at the block boundaries
   (split by ``t`` only with sequence parallelism) and ``2·e·f`` (``3·e·f`` gated) in
   the MLP (always split), twice that backward, at ``HBM × η_memory``. This is the
@@ -121,6 +123,7 @@ from mlsys.core.formulas.layer_time import (
     fp8_cast_bytes,
     gradient_accumulation_bytes,
     linear_layers_time,
+    rotary_embedding_bytes,
 )
 from mlsys.core.formulas.memory import (
     activation_bytes_per_layer,
@@ -293,6 +296,9 @@ class Problem:
     opt_step_bytes : float
         HBM bytes one optimizer step moves per owned parameter
         (:func:`mlsys.core.formulas.memory.optimizer_step_bytes_per_param`).
+    rotary : bool
+        Rotary position embeddings: an element-wise pass over the queries and keys of
+        every layer (:func:`mlsys.core.formulas.layer_time.rotary_embedding_bytes`).
     batch : float
         Global batch in sequences.
     flash : bool
@@ -380,6 +386,7 @@ class Problem:
     head_flops_s: float = 0.0
     tied_embeddings: bool = False
     opt_step_bytes: float = 38.0
+    rotary: bool = False
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -565,6 +572,7 @@ def build_problem(
         opt_step_bytes=optimizer_step_bytes_per_param(
             opt_bytes, g_bytes, w_bytes, master_weights=master, loss_scaling=prec == "fp16"
         ),
+        rotary=str(model.position_embedding).lower() == "rope",
     )
 
 
@@ -943,6 +951,10 @@ def evaluate(
     boundary = (10.0 * e * h + 2.0 * h) * T * o.where(sp, 1.0 / tp, 1.0)
     mlp_elem = (2.0 + P.gated) * e * P.ffn * T / tp
     elem_bytes = (boundary + mlp_elem) * fwd_passes
+    if P.rotary:  # rotate Q and K forward (again under full recompute), their gradients back
+        d_head = P.d_attn / P.a
+        rope = rotary_embedding_bytes(T, P.a, P.kv, d_head, tp, e)
+        elem_bytes = elem_bytes + rope * (2.0 + full)
     # the GEMMs at peak × η_compute, slowed by their shapes (tile and wave quantisation,
     # skinny GEMMs' own memory roofline: linear_layers_time)
     t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
