@@ -47,6 +47,7 @@ from mlsys.core.provenance import (
     ResultOrigin,
     TextOrigin,
     origin_of,
+    origins_of,
     span,
 )
 from mlsys.core.traced import TracedFloat, TracedInt
@@ -1039,11 +1040,19 @@ def rng(
         dollars = (_convert(v, hi_units, _with(rest, "US_dollar")) for v in (lo, hi))
         per_unit = _per_text(rest)
         ends = [_money_number(v, digits, sep, compact=unit is None) + per_unit for v in dollars]
-        return _formatted(_EN_DASH.join(ends), high if origin_of(high) else low)
+        return _formatted(_EN_DASH.join(ends), None, _range_origin(low, high))
     if hi_units is not None:
         lo, hi = (_convert(v, hi_units, target or UnitsContainer()) for v in (lo, hi))
     ends = [_number(v, _sig(v, digits), sep) for v in (lo, hi)]
-    return _formatted(_join(_EN_DASH.join(ends), target, space), high if origin_of(high) else low)
+    return _formatted(_join(_EN_DASH.join(ends), target, space), None, _range_origin(low, high))
+
+
+def _range_origin(low: Any, high: Any) -> Origin | None:
+    """Both ends' origins (one origin when they share it, none when neither has one)."""
+    found = origins_of(low) + tuple(o for o in origins_of(high) if o not in origins_of(low))
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else DerivedOrigin(found)
 
 
 def fmt_int(

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from mlsys.core.deprecation import warn_renamed
 from mlsys.core.provenance import ResultOrigin, span
-from mlsys.core.traced import traced, traced_magnitude
+from mlsys.core.traced import traced, traced_array, traced_magnitude
 from mlsys.core.units import Q_, _unit
 
 __all__ = ["Result"]
@@ -71,7 +71,11 @@ class Result(Mapping[str, Any]):
         if unit is None or value is None or isinstance(value, (bool, str)):
             # A count or a fraction read from a recorded result carries its origin
             # through arithmetic (fmt(res.mfu * 100)); strings, bools and arrays do not.
-            return value if origin is None else traced(_plain_number(value), (origin.at(name),))
+            if origin is None:
+                return value
+            if getattr(value, "ndim", 0):  # an array field (a scaling curve): a traced view
+                return traced_array(value, (origin.at(name),))
+            return traced(_plain_number(value), (origin.at(name),))
         if isinstance(value, dict):
             if origin is None:
                 return {k: Q_(v, _unit(unit)) for k, v in value.items()}
@@ -80,7 +84,10 @@ class Result(Mapping[str, Any]):
                 for k, v in value.items()
             }
         if origin is not None:
-            value = traced_magnitude(_plain_number(value), (origin.at(name),))
+            if getattr(value, "ndim", 0):
+                value = traced_array(value, (origin.at(name),))
+            else:
+                value = traced_magnitude(_plain_number(value), (origin.at(name),))
         return Q_(value, _unit(unit))
 
     @property

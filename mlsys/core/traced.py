@@ -15,8 +15,11 @@ sources. pint keeps a magnitude's type through its own arithmetic and unit conve
 What strips the origins, on purpose or by Python's design: ``float(x)`` and ``int(x)``
 (the solvers' door, :func:`mlsys.core.units.as_si`, calls ``float`` so that inner code
 runs on plain floats at full speed), ``math.*`` functions (they return plain floats),
-f-strings and ``str()``, and numpy arrays (an array holds plain float64 values). numpy
-*scalar* functions keep them (``np.sqrt(x)`` is traced) through :meth:`__array_ufunc__`.
+f-strings and ``str()``, and numpy arrays built from traced numbers (an array holds plain
+float64 values). numpy *scalar* functions keep them (``np.sqrt(x)`` is traced) through
+``__array_ufunc__``. An array field of a recorded result (``curve.scaling_efficiency``)
+is a :func:`traced_array`: its elements, slices, ufunc results and reductions
+(``curve.mfu[-1]``, ``curve.mfu.max()``) carry the result's origin.
 
 Examples
 --------
@@ -40,6 +43,7 @@ __all__ = [
     "origins",
     "traced",
     "traced_magnitude",
+    "traced_array",
     "merge",
 ]
 
@@ -158,6 +162,76 @@ def traced_magnitude(value: Any, found: tuple[Any, ...]) -> Any:
     return out
 
 
+_ARRAY_CLASS: list[type] = []
+
+
+def _traced_array_class() -> type:
+    """The ndarray subclass, built on first use (this module must not import numpy)."""
+    if _ARRAY_CLASS:
+        return _ARRAY_CLASS[0]
+    import numpy as np
+
+    class TracedArray(np.ndarray):
+        """An ndarray whose elements, views, ufunc results and reductions carry origins."""
+
+        _origins: tuple[Any, ...] = _EMPTY
+
+        def __array_finalize__(self, obj: Any) -> None:
+            if obj is not None:
+                self._origins = getattr(obj, "_origins", _EMPTY)
+
+        def __getitem__(self, index: Any) -> Any:
+            out = super().__getitem__(index)
+            if isinstance(out, np.ndarray):
+                return out  # a view: __array_finalize__ gave it the origins
+            return traced(out, self._origins)
+
+        def __array_wrap__(
+            self, array: Any, context: Any = None, return_scalar: bool = False
+        ) -> Any:
+            found = self._origins
+            if context is not None:  # (ufunc, inputs, output index): every input's origins
+                for item in context[1]:
+                    found = merge(found, getattr(item, "_origins", None) or _EMPTY)
+            out = super().__array_wrap__(array, context, return_scalar)
+            if isinstance(out, np.ndarray):
+                if return_scalar and out.ndim == 0:  # a reduction (a.max()): a scalar
+                    return traced(np.ndarray.__getitem__(out, ()), found)
+                out._origins = found
+                return out
+            return traced(out, found)
+
+        def __reduce__(self) -> Any:
+            # Pickled as a plain ndarray: origins refer to live objects (results, entries).
+            return np.asarray(self).__reduce__()
+
+    _ARRAY_CLASS.append(TracedArray)
+    return TracedArray
+
+
+def traced_array(value: Any, found: tuple[Any, ...]) -> Any:
+    """A view of a numpy array whose elements and derived arrays carry ``found``.
+
+    Parameters
+    ----------
+    value : numpy.ndarray
+        The array (not copied).
+    found : tuple
+        Origin objects.
+
+    Returns
+    -------
+    numpy.ndarray
+        A subclass view; ``a[i]``, ``a.max()``, ``a * 2`` and ``np.mean(a)`` keep the
+        origins. ``a.tolist()``, ``float(a[i])`` and ``list(a)`` of plain arrays do not.
+    """
+    if not found:
+        return value
+    out = value.view(_traced_array_class())
+    out._origins = merge(getattr(value, "_origins", None) or _EMPTY, found)
+    return out
+
+
 def _is_quantity(other: Any) -> bool:
     # pint's Quantity handles number × Quantity itself (its reflected operators multiply
     # its magnitude, which keeps the origins of both): leave it to pint.
@@ -253,7 +327,8 @@ class _Traced:
             mine = getattr(item, "_origins", None)
             if mine is not None:
                 found = merge(found, mine)
-                item = item._plain()
+                if isinstance(item, _Traced):  # a traced array stays an array
+                    item = item._plain()
             plain.append(item)
         result = getattr(ufunc, method)(*plain, **kwargs)
         if isinstance(result, tuple):

@@ -310,3 +310,37 @@ def test_ridge_point_and_kv_cache_name_their_sources():
     kv = Models.Llama2_70B.kv_cache_per_token("bf16")
     assert kv.m_as("B/token") == 2 * 80 * 8 * 128 * 2
     assert "Llama 2 70B, kv cache per token (bf16): paper" in origin_of(kv).describe()
+
+
+# -- array fields of a recorded result, and ranges ------------------------------------------
+
+
+def test_a_scaling_curves_array_fields_carry_the_result_origin():
+    from mlsys import Fabrics, Models, Nodes, scaling_curve
+    from mlsys.core.provenance import ResultOrigin
+
+    curve = scaling_curve(
+        Models.Llama2_70B, Nodes.DGX_H100, Fabrics.IB_NDR, [8, 16, 32], 512, tp_size=8, pp_size=4
+    )
+    eff = curve.scaling_efficiency
+    plain = curve.si("scaling_efficiency")
+    assert type(plain) is np.ndarray and np.array_equal(eff, plain)
+    # Efficiency at n nodes = (throughput_n / n) / (throughput_1 / 1): the first is 1 exactly.
+    assert eff[0] == 1.0 and eff.max() == 1.0
+    for value in (eff[-1], eff.max(), np.mean(eff), (eff * 100)[1], eff[1:][0]):
+        assert isinstance(value, TracedFloat)
+        (origin,) = origins(value)
+        assert isinstance(origin, ResultOrigin) and origin.field == "scaling_efficiency"
+    assert origins(curve.step_time[-1]) == (curve.origin.at("step_time"),)
+    assert pct(eff[-1], digits=2).origin.solver == "scaling_curve"
+    assert type(pickle.loads(pickle.dumps(eff))) is np.ndarray
+
+
+def test_a_range_names_both_ends():
+    from mlsys.core.fmt import rng
+
+    both = rng(A100.memory_bandwidth, H100.memory_bandwidth)
+    assert both == "2.039–3.35 TB/s"
+    assert origins_of(A100.memory_bandwidth)[0] in both.origin.parts
+    assert origins_of(H100.memory_bandwidth)[0] in both.origin.parts
+    assert rng(Q_(1, "TB/s"), Q_(2, "TB/s")).origin is None
