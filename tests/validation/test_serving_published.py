@@ -35,6 +35,7 @@ def predict(row):
         precision=row["precision"],
         kv_precision=row.get("kv_precision"),
         tp_size=row["tp_size"],
+        decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
     )
     assert res.feasible, (row["id"], res.infeasibility_reason)
     return res.si(row["metric"])
@@ -142,6 +143,7 @@ def test_published_saturation_throughput(row):
         precision=row["precision"],
         tp_size=row["tp_size"],
         max_num_seqs=row["max_num_seqs"],
+        decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
     )
     judge(row, res.si("max_arrival_rate"), rps, "bound_only", upper_bound=False)
 
@@ -160,6 +162,7 @@ def test_published_static_batch_throughput(row):
         precision=row["precision"],
         kv_precision=row.get("kv_precision"),
         tp_size=row["tp_size"],
+        decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
     )
     assert res.feasible, (row["id"], res.infeasibility_reason)
     judge(row, res.si("tokens_per_second"), row["published"], "bound_only", upper_bound=False)
