@@ -26,6 +26,7 @@ from mlsys.core.solvers.economics import EconomicsModel
 from mlsys.core.solvers.reliability import ReliabilityModel
 from mlsys.core.solvers.synchronization import SynchronizationModel
 from mlsys.core.types import Fleet
+from mlsys.core.units import Q_
 
 __all__ = [
     "sync_grid",
@@ -162,7 +163,7 @@ def checkpoint_cost(job_days: float = 30.0) -> dict[str, Any]:
     """
     t = TRACKS["cloud"]
     gpus = t.devices
-    res = ReliabilityModel().solve(gpus, job_days * 86400.0, model=t.model)
+    res = ReliabilityModel().solve(gpus, Q_(job_days, "day"), model=t.model)
     origin = res.origin
     sources = {
         "gpus": t.origin,
