@@ -53,3 +53,47 @@ def test_html_coverage_reads_nested_markup_and_sums_pages():
     assert coverage == ProvenanceCoverage(1, 1, ("8",))
     assert coverage.total == 2 and coverage.fraction == 0.5
     assert html_provenance_coverage("<p>no numbers</p>").fraction == 1.0
+
+
+_DERIVED = """---
+title: d
+---
+
+```{python}
+from mlsys import Hardware
+from mlsys.core.provenance import sourced
+from mlsys.formatting import count, times
+
+h100, a100 = Hardware.H100, Hardware.A100_80GB
+gpus = sourced(16_384, "Dubey et al. (2024), Table 4")
+```
+
+Ratio `{python} times(h100.memory_bandwidth / a100.memory_bandwidth)`,
+nodes `{python} count(gpus // 8, "nodes")`, bare `{python} gpus`.
+"""
+
+
+@pytest.mark.book
+def test_manifest_records_every_origin_of_a_derived_number(tmp_path):
+    from mlsys.core.provenance import CatalogOrigin
+
+    (tmp_path / "d.qmd").write_text(_DERIVED, encoding="utf-8")
+    manifest, findings = collect_numbers([tmp_path], jobs=1)
+    assert not [f for f in findings if f.severity == "error"], findings
+    values = {v["expression"]: v for v in manifest["files"]["d.qmd"]}
+    from mlsys import Hardware
+
+    ratio = values["times(h100.memory_bandwidth / a100.memory_bandwidth)"]
+    # 3,350 / 2,039 GB/s (the two datasheets): the same text the page's hover shows.
+    assert ratio["text"] == "1.643×"
+    assert ratio["source"] == (
+        "Computed from: "
+        + CatalogOrigin(Hardware.H100, "memory_bandwidth").describe()
+        + "; "
+        + CatalogOrigin(Hardware.A100_80GB, "memory_bandwidth").describe()
+    )
+    nodes = values['count(gpus // 8, "nodes")']
+    assert (nodes["text"], nodes["source"]) == ("2,048 nodes", "Dubey et al. (2024), Table 4")
+    # A bare inline value prints its digits with no span: counted as a number without one.
+    coverage = manifest_provenance_coverage(manifest)
+    assert (coverage.with_source, coverage.missing) == (2, ("d.qmd:15: gpus",))
