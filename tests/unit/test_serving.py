@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -74,6 +75,9 @@ def test_decode_kv_reads_per_query_heads_per_block():
     assert decode_kv_reads(32, 32, 1) == 1.0
     # per tensor-parallel shard the ratio is the same: 16 query and 2 KV heads on 4 GPUs
     assert decode_kv_reads(16, 2, 4) == 2.0
+    # the array path gives the same, element by element
+    np.testing.assert_array_equal(decode_kv_reads(np.array([64, 32]), np.array([8, 32]), 4), [2, 1])
+    np.testing.assert_array_equal(decode_kv_reads(np.array([64, 32]), 8), [1, 1])
 
 
 def test_decode_kv_reread_bytes_is_the_extra_passes_over_the_cache():
@@ -84,6 +88,8 @@ def test_decode_kv_reread_bytes_is_the_extra_passes_over_the_cache():
     assert decode_kv_reread_bytes(64, 1152, 2, 128, 2.0, 2.0) == one_pass
     assert decode_kv_reread_bytes(64, 1152, 2, 128, 2.0, 1.0) == 0.0
     assert decode_kv_reread_bytes(64, 1152, 2, 128, 2.0, 8.0) == 7 * one_pass
+    arr = decode_kv_reread_bytes(np.array([64, 64]), 1152, 2, 128, 2.0, np.array([2.0, 8.0]))
+    np.testing.assert_allclose(arr, [one_pass, 7 * one_pass], rtol=1e-12)
 
 
 def test_allreduce_bytes_and_memory_fit():
