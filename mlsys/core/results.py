@@ -65,8 +65,12 @@ class Result(Mapping[str, Any]):
         if isinstance(value, Result):
             if origin is not None and value._origin is None:
                 # A nested result (res.memory) made inside this solve: its fields name
-                # this solver and field ("DistributedModel → memory.weights").
-                object.__setattr__(value, "_origin", origin.at(name))
+                # this solver and field ("DistributedModel → memory.weights"). A copy,
+                # since a solver's memo may share the nested object between results.
+                nested = type(value).__new__(type(value))
+                object.__setattr__(nested, "_values", value._values)
+                object.__setattr__(nested, "_origin", origin.at(name))
+                return nested
             return value
         if unit is None or value is None or isinstance(value, (bool, str)):
             # A count or a fraction read from a recorded result carries its origin

@@ -289,7 +289,15 @@ class _Traced:
     __truediv__, __rtruediv__ = _binary(operator.truediv, "truediv")
     __floordiv__, __rfloordiv__ = _binary(operator.floordiv, "floordiv")
     __mod__, __rmod__ = _binary(operator.mod, "mod")
-    __pow__, __rpow__ = _binary(operator.pow, "pow")
+    _pow, __rpow__ = _binary(operator.pow, "pow")
+
+    def __pow__(self, other: Any, mod: Any = None) -> Any:
+        if mod is None:
+            return self._pow(other)
+        theirs = merge(getattr(other, "_origins", _EMPTY), getattr(mod, "_origins", _EMPTY))
+        plain = [getattr(v, "_plain", lambda v=v: v)() for v in (other, mod)]
+        return traced(pow(self._plain(), *plain), merge(self._origins, theirs))
+
     __neg__ = _unary(operator.neg, "neg")
     __pos__ = _unary(operator.pos, "pos")
     __abs__ = _unary(operator.abs, "abs")

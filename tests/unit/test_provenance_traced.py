@@ -344,3 +344,23 @@ def test_a_range_names_both_ends():
     assert origins_of(A100.memory_bandwidth)[0] in both.origin.parts
     assert origins_of(H100.memory_bandwidth)[0] in both.origin.parts
     assert rng(Q_(1, "TB/s"), Q_(2, "TB/s")).origin is None
+
+
+def test_three_argument_pow_keeps_every_origin():
+    n, m = TracedInt(3, (A,)), TracedInt(5, (B,))
+    out = pow(n, 2, m)  # 3² mod 5 = 4
+    assert out == 4 and type(out) is TracedInt and origins(out) == (A, B)
+
+
+def test_a_nested_result_names_its_parent_solver_without_changing_the_stored_one():
+    from mlsys import DistributedModel, Fabrics, Fleet, Models, Nodes
+
+    fleet = Fleet(node=Nodes.DGX_A100, count=2, fabric=Fabrics.IB_HDR)
+    res = DistributedModel().solve(Models.Llama2_7B, fleet, batch_size=16, tp_size=8)
+    memory = res.memory_per_accelerator
+    assert memory.origin.solver == "DistributedModel"
+    assert memory.origin.field == "memory_per_accelerator"
+    title = fmt(memory.weights).origin.describe()
+    assert title.startswith("DistributedModel → memory_per_accelerator.weights(model=Llama 2 7B")
+    assert res.si("memory_per_accelerator").origin is None  # the stored one is untouched
+    assert memory.si("weights") == res.si("memory_per_accelerator").si("weights")
