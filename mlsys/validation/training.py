@@ -293,6 +293,9 @@ def bridge_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
         microbatch_count=row["global_batch"] // (dp * row["micro_batch"]),
         zero_stage=3 if row["fsdp"] else 1, sequence_parallel=row["tp"] > 1,
         grad_dtype=b["grad_dtype"],
+        # the performance scripts: userbuffers TP overlap wherever TP > 1; Megatron-FSDP
+        # rows turn gradient-accumulation fusion off (comm_overlap_source)
+        tp_comm_overlap=row["tp"] > 1, grad_accumulation_fusion=not row["fsdp"],
     )  # fmt: skip
     if row["cp"] > 1:
         kw["cp_size"] = row["cp"]

@@ -56,7 +56,9 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   parallelism (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`); across
   nodes on the scale-out NIC. With ``tp_overlap`` (and sequence parallelism) they are
   chunked ``t`` ways under the GEMMs and only one chunk stays exposed
-  (:func:`mlsys.core.formulas.overlap.exposed_communication_time`).
+  (:func:`mlsys.core.formulas.overlap.exposed_communication_time`); the forward and
+  data-gradient GEMMs then run as ``t`` chunks of ``T/t`` tokens, priced by the same
+  shape model, and their extra time over the whole GEMMs is charged to the overlap.
 * **expert parallelism** — 4 all-to-alls of ``s·b·k·h·e/t`` per MoE layer (6 with full
   recompute).
 * **context parallelism** — each sequence is split over ``cp`` ranks (``T = s·b/cp``
@@ -989,7 +991,15 @@ def evaluate(
                 t_one = o.where(tp_n > 1.0, t_one, _tp_collective_in_node(M_tp, tp, sp, P, o))
         t_tp_layer = n_ar * o.where(tp > 1.0, t_one, 0.0)
         if tp_overlap:  # chunked with the GEMMs that produce or consume it
-            hidden = exposed_communication_time(t_lin, t_tp_layer, o.max(tp, 1.0))
+            # the overlap splits each forward and data-gradient GEMM into t chunks of
+            # T/t tokens (ring exchange), whose smaller shapes quantise worse; the
+            # weight-gradient GEMMs overlap a bulk collective whole (Transformer Engine
+            # userbuffers). The chunked GEMMs' extra time is the price of the overlap.
+            t = o.max(tp, 1.0)
+            ratio_c = _linear_shape_ratio(P, T / t, tp, full, o)
+            ratio = _linear_shape_ratio(P, T, tp, full, o)
+            t_lin_c = t_lin * ((2.0 + full) * ratio_c / ratio + 1.0) / (3.0 + full)
+            hidden = exposed_communication_time(t_lin_c, t_tp_layer, t) + (t_lin_c - t_lin)
             t_tp_layer = o.where(sp, hidden, t_tp_layer)
     # ---- context parallelism: ring attention per layer -----------------------------------
     # each of cp-1 steps passes the local K and V blocks to the next rank while the
