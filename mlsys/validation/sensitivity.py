@@ -88,6 +88,8 @@ class Constant:
         v = self.value()
         if isinstance(v, dict):
             return "per entry (all scaled together)"
+        if isinstance(v, tuple):
+            return " / ".join(f"{x:.3g}" for x in v)
         if 0 < abs(v) < 1e-3:
             return f"{v * 1e6:.3g} µs"
         return f"{v:.3g}"
@@ -120,6 +122,8 @@ def _scaled(value: Any, key: str | None, factor: float) -> Any:
 def _scale_number(value: Any, factor: float) -> Any:
     if isinstance(value, dict):  # nested tables (e.g. per link type) scale throughout
         return {k: _scale_number(v, factor) for k, v in value.items()}
+    if isinstance(value, tuple):  # a pair such as (forward, backward) scales together
+        return tuple(_scale_number(v, factor) for v in value)
     return float(value) * factor
 
 
@@ -427,6 +431,15 @@ CONSTANTS: tuple[Constant, ...] = (
         "FLASH_ATTENTION_BACKWARD_FRACTION",
         None,
         "Dao (2023), FlashAttention-2, Fig. 6: ≈ 55–63% of A100 peak",
+    ),
+    Constant(
+        "fused attention fractions of peak on Hopper and later (forward / backward)",
+        "mlsys.core.formulas.gemm",
+        "HOPPER_FUSED_ATTENTION_FRACTIONS",
+        None,
+        "Shah et al. (2024), FlashAttention-3, Fig. 5–6: cuDNN 600 and 518 of 989 "
+        "TFLOP/s on H100 (head dim 128, 8k tokens); B200 takes them for want of a "
+        "Blackwell sweep",
     ),
     Constant(
         "per-GPU failure rates (per component)",
