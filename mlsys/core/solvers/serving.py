@@ -906,7 +906,7 @@ class ServingModel:
     4 × 312 TFLOP/s × 0.75, less the GEMMs' tile and wave quantisation, plus element-wise
     kernels, fixed costs and 37 ms of all-reduces: 58 % MFU), a decode step memory-bound
     (34.5 GB of weights per device at 2.039 TB/s × 0.85 = 19.9 ms, plus 80 layers × 10
-    kernels × 4 µs and 160 all-reduces of 10.4 µs).
+    kernels × 4 µs and 160 all-reduces of 10.6 µs).
 
     >>> from mlsys import Hardware, Models, ServingModel
     >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.A100_80GB, prompt_len=2048,
