@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from mlsys import DistributedModel, Fabrics, Fleet, Models, Nodes
+from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.collectives import nccl_ring_time, nvls_allreduce_time
 from mlsys.core.formulas.layer_time import (
     gradient_accumulation_bytes,
@@ -225,6 +226,18 @@ def test_block_recompute_reruns_and_frees_only_its_share_of_layers():
     # the hardware FLOPs count the rerun forward of 3 layers in 12
     extra = [r.hfu * r.si("step_time") - r.mfu * r.si("step_time") for r in (part, full)]
     assert extra[0] == pytest.approx(0.25 * extra[1], rel=1e-9)
+    # MemoryModel gives the same activations for the same layout (one memory model)
+    from mlsys.core.solvers.memory import MemoryModel
+
+    mem = MemoryModel().solve(
+        GPT3, A100_FLEET.node.accelerator, batch_size=64, dp_size=1, tp_size=8, pp_size=8,
+        microbatch_count=64, recompute="full", recompute_num_layers=3,
+    )  # fmt: skip
+    assert mem.si("activations") == pytest.approx(act[1], rel=1e-9)
+    assert _layout.block_recompute_fraction(96, 8, 1, 3) == 0.25
+    assert _layout.block_recompute_fraction(96, 8, 1, 40) == 1.0
+    with pytest.raises(ParameterError):
+        _layout.block_recompute_fraction(96, 8, 1, 0)
     # without full recompute it has nothing to act on, and says so
     sel = solve(GPT3, A100_FLEET, recompute="selective", recompute_num_layers=3, **kw)
     assert sel.si("step_time") == solve(GPT3, A100_FLEET, recompute="selective", **kw).si(

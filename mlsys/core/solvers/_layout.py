@@ -161,6 +161,7 @@ __all__ = [
     "build_problem",
     "evaluate",
     "memory_terms",
+    "block_recompute_fraction",
     "training_storage_bytes",
     "require_rules",
 ]
@@ -610,6 +611,44 @@ def require_rules(
     """
     layout.require(model, total_accelerators, batch, seq_len)
     return True
+
+
+def block_recompute_fraction(layers: int, pp: int, v: int, recompute_num_layers: Any) -> float:
+    """Share of a model chunk's layers that block recompute reruns.
+
+    Megatron-LM's ``--recompute-method block --recompute-num-layers N`` recomputes the
+    first ``N`` layers of each model chunk (``⌈L/(p·v)⌉`` layers in the fullest one) and
+    keeps every activation of the rest.
+
+    Parameters
+    ----------
+    layers, pp, v : int
+        Transformer layers, pipeline stages, model chunks per device.
+    recompute_num_layers : int or None
+        ``N``; None recomputes every layer.
+
+    Returns
+    -------
+    float
+        Fraction in (0, 1].
+
+    Raises
+    ------
+    ParameterError
+        For an ``N`` that is not a positive whole number.
+
+    Examples
+    --------
+    >>> block_recompute_fraction(96, 8, 1, 3)
+    0.25
+    """
+    if recompute_num_layers is None:
+        return 1.0
+    from mlsys.core.solvers._checks import positive_int
+
+    n = positive_int("recompute_num_layers", recompute_num_layers)
+    per_chunk = -(-int(layers) // (int(pp) * int(v)))
+    return min(n, per_chunk) / per_chunk
 
 
 # -- memory per device ----------------------------------------------------------------------

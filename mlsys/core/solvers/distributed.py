@@ -426,11 +426,7 @@ class DistributedModel:
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
-        fraction = 1.0
-        if recompute_num_layers is not None:
-            n = _checks.positive_int("recompute_num_layers", recompute_num_layers)
-            per_chunk = -(-model.layers // (pp * v))  # layers of the fullest model chunk
-            fraction = min(n, per_chunk) / per_chunk
+        fraction = _layout.block_recompute_fraction(model.layers, pp, v, recompute_num_layers)
         out = _layout.evaluate(
             P,
             float(tp),

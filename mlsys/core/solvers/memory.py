@@ -368,6 +368,7 @@ class MemoryModel:
         schedule: str = "1f1b",
         cp_size: int = 1,
         layout: TrainingLayout | None = None,
+        recompute_num_layers: int | None = None,
     ) -> MemoryResult:
         """Memory per device of ``model`` on ``hardware`` under a parallel layout.
 
@@ -443,6 +444,11 @@ class MemoryModel:
             ``zero_stage``, ``recompute``, ``sequence_parallel``,
             ``microbatch_count``, ``v_stages``, ``schedule``, ``flash_attention``
             and ``grad_dtype``.
+        recompute_num_layers : int, optional
+            Training with ``recompute="full"``: recompute only this many layers of each
+            model chunk, the others keeping every activation (Megatron-LM's
+            ``--recompute-method block``;
+            :func:`mlsys.core.solvers._layout.block_recompute_fraction`). None: all.
 
         Returns
         -------
@@ -516,6 +522,7 @@ class MemoryModel:
                     float(z), float(lay.recompute_code),
                     1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
                     int(lay.schedule_code), float(cp),
+                    _layout.block_recompute_fraction(model.layers, pp, v, recompute_num_layers),
                 )  # fmt: skip
                 b_local = int(b // (dp * ep * m))
                 k_opt = P.opt_bytes
