@@ -127,6 +127,33 @@ def test_deferred_builds_once_and_retries_after_a_failure():
     assert reg.A is first and len(calls) == 2
 
 
+def test_two_threads_reading_an_entry_first_get_one_object():
+    import threading
+
+    # Switch threads every 10 µs so that, without the registry's lock, the threads'
+    # builds interleave and hand out different objects (they did: 3-4 of 4 distinct).
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        reg = _fresh("Hardware")
+        reg.list()  # names indexed: the race is on building the entry
+        barrier = threading.Barrier(4)
+        got = []
+
+        def read():
+            barrier.wait()  # all four ask at once, before any build has finished
+            got.append(reg.H100)
+
+        threads = [threading.Thread(target=read) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(got) == 4 and all(entry is got[0] for entry in got)
+
+
 # -- the parsed tables' on-disk copy ----------------------------------------------------
 DATA_FILES = sorted(p.name for p in _tables.DATA_DIR.glob("*.toml"))
 

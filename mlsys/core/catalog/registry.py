@@ -14,6 +14,7 @@ registry, ``items()`` or its Markdown table builds every entry.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -94,16 +95,21 @@ class Registry(Generic[T]):
         self._index: dict[str, str] = {}
         self._groups: dict[str, Callable[[], object]] = {}
         self._group_cache: dict[str, object] = {}
+        # One build per entry even if two threads read it first at once (an entry is
+        # compared by identity: provenance and the solvers' memo tables rely on it).
+        self._lock = threading.RLock()
 
     # -- loading ------------------------------------------------------------------
     def _load(self) -> dict[str, T | Deferred]:
         """Names, aliases and (possibly deferred) entries; validates nothing itself."""
         if self._entries is None:
-            entries: dict[str, T | Deferred] = {}
-            for key, (entry, aliases) in self._loader().items():
-                entries[key] = entry
-                self._add_index(key, key, aliases)
-            self._entries = entries
+            with self._lock:
+                if self._entries is None:
+                    entries: dict[str, T | Deferred] = {}
+                    for key, (entry, aliases) in self._loader().items():
+                        entries[key] = entry
+                        self._add_index(key, key, aliases)
+                    self._entries = entries
         return self._entries
 
     def _entry(self, key: str) -> T:
@@ -111,8 +117,11 @@ class Registry(Generic[T]):
         entries = self._load()
         entry = entries[key]
         if isinstance(entry, Deferred):
-            entry = entry.build()
-            entries[key] = entry
+            with self._lock:
+                entry = entries[key]
+                if isinstance(entry, Deferred):
+                    entry = entry.build()
+                    entries[key] = entry
         return entry  # type: ignore[return-value]
 
     def built(self) -> list[str]:
