@@ -77,9 +77,9 @@ class Result(Mapping[str, Any]):
             # through arithmetic (fmt(res.mfu * 100)); strings, bools and arrays do not.
             if origin is None:
                 return value
-            if getattr(value, "ndim", 0):  # an array field (a scaling curve): a traced view
-                return traced_array(value, (origin.at(name),))
-            return traced(_plain_number(value), (origin.at(name),))
+            if isinstance(value, dict):  # a record of plain values (a search's best_layout)
+                return {k: _traced_item(v, origin.at(f"{name}[{k}]")) for k, v in value.items()}
+            return _traced_item(value, origin.at(name))
         if isinstance(value, dict):
             if origin is None:
                 return {k: Q_(v, _unit(unit)) for k, v in value.items()}
@@ -253,6 +253,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+def _traced_item(value: Any, origin: ResultOrigin) -> Any:
+    """A plain field value (count, fraction, array) carrying ``origin``; others unchanged."""
+    if getattr(value, "ndim", 0):  # an array field (a scaling curve): a traced view
+        return traced_array(value, (origin,))
+    return traced(_plain_number(value), (origin,))
 
 
 def _plain_number(value: Any) -> Any:

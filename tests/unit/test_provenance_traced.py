@@ -364,3 +364,22 @@ def test_a_nested_result_names_its_parent_solver_without_changing_the_stored_one
     assert title.startswith("DistributedModel → memory_per_accelerator.weights(model=Llama 2 7B")
     assert res.si("memory_per_accelerator").origin is None  # the stored one is untouched
     assert memory.si("weights") == res.si("memory_per_accelerator").si("weights")
+
+
+def test_a_record_field_of_plain_values_carries_the_result_origin_per_key():
+    from mlsys import DistributedModel, Fabrics, Fleet, Models, Nodes, ParallelismSearch
+    from mlsys.core.provenance import record
+
+    fleet = Fleet(node=Nodes.DGX_A100, count=8, fabric=Fabrics.IB_HDR)
+    search = ParallelismSearch().solve(Models.Llama2_7B, fleet, batch_size=64)
+    record(search, "ParallelismSearch", model=Models.Llama2_7B, fleet=fleet)
+    best = search.best_layout
+    assert best == search.si("best_layout")  # same keys and values, strings untouched
+    assert count(best["tp_size"]).origin.field == "best_layout[tp_size]"
+    assert type(best["recompute"]) is str and type(best["sequence_parallel"]) is bool
+    # Ready to pass to solve, as before: the same step time as with the plain record.
+    again = DistributedModel().solve(Models.Llama2_7B, fleet, batch_size=64, **best)
+    plain = DistributedModel().solve(
+        Models.Llama2_7B, fleet, batch_size=64, **search.si("best_layout")
+    )
+    assert again.si("step_time") == plain.si("step_time")
