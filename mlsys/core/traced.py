@@ -242,15 +242,20 @@ def _binary(op: Callable[[Any, Any], Any], name: str) -> tuple[Callable, Callabl
     """The forward and reflected dunder for one operator."""
 
     def forward(self: Any, other: Any) -> Any:
+        kind = type(other)
+        if kind is float or kind is int:  # the common case: a plain number, one lookup less
+            return _wrap(op(self._plain(), other), self._origins)
         if _is_quantity(other):
             return NotImplemented
         theirs = getattr(other, "_origins", None)
-        if theirs is not None:
-            other = other._plain()
-        result = op(self._plain(), other)
-        return traced(result, self._origins if theirs is None else merge(self._origins, theirs))
+        if theirs is not None and isinstance(other, _Traced):
+            return _wrap(op(self._plain(), other._plain()), merge(self._origins, theirs))
+        return traced(op(self._plain(), other), self._origins)
 
     def reflected(self: Any, other: Any) -> Any:
+        kind = type(other)
+        if kind is float or kind is int:
+            return _wrap(op(other, self._plain()), self._origins)
         if _is_quantity(other):
             return NotImplemented
         return traced(op(other, self._plain()), self._origins)
@@ -258,6 +263,24 @@ def _binary(op: Callable[[Any, Any], Any], name: str) -> tuple[Callable, Callabl
     forward.__name__ = f"__{name}__"
     reflected.__name__ = f"__r{name}__"
     return forward, reflected
+
+
+def _wrap(result: Any, found: tuple[Any, ...]) -> Any:
+    """A plain float or int result of an operator as a traced one (others via traced)."""
+    kind = type(result)
+    if kind is float:
+        out = _new_float(TracedFloat, result)
+        out._origins = found
+        return out
+    if kind is int:
+        out = _new_int(TracedInt, result)
+        out._origins = found
+        return out
+    return traced(result, found)
+
+
+_new_float = float.__new__
+_new_int = int.__new__
 
 
 def _unary(op: Callable[[Any], Any], name: str) -> Callable:
