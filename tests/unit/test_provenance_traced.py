@@ -383,3 +383,33 @@ def test_a_record_field_of_plain_values_carries_the_result_origin_per_key():
         Models.Llama2_7B, fleet, batch_size=64, **search.si("best_layout")
     )
     assert again.si("step_time") == plain.si("step_time")
+
+
+_CONVERSIONS = [
+    ("TB/s", "GB/s"),
+    ("TB/s", "Gbit/s"),
+    ("s", "ms"),
+    ("h", "s"),
+    ("GiB", "GB"),
+    ("kWh", "J"),
+    ("kgCO2e", "tCO2e"),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    x=st.floats(min_value=1e-3, max_value=1e6, allow_nan=False),
+    pair=st.sampled_from(_CONVERSIONS),
+)
+def test_unit_conversions_keep_origins_and_equal_the_plain_conversion(x, pair):
+    src, dst = pair
+    plain = Q_(x, src)
+    mine = sourced(plain, "a source")
+    assert mine == plain
+    converted = mine.to(dst)
+    assert converted.magnitude == plain.to(dst).magnitude
+    assert origin_of(converted) == TextOrigin("a source")
+    assert mine.m_as(dst) == plain.m_as(dst) and origins(mine.m_as(dst)) == (
+        TextOrigin("a source"),
+    )
+    assert fmt(mine, dst) == fmt(plain, dst) and fmt(mine) == fmt(plain)
