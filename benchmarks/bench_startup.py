@@ -13,9 +13,9 @@ teardown not: a reader waits for the number, not for the exit). Beside it: the C
 the process has used by then (``time.process_time``, start-up included), which a busy
 machine inflates far less than wall time (on an idle one the two nearly agree), and the
 time the snippet itself reports (``perf_counter`` from its first statement). ``import
-pint`` alone, and with pydantic's ``BaseModel``, are measured the same way: the second is
-the floor no catalog number can go below (its value is a pint Quantity, its entry a
-pydantic model), so the distance from it is what mlsys itself adds.
+pint`` alone, and with pydantic's ``BaseModel`` and ``Field``, are measured the same
+way: the second is the floor no catalog number can go below (its value is a pint
+Quantity, its entry a pydantic model), so the distance from it is what mlsys adds.
 
 Bytecode is cached, as in an installed package: this machine sets
 ``PYTHONDONTWRITEBYTECODE`` (every run would compile mlsys from source), so the caches go
@@ -28,7 +28,9 @@ interpreter of each in turn, so that a change of machine load hits every checkou
 that is how a before → after is measured on a shared machine. The load average is printed
 before and after. A ratio below 1 meets the target.
 
-Run: ``python benchmarks/bench_startup.py [--runs N] [--src DIR ...]``.
+Run: ``python benchmarks/bench_startup.py [--runs N] [--src DIR ...] [--phases]``;
+``--phases`` also prints the CPU time of each step of the first number's path (pint,
+pydantic, mlsys's model classes, the unit registry, the first entry, ``fmt``).
 ``benchmarks/run.py`` picks up :func:`scenarios` (the first-number figure; the import
 figure it measures itself).
 """
@@ -61,8 +63,9 @@ _TAIL = "\nprint(time.time(), time.perf_counter() - _t0, time.process_time())\n"
 SNIPPETS: dict[str, str] = {
     "import pint": "import pint",
     # What any catalog number needs before mlsys does any work of its own: its
-    # Quantities are pint's and its entries pydantic models (mlsys.core.types).
-    "import pint + pydantic (floor)": "import pint\nfrom pydantic import BaseModel",
+    # Quantities are pint's and its entries pydantic models with fields
+    # (mlsys.core.types; a model's fields need pydantic.fields, which BaseModel defers).
+    "import pint + pydantic (floor)": "import pint\nfrom pydantic import BaseModel, Field",
     "import mlsys": "import mlsys",
     "first formatted catalog number": (
         "from mlsys import Hardware\n"
@@ -140,6 +143,58 @@ def fresh_seconds(
     }
 
 
+# The first number's path in steps, each timed in CPU ms by the child itself (--phases).
+_PHASES = (
+    ("import pint", "import pint"),
+    ("import pydantic (BaseModel, Field)", "from pydantic import BaseModel, Field"),
+    ("import mlsys.core.types (model classes)", "import mlsys.core.types"),
+    ("import mlsys catalog + formatting", "from mlsys import Hardware\nimport mlsys.formatting"),
+    ("build the unit registry", "import mlsys.core.units as u\nu.get_registry()"),
+    ("first entry: Hardware.H100", "h = Hardware.H100"),
+    (
+        "fmt(...) and its provenance span",
+        "mlsys.formatting.fmt(h.memory_bandwidth)._repr_markdown_()",
+    ),
+)
+
+
+def phases(src: str | None, runs: int) -> list[tuple[str, float]]:
+    """Median CPU milliseconds of each step of the first number's path, in order.
+
+    Parameters
+    ----------
+    src : str or None
+        Directory holding the ``mlsys`` to measure (None: the installed one).
+    runs : int
+        Fresh interpreters.
+
+    Returns
+    -------
+    list of (step, milliseconds)
+    """
+    lines = ["import time", "_c = [time.process_time()]"]
+    for _, code in _PHASES:
+        lines += [code, "_c.append(time.process_time())"]
+    lines.append("print(*(1e3 * (b - a) for a, b in zip(_c, _c[1:])))")
+    code = "\n".join(lines)
+    env = _env(src)
+    samples = []
+    for _ in range(runs + 1):  # the first run warms the bytecode caches, unmeasured
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            cwd=tempfile.gettempdir(),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        samples.append([float(x) for x in out.stdout.split()])
+    samples = samples[1:]
+    return [
+        (name, statistics.median(row[i] for row in samples)) for i, (name, _) in enumerate(_PHASES)
+    ]
+
+
 def scenarios() -> list[tuple[str, Callable[[], object], float]]:
     """The first-number figure for ``benchmarks/run.py``: one fresh interpreter per call.
 
@@ -171,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--src", action="append", help="directory holding an mlsys package (repeatable)"
     )
+    parser.add_argument(
+        "--phases", action="store_true", help="also time each step of the first number (CPU)"
+    )
     args = parser.parse_args(argv)
     sources: list[str | None] = list(args.src) if args.src else [None]
     print(f"{args.runs} fresh interpreters per figure and source; load average {_load()}")
@@ -183,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
             target = _TARGETS.get(name)
             tail = f"{target:6.2f}  {wall / target:.2f}, {cpu / target:.2f}" if target else ""
             print(f"{name:<32} {wall:6.3f}s {cpu:6.3f}s {inside:7.3f}s  {tail}")
+    if args.phases:
+        for src in sources:
+            print(f"\nthe first number's path, CPU ms (median), mlsys from {src or 'the tree'}")
+            for name, ms in phases(src, args.runs):
+                print(f"  {name:<42} {ms:6.1f}")
     print(f"\nload average after {_load()}")
     return 0
 
