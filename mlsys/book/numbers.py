@@ -315,16 +315,31 @@ class ProvenanceCoverage:
         )
 
 
+# What may stand before a number's first digit: "~3×", "≈ 2", "$4.2M", "\\$5", "−1.5", "(3)".
+_NUMBER_LEAD = frozenset("~≈$\\-−+±<>≤≥(*_ ")
+
+
 def _is_number(text: str) -> bool:
-    """Inline values that show a number (not a name such as "compute" or an empty check)."""
-    return any(ch.isdigit() for ch in text)
+    """Inline values that show a number, not a name.
+
+    A name such as "compute", "bf16" or "Llama 2 70B" (a catalog label; it has digits but
+    is not a quantity that can have a source) does not count: the text must start with a
+    number, after at most a sign, an approximation mark, a currency sign or emphasis.
+    """
+    for ch in text:
+        if ch.isdigit():
+            return True
+        if ch not in _NUMBER_LEAD:
+            return False
+    return False
 
 
 def manifest_provenance_coverage(manifest: dict[str, Any]) -> ProvenanceCoverage:
     """Count a manifest's inline numbers with and without a recorded source.
 
-    Every inline value whose text shows a digit counts, whether or not it came from
-    ``fmt``: a bare ``{python} 2 * layers`` is a number without a source.
+    Every inline value whose text starts with a number counts, whether or not it came
+    from ``fmt``: a bare ``{python} 2 * layers`` is a number without a source. A name
+    (``llama70b.label`` → "Llama 2 70B", ``"bf16"``) is not a number, digits or not.
 
     Parameters
     ----------
@@ -340,7 +355,8 @@ def manifest_provenance_coverage(manifest: dict[str, Any]) -> ProvenanceCoverage
     >>> m = {"files": {"a.qmd": [
     ...     {"line": 3, "expression": "fmt(bw)", "text": "3.35 TB/s", "source": "H100 ..."},
     ...     {"line": 4, "expression": "n", "text": "8", "source": None},
-    ...     {"line": 5, "expression": "x.bound", "text": "memory", "source": None}]}}
+    ...     {"line": 5, "expression": "x.bound", "text": "memory", "source": None},
+    ...     {"line": 6, "expression": "m.label", "text": "Llama 2 70B", "source": None}]}}
     >>> c = manifest_provenance_coverage(m)
     >>> c.with_source, c.without_source, c.missing
     (1, 1, ('a.qmd:4: n',))

@@ -97,3 +97,32 @@ def test_manifest_records_every_origin_of_a_derived_number(tmp_path):
     # A bare inline value prints its digits with no span: counted as a number without one.
     coverage = manifest_provenance_coverage(manifest)
     assert (coverage.with_source, coverage.missing) == (2, ("d.qmd:15: gpus",))
+
+
+def test_names_with_digits_are_not_numbers_but_signed_and_priced_numbers_are():
+    texts = {
+        "Llama 2 70B": False,  # a catalog label: a name, with no source to give
+        "NVIDIA H100 SXM5 80GB": False,
+        "bf16": False,
+        "ZeRO-1": False,
+        "memory": False,
+        "1,024 GPUs": True,
+        "~3×": True,
+        "\\$4.2M": True,
+        "−1.5%": True,
+        "(8)": True,
+    }
+    manifest = {
+        "files": {
+            "c.qmd": [
+                {"line": i, "expression": f"e{i}", "text": text, "source": None}
+                for i, text in enumerate(texts)
+            ]
+        }
+    }
+    coverage = manifest_provenance_coverage(manifest)
+    counted = {texts_key for texts_key, number in texts.items() if number}
+    assert coverage.without_source == len(counted) == 5
+    assert coverage.missing == tuple(
+        f"c.qmd:{i}: e{i}" for i, text in enumerate(texts) if text in counted
+    )
