@@ -388,7 +388,7 @@ def _opt() -> Case:
     fleet = _fleet(o["gpus"], _A100_FLEET)
     res = DistributedModel().solve(
         Models[o["catalog"]], fleet, batch_size=o["global_batch"], precision="fp16",
-        tp_size=o["tp"], microbatch_count=1, zero_stage=3, recompute="full",
+        tp_size=o["tp"], microbatch_count=1, zero_stage=o["zero_stage"], recompute="full",
         flash_attention=False,
     )  # fmt: skip
     return Case(
