@@ -637,6 +637,13 @@ def block_recompute_fraction(layers: int, pp: int, v: int, recompute_num_layers:
     ParameterError
         For an ``N`` that is not a positive whole number.
 
+    References
+    ----------
+    Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer
+    Models", arXiv:2205.05198, Sec. 5 (recomputing a subset of layers); NVIDIA
+    Megatron-Core ``TransformerBlock._checkpointed_forward`` (``recompute_method``
+    ``"block"``: the first ``recompute_num_layers`` layers of the block).
+
     Examples
     --------
     >>> block_recompute_fraction(96, 8, 1, 3)
