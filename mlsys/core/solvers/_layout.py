@@ -639,10 +639,10 @@ def block_recompute_fraction(layers: int, pp: int, v: int, recompute_num_layers:
 
     References
     ----------
-    Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer
-    Models", arXiv:2205.05198, Sec. 5 (recomputing a subset of layers); NVIDIA
-    Megatron-Core ``TransformerBlock._checkpointed_forward`` (``recompute_method``
-    ``"block"``: the first ``recompute_num_layers`` layers of the block).
+    Chen et al. (2016), "Training Deep Nets with Sublinear Memory Cost",
+    arXiv:1604.06174 (checkpointing a chosen subset of layers); NVIDIA Megatron-Core
+    ``TransformerBlock._checkpointed_forward`` (``recompute_method="block"``: the first
+    ``recompute_num_layers`` layers of the block).
 
     Examples
     --------
