@@ -47,6 +47,8 @@ _LAZY: dict[str, str] = {
     "Datacenters": "mlsys.core.catalog",
     # results base
     "Result": "mlsys.core.results",
+    # a chapter's own number, marked with where it comes from (kept through arithmetic)
+    "sourced": "mlsys.core.provenance",
     # solvers
     "SingleNodeModel": "mlsys.core.solvers.roofline",
     "SingleNodeResult": "mlsys.core.solvers.roofline",
@@ -130,6 +132,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         UnitError,
         UnknownEntryError,
     )
+    from mlsys.core.provenance import sourced
     from mlsys.core.types import (
         Accelerator,
         Datacenter,
