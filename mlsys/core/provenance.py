@@ -428,7 +428,29 @@ def register_value(value: Any, origin: Origin, *, permanent: bool = False) -> An
     -------
     Any
         ``value``, for chaining.
+
+    Raises
+    ------
+    ParameterError
+        For a bool or an int from -5 to 256: Python shares one object per such value,
+        so every 8 in the program would take this origin. Use :func:`sourced`, whose
+        value is an object of its own and keeps its origin through arithmetic.
+
+    Notes
+    -----
+    Identity is lost by arithmetic; a traced value (:func:`sourced`, catalog Quantities,
+    result fields) is the way to give a number an origin that lasts. This table serves
+    objects handed out as they are (``Models.X.total_params``, a float solvers also use).
     """
+    if isinstance(value, bool) or (type(value) is int and -5 <= value <= 256):
+        from mlsys.core.errors import ParameterError
+
+        raise ParameterError(
+            "value",
+            value,
+            "an object of its own (a Quantity, a float, a large int)",
+            "Use sourced(value, source): small ints are shared by the whole program.",
+        )
     if permanent:
         _CATALOG.setdefault(id(value), (value, origin))
         return value

@@ -899,8 +899,9 @@ class TransformerWorkload(_Model):
             # A given total scales the derived active count by the same factor.
             active = derived["active"] * (total / derived["total"])
         if self.provenance:  # fmt(model.total_params) names the paper the shape is from
-            register_value(total, CatalogOrigin(self, "params"), permanent=True)
-            register_value(active, CatalogOrigin(self, "active_params"), permanent=True)
+            for value, field in ((total, "params"), (active, "active_params")):
+                if not (type(value) is int and value <= 256):  # shared small ints: no
+                    register_value(value, CatalogOrigin(self, field), permanent=True)
         return (total, active)
 
     @property

@@ -413,3 +413,12 @@ def test_unit_conversions_keep_origins_and_equal_the_plain_conversion(x, pair):
         TextOrigin("a source"),
     )
     assert fmt(mine, dst) == fmt(plain, dst) and fmt(mine) == fmt(plain)
+
+
+def test_register_value_refuses_shared_small_ints():
+    from mlsys.core.provenance import register_value
+
+    for shared in (8, 0, True):
+        with pytest.raises(ParameterError, match="sourced"):
+            register_value(shared, TextOrigin("x"))
+    assert origin_of(8) is None
