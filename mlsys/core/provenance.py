@@ -8,24 +8,22 @@ attach it to the :class:`~mlsys.core.fmt.Formatted` string they return; its
 ``_repr_markdown_`` then writes a Pandoc span, ``[3.35 TB/s]{.mlsys-num title="…"}``,
 which Quarto turns into ``<span class="mlsys-num" title="…">`` (plain text in PDF).
 
-How a value is found, cheaply
------------------------------
-Catalog Quantities are built once and live as long as their entry. When an entry that
-cites sources is built (:class:`mlsys.core.types` registers it), each of its Quantities is
-recorded in a table keyed by ``id()``; the table holds the Quantity itself, so its ``id``
-can never be reused by another object, and a lookup is one dict access plus an ``is``
-check. Those tables serve values handed out by identity (``Models.X.total_params``).
-
-Through arithmetic
-------------------
-Catalog Quantities, the fields read from a :class:`~mlsys.core.results.Result` whose
+How a value carries its origin
+------------------------------
+Catalog Quantities (given their origin by :func:`register_entry` when an entry that cites
+sources is built), the fields read from a :class:`~mlsys.core.results.Result` whose
 solver called :func:`record`, and the numbers an author marks with :func:`sourced` hold
 their magnitude as a :class:`~mlsys.core.traced.TracedFloat` or
 :class:`~mlsys.core.traced.TracedInt`: a float or int that carries its origins and hands
 them on through arithmetic and pint's unit conversions. ``fmt(res.step_time * 1000)``,
 ``times(a / b)`` and ``fmt(bw * 8)`` therefore name every origin they came from
-(:class:`DerivedOrigin`). ``float()``, ``int()``, ``math.*``, f-strings and numpy arrays
-strip them (see :mod:`mlsys.core.traced`).
+(:class:`DerivedOrigin`), and looking one up is two attribute reads. ``float()``,
+``int()``, ``math.*``, f-strings and numpy arrays built from numbers strip them (see
+:mod:`mlsys.core.traced`); the solvers rely on that to run on plain floats.
+
+A few values are handed out as plain objects that solvers also use at full speed
+(``Models.X.total_params``): :func:`register_value` records those in a table keyed by
+``id()`` that holds the object itself, so the ``id`` is never reused by another object.
 
 Examples
 --------
