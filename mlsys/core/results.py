@@ -2,12 +2,20 @@
 
 A result stores plain SI floats (cheap to build inside a solver that must run in tens of
 microseconds) and hands out pint Quantities when a field is read, so callers see units
-and solvers never build a Quantity in a hot path.
+and solvers never build a Quantity in a hot path. When the solver recorded its inputs
+(:func:`mlsys.core.provenance.record`), every number read from the result carries that
+origin through arithmetic (:mod:`mlsys.core.traced`), so ``fmt(res.step_time * 1000)``
+still names the solver, its inputs and their sources.
 
->>> res.step_time            # a Quantity, e.g. <Quantity(1.1, 'second')>
->>> res["step_time"]         # the same
->>> res.si("step_time")      # the float, in the field's SI unit
->>> res.to_dict()            # {"step_time": Quantity, ...}
+>>> class StepResult(Result):
+...     _units = {"step_time": "s"}
+>>> res = StepResult(step_time=1.1)
+>>> res.step_time, res["step_time"]      # Quantities
+(<Quantity(1.1, 'second')>, <Quantity(1.1, 'second')>)
+>>> res.si("step_time")                  # the float, in the field's SI unit
+1.1
+>>> res.to_dict()
+{'step_time': <Quantity(1.1, 'second')>}
 """
 
 from __future__ import annotations
