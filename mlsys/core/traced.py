@@ -12,6 +12,12 @@ sources. pint keeps a magnitude's type through its own arithmetic and unit conve
 ``value = value * factor``), so a Quantity with a traced magnitude stays traced through
 ``.to()``, ``.m_as()``, ``to_compact()`` and ``+ − × ÷``.
 
+One order loses them: a plain ``float`` (or a Quantity with a plain magnitude) on the
+*left* of a :class:`TracedInt` (``2.5 * n``, ``Q_(4.0, "s") / n``). Python asks the left
+operand first, and ``float``'s operators accept any ``int``; only a subclass of the left
+type is asked first, and an ``int`` subclass cannot also be a ``float`` one. With the
+traced int on the left (``n * 2.5``, ``n * Q_(…)``), or a traced float, nothing is lost.
+
 What strips the origins, on purpose or by Python's design: ``float(x)`` and ``int(x)``
 (the solvers' door, :func:`mlsys.core.units.as_si`, calls ``float`` so that inner code
 runs on plain floats at full speed), ``math.*`` functions (they return plain floats),
@@ -246,6 +252,11 @@ def _binary(op: Callable[[Any, Any], Any], name: str) -> tuple[Callable, Callabl
         if kind is float or kind is int:  # the common case: a plain number, one lookup less
             return _wrap(op(self._plain(), other), self._origins)
         if _is_quantity(other):
+            if isinstance(self, int):
+                # pint would multiply its float magnitude by this int, and float's own
+                # operator accepts any int, losing the origins: hand pint a traced float,
+                # whose reflected operator Python tries first.
+                return op(TracedFloat(self._plain(), self._origins), other)
             return NotImplemented
         theirs = getattr(other, "_origins", None)
         if theirs is not None and isinstance(other, _Traced):

@@ -422,3 +422,15 @@ def test_register_value_refuses_shared_small_ints():
         with pytest.raises(ParameterError, match="sourced"):
             register_value(shared, TextOrigin("x"))
     assert origin_of(8) is None
+
+
+def test_a_traced_int_on_the_right_of_a_plain_float_loses_its_origin_and_on_the_left_keeps_it():
+    # Python's float operators accept any int and are asked first (documented limitation).
+    n = TracedInt(8, (A,))
+    assert origins(2.5 * n) == () and origins(n * 2.5) == (A,)
+    plain = Q_(3.35, "TB/s")
+    assert origins(plain * n) == () and origins(n * plain) == (A,)
+    assert (n * plain).magnitude == pytest.approx(26.8) and (n / plain).magnitude == 8 / 3.35
+    # A traced float is asked first wherever it stands (a subclass of float).
+    t = TracedFloat(8.0, (A,))
+    assert origins(2.5 * t) == origins(plain * t) == origins(Q_(4.0, "s") / t) == (A,)
