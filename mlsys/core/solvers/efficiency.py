@@ -19,7 +19,12 @@ The fractions are **estimates**, chosen to sit inside published measurements:
   (2022) report in Table 5 — that table is therefore a **fit** of this default, and
   ``mlsys.validation`` marks it so; every other published comparison is a prediction.
   FP8 and narrower formats are harder to feed (scaling, format conversions) and get
-  0.65. TPUs' systolic arrays are fed by the XLA compiler and sustain a similar 0.75.
+  0.65. The fraction was fitted on A100s; on a device whose own ceiling the catalog
+  records (``Accelerator.matmul_ceiling``) it scales with that ceiling over the A100's
+  (:data:`REFERENCE_MATMUL_CEILING`): the share of the single-GEMM ceiling a run
+  sustains (0.75/0.859 = 0.87) is what the fit measured, and the ceiling is the
+  device's. An H100 thus gets 0.75 × 0.801/0.859 = 0.70, a B200 0.68. TPUs' systolic
+  arrays are fed by the XLA compiler and sustain a similar 0.75.
   Solvers that know the shape of each GEMM (ServingModel, ContinuousBatchingModel:
   :mod:`mlsys.core.formulas.gemm`) multiply this fraction by the GEMM's own tile and
   wave quantisation and take each GEMM's own roofline, so thin per-device GEMMs run
@@ -54,6 +59,7 @@ from mlsys.core.precision import normalize_precision
 __all__ = [
     "COMPUTE_EFFICIENCY",
     "MEMORY_EFFICIENCY",
+    "REFERENCE_MATMUL_CEILING",
     "default_efficiency",
     "fused_attention_fractions",
     "matmul_ceiling",
@@ -80,6 +86,14 @@ MEMORY_EFFICIENCY: dict[str, float] = {
 }
 """Default fraction of peak memory bandwidth achieved by streaming kernels, by kind."""
 
+REFERENCE_MATMUL_CEILING = 0.859
+"""Maximum achievable matmul fraction of the device the GPU default was fitted on (A100
+SXM: 267.9 of 312 TFLOP/s dense BF16, rounded as the catalog's ``matmul_ceiling``, so
+an A100 keeps exactly the default; S. Bekman, *Machine Learning Engineering*,
+``compute/accelerator/README.md``, "Maximum Achievable Matmul FLOPS comparison table").
+A device with its own measured ceiling gets ``COMPUTE_EFFICIENCY[kind] × ceiling /
+REFERENCE_MATMUL_CEILING``."""
+
 _NARROW = {"fp8", "int8", "fp6", "fp4", "int4"}
 _NARROW_FACTOR = 0.65 / 0.75  # narrow formats reach ~0.65 where bf16 reaches ~0.75
 _KINDS = ("compute", "memory")
@@ -91,8 +105,8 @@ def default_efficiency(accelerator: Any, precision: str = "bf16", kind: str = "c
     Parameters
     ----------
     accelerator : Accelerator or str
-        The device (its ``kind`` attribute — "gpu", "tpu", "edge", ... — is used), or a
-        kind string directly.
+        The device (its ``kind`` attribute — "gpu", "tpu", "edge", ... — is used, and its
+        measured ``matmul_ceiling`` where the catalog has one), or a kind string directly.
     precision : str
         Precision of the math; narrow formats (fp8, int8, fp6, fp4, int4) get a lower
         compute fraction. Ignored for ``kind="memory"``.
@@ -112,7 +126,9 @@ def default_efficiency(accelerator: Any, precision: str = "bf16", kind: str = "c
     References
     ----------
     Estimates; see the module docstring (Korthikanti et al. 2022, Table 5; Jia et al.
-    2018, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking").
+    2018, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking"); the
+    device scaling: S. Bekman, *Machine Learning Engineering*, "Maximum Achievable
+    Matmul FLOPS comparison table".
 
     Examples
     --------
@@ -120,6 +136,9 @@ def default_efficiency(accelerator: Any, precision: str = "bf16", kind: str = "c
     (0.75, 0.85)
     >>> round(default_efficiency("gpu", "fp8"), 2)
     0.65
+    >>> from mlsys.core.catalog import Hardware
+    >>> round(default_efficiency(Hardware.H100, "bf16"), 4)  # 0.75 * 0.801 / 0.859
+    0.6994
     """
     if kind not in _KINDS:
         raise ParameterError("kind", kind, "'compute' or 'memory'")
@@ -129,6 +148,10 @@ def default_efficiency(accelerator: Any, precision: str = "bf16", kind: str = "c
     if kind == "memory":
         return MEMORY_EFFICIENCY.get(device_kind, MEMORY_EFFICIENCY["gpu"])
     base = COMPUTE_EFFICIENCY.get(device_kind, COMPUTE_EFFICIENCY["gpu"])
+    ceiling = None if isinstance(accelerator, str) else getattr(accelerator, "matmul_ceiling", None)
+    if ceiling is not None:
+        # the fit's share of the A100's ceiling, on this device's own ceiling
+        base *= ceiling / REFERENCE_MATMUL_CEILING
     if normalize_precision(precision) in _NARROW:
         base *= _NARROW_FACTOR
     return base
@@ -219,11 +242,11 @@ def matmul_ceiling(accelerator: Any, precision: str = "bf16") -> float:
 
 
 @lru_cache(maxsize=256)
-def _default_pair(kind: str, precision: str) -> tuple[float, float]:
-    return (
-        default_efficiency(kind, precision, "compute"),
-        default_efficiency(kind, precision, "memory"),
-    )
+def _default_pair(kind: str, ceiling: float | None, precision: str) -> tuple[float, float]:
+    compute = default_efficiency(kind, precision, "compute")
+    if ceiling is not None:
+        compute *= ceiling / REFERENCE_MATMUL_CEILING
+    return compute, default_efficiency(kind, precision, "memory")
 
 
 def resolve_efficiency(efficiency: Any, accelerator: Any, precision: str) -> tuple[float, float]:
@@ -257,8 +280,13 @@ def resolve_efficiency(efficiency: Any, accelerator: Any, precision: str) -> tup
     """
     if efficiency is None and isinstance(precision, str):
         # the hot path of every solver: memoised per (device kind, precision)
-        kind = accelerator if isinstance(accelerator, str) else getattr(accelerator, "kind", "gpu")
-        return _default_pair(kind, precision)
+        if isinstance(accelerator, str):
+            return _default_pair(accelerator, None, precision)
+        return _default_pair(
+            getattr(accelerator, "kind", "gpu"),
+            getattr(accelerator, "matmul_ceiling", None),
+            precision,
+        )
     comp = mem = None
     if isinstance(efficiency, dict):
         unknown = set(efficiency) - set(_KINDS)
