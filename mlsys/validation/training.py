@@ -148,9 +148,10 @@ def mtnlg_solve(gpus: int) -> Any:
     dp = gpus // (m["tp"] * m["pp"])
     return DistributedModel().solve(
         model, _fleet(gpus, _A100_FLEET), batch_size=m["global_batch"], tp_size=m["tp"],
-        pp_size=m["pp"], microbatch_count=m["global_batch"] // dp, recompute=m["recompute"],
-        zero_stage=1, flash_attention=False,
+        pp_size=m["pp"], microbatch_count=m["global_batch"] // (dp * m["micro_batch"]),
+        recompute=m["recompute"], zero_stage=1, flash_attention=False,
         grad_accumulation_fusion=m["grad_accumulation_fusion"],
+        pp_scatter_gather=m["pp_scatter_gather"],
     )  # fmt: skip
 
 
@@ -370,6 +371,7 @@ def bloom_solve(recompute: str = "full") -> tuple[Any, Fleet]:
         pp_size=b["pp"], microbatch_count=b["global_batch"] // (dp * b["micro_batch"]),
         zero_stage=1, recompute=recompute, flash_attention=False,
         grad_accumulation_fusion=b["grad_accumulation_fusion"],
+        pp_scatter_gather=b["pp_scatter_gather"],
     )  # fmt: skip
     return res, fleet
 

@@ -77,6 +77,43 @@ def test_mtnlg_iteration_time(row):
     assert predicted == pytest.approx(row["iteration_s"], rel=MT["tolerance"])
 
 
+def test_mtnlg_micro_batch_is_the_one_the_three_times_imply():
+    # A 1F1B pipeline of p stages takes (m + p - 1) slots of one micro-batch's stage time;
+    # m = global batch / (dp * micro-batch). Only micro-batch 2 makes the three published
+    # times one slot time (no fixed cost): the spread of time / slots across the rows.
+    p, tp = MT["pp"], MT["tp"]
+
+    def spread(mb):
+        slots = [MT["global_batch"] // (r["gpus"] // (tp * p) * mb) + p - 1 for r in MT_ROWS]
+        per_slot = [r["iteration_s"] / n for r, n in zip(MT_ROWS, slots, strict=True)]
+        return max(per_slot) / min(per_slot) - 1
+
+    assert spread(2) < 0.011  # 0.390, 0.386, 0.389 s
+    assert spread(1) > 0.04 and spread(4) > 0.04  # 0.219..0.229 s; 0.600..0.639 s
+    assert MT["micro_batch"] == 2
+    # DeepSpeed's engine ships whole tensors between stages: with the split the
+    # prediction would be faster (each rank sends 1/8 of the activation)
+    row = MT_ROWS[0]
+    whole = mtnlg_solve(row["gpus"])
+    assert whole.si("pp_communication_time") > 7 * _mtnlg_split(row["gpus"]).si(
+        "pp_communication_time"
+    )
+
+
+def _mtnlg_split(gpus):
+    from mlsys.core.solvers.distributed import DistributedModel
+    from mlsys.validation.training import _A100_FLEET, _fleet, _gpt
+
+    model = _gpt(MT["layers"], MT["hidden"], MT["heads"], MT["vocab"], MT["seq_len"])
+    dp = gpus // (MT["tp"] * MT["pp"])
+    return DistributedModel().solve(
+        model, _fleet(gpus, _A100_FLEET), batch_size=MT["global_batch"], tp_size=MT["tp"],
+        pp_size=MT["pp"], microbatch_count=MT["global_batch"] // (dp * MT["micro_batch"]),
+        recompute=MT["recompute"], zero_stage=1, flash_attention=False,
+        grad_accumulation_fusion=MT["grad_accumulation_fusion"], pp_scatter_gather=True,
+    )  # fmt: skip
+
+
 def test_mtnlg_more_gpus_faster_but_less_efficient():
     # Published: iteration time and TFLOP/s per GPU both fall as the fleet grows.
     assert [r["iteration_s"] for r in MT_ROWS] == sorted(

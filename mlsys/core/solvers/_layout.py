@@ -921,6 +921,7 @@ def evaluate(
     cp_all_gather: bool = False,
     grad_accum_fusion: bool = True,
     recompute_fraction: float = 1.0,
+    pp_scatter_gather: bool = True,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -962,6 +963,14 @@ def evaluate(
         Under full recomputation, the share of each model chunk's layers recomputed
         (Megatron's ``--recompute-method block --recompute-num-layers``): their forward
         runs again, the others keep their activations (:func:`memory_terms`).
+    pp_scatter_gather : bool
+        Each of the ``tp`` ranks sends only its ``1/tp`` slice of the activation to the
+        next pipeline stage, and the receivers all-gather it over the node's fabric
+        (Narayanan et al. 2021, Sec. 4.1, Megatron-LM's default; with sequence
+        parallelism the slice is what each rank holds anyway). False: every rank sends
+        the whole ``T·h`` tensor, as DeepSpeed's pipeline engine does (its
+        ``_exec_send_activations`` and ``_exec_send_grads`` send the stage's full output
+        and input-gradient tensors; Megatron-DeepSpeed runs on it).
 
     Returns
     -------
@@ -1106,7 +1115,8 @@ def evaluate(
     t_mb_ep = layers_dev * t_ep_layer
     t_mb_cp = layers_dev * o.where(cp > 1.0, t_cp_layer, 0.0)
     t_mb_cp_total = layers_dev * o.where(cp > 1.0, t_cp_total_layer, 0.0)
-    M_pp = T * h * e / tp
+    # Narayanan et al. (2021) Sec. 4.1: with scatter/gather each rank ships 1/tp of it
+    M_pp = T * h * e / tp if pp_scatter_gather else T * h * e
     cross = P.total > g  # with pp outermost, some stage boundary crosses nodes
     pp_bw = P.inter_bw if cross else P.intra_bw
     pp_lat = P.inter_lat if cross else P.intra_lat

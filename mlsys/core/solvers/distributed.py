@@ -304,6 +304,7 @@ class DistributedModel:
         cp_comm_type: str = "p2p",
         grad_accumulation_fusion: bool = True,
         recompute_num_layers: int | None = None,
+        pp_scatter_gather: bool = True,
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -388,6 +389,13 @@ class DistributedModel:
             chunk (Megatron-LM's ``--recompute-method block --recompute-num-layers``):
             those keep only their input and rerun their forward; the others keep every
             activation. None: all of them.
+        pp_scatter_gather : bool
+            Pipeline sends split over the tensor-parallel ranks: each sends ``1/tp`` of
+            the ``T·h`` activation (or its gradient) and the receivers all-gather it
+            (Narayanan et al. 2021, Sec. 4.1; Megatron-LM's default). False: each rank
+            sends the whole tensor, as DeepSpeed's pipeline engine does
+            (``deepspeed/runtime/pipe/engine.py``: ``_exec_send_activations`` and
+            ``_exec_send_grads`` send the full tensors), e.g. Megatron-DeepSpeed runs.
 
         Returns
         -------
@@ -446,6 +454,7 @@ class DistributedModel:
             lay.cp_all_gather,
             bool(grad_accumulation_fusion),
             fraction,
+            bool(pp_scatter_gather),
         )
         notes = []
         if model.layers % (pp * v):
