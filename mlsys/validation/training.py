@@ -187,7 +187,8 @@ def llama3_solve(row: dict) -> Any:
     return DistributedModel().solve(
         Models[c["catalog"]], fleet, batch_size=batch, seq_len=row["seq_len"],
         tp_size=row["tp"], pp_size=row["pp"], v_stages=c["v_stages"],
-        microbatch_count=row["batch_per_dp"], zero_stage=1, sequence_parallel=True, **kw,
+        microbatch_count=row["batch_per_dp"], zero_stage=1, sequence_parallel=True,
+        recompute=c["recompute"], grad_accumulation_fusion=c["grad_accumulation_fusion"], **kw,
     )  # fmt: skip
 
 
