@@ -356,6 +356,14 @@ CONSTANTS: tuple[Constant, ...] = (
         "(**fit**)",
     ),
     Constant(
+        "matmul ceiling of the device the GEMM fraction was fitted on (A100)",
+        _EFF,
+        "REFERENCE_MATMUL_CEILING",
+        None,
+        "Bekman, *ML Engineering*, MAMF table: A100 SXM 267.9 of 312 TFLOP/s; a device "
+        "with its own measured ceiling gets the GPU fraction × its ceiling / this",
+    ),
+    Constant(
         "narrow-format (fp8/int8) compute factor",
         _EFF,
         "_NARROW_FACTOR",
@@ -396,6 +404,28 @@ CONSTANTS: tuple[Constant, ...] = (
         "NVLS_ALGORITHM_BANDWIDTH_FRACTION",
         None,
         "NVIDIA/nccl-tests issue 212, NVIDIA/nccl issue 1455: ≈ 275 of 450 GB/s on 8 H100",
+    ),
+    Constant(
+        "NCCL LL protocol share of bus bandwidth (all-reduce)",
+        _COLL,
+        "NCCL_PROTOCOL_BANDWIDTH_FRACTION",
+        "LL",
+        "NCCL 2.18.6 `src/graph/tuning.cc` (`ncclTopoTuneModel`): LL busBw × 1/4",
+    ),
+    Constant(
+        "NCCL LL bus-bandwidth cap on one node",
+        _COLL,
+        "NCCL_LL_MAX_BUS_BANDWIDTH_BPS",
+        None,
+        "NCCL 2.18.6 `src/graph/tuning.cc` `llMaxBws` (Ampere-N1, Hopper-N1): 87.7 GB/s",
+    ),
+    Constant(
+        "NCCL LL share of bus bandwidth (all-gather / reduce-scatter in one node)",
+        _COLL,
+        "NCCL_LL_GATHER_FRACTION",
+        None,
+        "NCCL 2.18.6 `src/graph/tuning.cc`: 1/3 for ring all-gather and reduce-scatter "
+        "inside a node",
     ),
     Constant(
         "NCCL ring base latency per protocol",

@@ -88,3 +88,16 @@ def test_suite_errors_split_training_and_serving_two_sided_cases():
     assert got["training_mean"] == pytest.approx(0.20)
     assert got["serving_mean"] == pytest.approx(0.05)  # the one-sided case is left out
     assert got["serving_n"] == 1
+
+
+def test_reference_ceiling_row_moves_the_device_scaled_default():
+    # default = 0.75 × ceiling / REFERENCE_MATMUL_CEILING: raising the reference by 20 %
+    # lowers every device with a measured ceiling by 1/1.2 (H100: 0.801 / 0.859 / 1.2)
+    from mlsys.core.catalog import Hardware
+
+    ref = next(c for c in CONSTANTS if c.attribute == "REFERENCE_MATMUL_CEILING")
+    with perturbed(ref, 1.2):
+        assert default_efficiency(Hardware.H100, "bf16") == pytest.approx(
+            0.75 * 0.801 / (0.859 * 1.2)
+        )
+    assert default_efficiency(Hardware.H100, "bf16") == pytest.approx(0.75 * 0.801 / 0.859)
