@@ -174,6 +174,52 @@ def test_length_distributions():
     assert uni.mean_prompt_len == pytest.approx(512)
 
 
+def test_prefill_moments_average_the_prompt_distribution():
+    # lmdeploy's chat prompts: exponential with a 270-token mean, Llama-2-7B fp16 on an
+    # A100. The prefill time is averaged over 64 equal-probability prompt lengths
+    # x_i = -270 ln(1 - (i + 1/2)/64), each priced as ServingModel prices one prompt.
+    a100 = Hardware.A100_80GB
+    res = CB.solve(
+        M7, a100, arrival_rate=1.0, precision="fp16",
+        prompt_len={"distribution": "exponential", "mean": 270}, output_len=255,
+    )  # fmt: skip
+    u = (np.arange(64) + 0.5) / 64
+    lengths = np.maximum(np.round(-270 * np.log1p(-u)), 1)
+    times = [
+        ServingModel().solve(M7, a100, prompt_len=x, output_len=1, precision="fp16").si("ttft")
+        for x in lengths
+    ]
+    assert res.si("prefill_time") == pytest.approx(np.mean(times), rel=1e-12)
+    # The value at the mean is not the mean: 270 tokens need two 256-row GEMM tiles
+    # (512 rows computed), most prompts of the distribution one.
+    at_mean = ServingModel().solve(M7, a100, prompt_len=270, output_len=1, precision="fp16")
+    assert res.si("prefill_time") < 0.9 * at_mean.si("ttft")
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"distribution": "uniform", "low": 24, "high": 1000},
+        {"distribution": "lognormal", "mean": 500, "std": 400},
+        {"distribution": "gamma", "mean": 500, "std": 250},
+        {"distribution": "exponential", "mean": 500},
+    ],
+)
+def test_length_nodes_keep_the_distribution_mean(spec):
+    from mlsys.core.solvers.batching import _lengths
+
+    lengths = _lengths(spec, "prompt_len")
+    nodes = lengths.nodes()
+    # equal-probability nodes: their mean is the distribution's, up to the midpoint
+    # rule's tail (the last node stands for the top 1/64 of the probability)
+    assert nodes.size == 64 and nodes.min() >= 1
+    assert nodes.mean() == pytest.approx(lengths.mean, rel=0.01)
+    if spec["distribution"] == "uniform":
+        # exact quantiles: 24 + (i + 1/2)/64 · 976, rounded to whole tokens
+        expected = np.round(24 + (np.arange(64) + 0.5) / 64 * 976)
+        assert np.array_equal(nodes, expected)
+
+
 def test_cost_per_million_tokens():
     res = _solve(4.0, price_per_accelerator_hour="2 USD/hour")
     # 2 USD/h ÷ 3600 s/h ÷ (4/s × 256 tokens) × 1e6 = 0.5425 USD per million tokens.
