@@ -130,8 +130,8 @@ def test_mfu_is_computed_from_result_not_input():
     b = solve(LLAMA7, H100, batch_size=8, seq_len=2048, phase="prefill", efficiency=0.5)
     for r in (a, b):
         assert r.mfu == pytest.approx(r.si("model_flops") / r.si("latency") / PEAK)
-    # compute-bound: halving η_c from 0.75 to 0.5 scales MFU by ≈ 2/3
-    assert b.mfu / a.mfu == pytest.approx(0.5 / 0.75, rel=0.05)
+    # compute-bound: lowering η_c from the default to 0.5 scales MFU by ≈ 0.5 / η_c
+    assert b.mfu / a.mfu == pytest.approx(0.5 / ETA_C, rel=0.05)
     assert a.mfu < ETA_C
 
 
@@ -196,7 +196,8 @@ def test_result_units_and_aliases():
 
 
 def test_resolve_efficiency_forms():
-    assert resolve_efficiency({"memory": 0.9}, H100, "bf16") == (0.75, 0.9)
+    # a dict overrides only the kinds it names; the other keeps the device default
+    assert resolve_efficiency({"memory": 0.9}, H100, "bf16") == (ETA_C, 0.9)
     assert resolve_efficiency((0.6, 0.7), H100, "bf16") == (0.6, 0.7)
     assert default_efficiency("tpu", "bf16", "memory") == 0.85
 
