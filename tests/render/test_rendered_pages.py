@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from html import unescape as html_unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -354,3 +355,24 @@ def test_book_numbers_carry_provenance_95_percent(book_html):
     assert coverage.fraction >= 0.95, (
         f"{coverage.with_source} of {coverage.total}; without a source: {coverage.missing[:20]}"
     )
+
+
+# What makes a hover text a source rather than a label: a year of a publication, the kind
+# of source the catalog records, a solver or an mlsys function that computed the number,
+# or the chapter/lab/appendix saying the number is its own scenario.
+_SAYS_WHERE = re.compile(
+    r"\b(?:19|20)\d\d\b|datasheet|paper|standard|measure|derived|estimate|reference "
+    r"architecture|chapter's|lab's|appendix's|\w+Model\b|scaling_curve|ParallelismSearch|mlsys\."
+)
+
+
+def test_book_provenance_titles_say_where_a_number_comes_from(book_html):
+    # A blanket label ("assumption", "computed") would pass the coverage test and tell the
+    # reader nothing: every hover text must name a source, a solver or a scenario.
+    vague = []
+    for path in _pages(book_html):
+        for title, text in _NUM_SPAN.findall(path.read_text(encoding="utf-8")):
+            title = html_unescape(title)
+            if title and (len(title) < 20 or not _SAYS_WHERE.search(title)):
+                vague.append(f"{path.name}: {text!r}: {title!r}")
+    assert not vague, "\n".join(vague[:20])
