@@ -199,6 +199,8 @@ class ParallelismSearch:
         schedules: Any = ("1f1b",),
         tp_comm_overlap: bool = False,
         cp_comm_type: str = "p2p",
+        grad_accumulation_fusion: bool = True,
+        pp_scatter_gather: bool = True,
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -232,6 +234,12 @@ class ParallelismSearch:
             Context parallelism's K/V exchange for every layout with ``cp > 1``
             (:attr:`mlsys.core.layout.TrainingLayout.cp_comm_type`), as
             :meth:`DistributedModel.solve` prices it.
+        grad_accumulation_fusion, pp_scatter_gather : bool
+            The software stack every layout is priced on, as in
+            :meth:`DistributedModel.solve`: weight gradients accumulated inside the GEMM
+            (Megatron-LM's ``--gradient-accumulation-fusion``) or by a kernel of their
+            own; pipeline sends split over the tensor-parallel ranks (Narayanan et al.
+            2021, Sec. 4.1) or whole (DeepSpeed's pipeline engine).
 
         Returns
         -------
@@ -324,7 +332,8 @@ class ParallelismSearch:
             P, f["tp"][valid], f["pp"][valid], f["ep"][valid], f["dp"][valid],
             f["microbatch_count"][valid], f["v_stages"][valid], zero[valid], rc[valid],
             sp[valid], sched[valid], int(TOPOLOGY_NAMES[topo]), overlap, f["cp"][valid],
-            bool(tp_comm_overlap), cp_all_gather,
+            bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), 1.0,
+            bool(pp_scatter_gather),
         )  # fmt: skip
         size = len(code)
         tokens = np.zeros(size)
@@ -385,7 +394,8 @@ class ParallelismSearch:
                 seq_len=seq_len, overlap=overlap, grad_dtype=grad_dtype,
                 topology_override=topology_override, flash_attention=flash_attention,
                 tp_comm_overlap=bool(tp_comm_overlap), cp_comm_type=cp_comm_type,
-                **best_layout,
+                grad_accumulation_fusion=bool(grad_accumulation_fusion),
+                pp_scatter_gather=bool(pp_scatter_gather), **best_layout,
             )  # fmt: skip
         elif raise_errors:
             raise InfeasibleError(
