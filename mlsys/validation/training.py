@@ -151,7 +151,7 @@ def mtnlg_solve(gpus: int) -> Any:
         pp_size=m["pp"], microbatch_count=m["global_batch"] // (dp * m["micro_batch"]),
         recompute=m["recompute"], zero_stage=1, flash_attention=False,
         grad_accumulation_fusion=m["grad_accumulation_fusion"],
-        pp_scatter_gather=m["pp_scatter_gather"],
+        pipeline_p2p=m["pipeline_p2p"],
     )  # fmt: skip
 
 
@@ -372,7 +372,7 @@ def bloom_solve(recompute: str = "full") -> tuple[Any, Fleet]:
         pp_size=b["pp"], microbatch_count=b["global_batch"] // (dp * b["micro_batch"]),
         zero_stage=1, recompute=recompute, flash_attention=False,
         grad_accumulation_fusion=b["grad_accumulation_fusion"],
-        pp_scatter_gather=b["pp_scatter_gather"],
+        pipeline_p2p=b["pipeline_p2p"],
     )  # fmt: skip
     return res, fleet
 

@@ -364,22 +364,24 @@ def test_sizes_are_checked_like_memory_model_numpy_integers_accepted():
             solve(tp_size=bad)
 
 
-def test_pipeline_sends_whole_tensors_without_scatter_gather():
+def test_deepspeed_pipeline_sends_whole_tensors_four_times_per_microbatch():
     # Megatron's scatter/gather (Narayanan et al. 2021, Sec. 4.1): each of the tp ranks
-    # sends T·h·e/tp bytes per stage boundary; DeepSpeed's engine sends all T·h·e. On
-    # 64 A100 with pp = 8 the boundaries cross nodes (HDR, 90 % of line rate), so one
-    # send costs α + M/β and each micro-batch makes two (activation and its gradient).
+    # sends T·h·e/tp bytes per stage boundary, each send paired with the opposite
+    # receive: two transfer times per micro-batch. DeepSpeed's engine sends all T·h·e and
+    # runs RecvActivation, SendActivation, RecvGrad, SendGrad one by one: four. On 64
+    # A100 with pp = 8 the boundaries cross nodes (HDR, 90 % of line rate): α + M/β each.
     split = solve()
-    whole = solve(pp_scatter_gather=False)
+    whole = solve(pipeline_p2p="deepspeed")
     b = 64 // (1 * 64)  # global batch / (dp · micro-batches): one sequence
-    tokens = b * GPT3.seq_len
-    M = tokens * GPT3.hidden * 2.0  # bf16 activation
+    M = b * GPT3.seq_len * GPT3.hidden * 2.0  # bf16 activation
     bw = Fabrics.IB_HDR.effective_bandwidth_Bps * _layout.NETWORK_EFFICIENCY["scale-out"]
     lat = Fabrics.IB_HDR.latency_s
     m = BASE["microbatch_count"]
     assert split.si("pp_communication_time") == pytest.approx(m * 2 * (lat + M / 8 / bw))
-    assert whole.si("pp_communication_time") == pytest.approx(m * 2 * (lat + M / bw))
+    assert whole.si("pp_communication_time") == pytest.approx(m * 4 * (lat + M / bw))
     assert whole.si("step_time") > split.si("step_time")
     # nothing else moves
     assert whole.si("compute_time") == split.si("compute_time")
     assert whole.memory_per_accelerator.si("total") == split.memory_per_accelerator.si("total")
+    with pytest.raises(ParameterError, match="pipeline_p2p"):
+        solve(pipeline_p2p="gpipe")

@@ -135,12 +135,12 @@ def test_issue_11_case_solve_and_search_apply_one_rule():
 
 
 def test_search_prices_the_software_stack_as_solve_does():
-    # A DeepSpeed-engine stack (whole-tensor stage sends, separate gradient accumulation)
+    # A DeepSpeed-engine stack (whole, unpaired stage sends; separate gradient accumulation)
     # is slower on every pipelined layout than Megatron's defaults, and the search's
     # table agrees with solve's price of the same layout on that stack.
     kw = dict(tp_sizes=(8,), pp_sizes=(8,), microbatch_counts=(64,), v_stages=(1,),
               zero_stages=(1,), recompute=("full",), sequence_parallel=(False,))  # fmt: skip
-    stack = dict(grad_accumulation_fusion=False, pp_scatter_gather=False)
+    stack = dict(grad_accumulation_fusion=False, pipeline_p2p="deepspeed")
     fast = ParallelismSearch().solve(Models.GPT3_175B, FLEET, batch_size=64, **kw)
     slow = ParallelismSearch().solve(Models.GPT3_175B, FLEET, batch_size=64, **kw, **stack)
     assert slow.table["step_time"][0] > fast.table["step_time"][0]

@@ -921,7 +921,7 @@ def evaluate(
     cp_all_gather: bool = False,
     grad_accum_fusion: bool = True,
     recompute_fraction: float = 1.0,
-    pp_scatter_gather: bool = True,
+    deepspeed_p2p: bool = False,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -963,14 +963,18 @@ def evaluate(
         Under full recomputation, the share of each model chunk's layers recomputed
         (Megatron's ``--recompute-method block --recompute-num-layers``): their forward
         runs again, the others keep their activations (:func:`memory_terms`).
-    pp_scatter_gather : bool
-        Each of the ``tp`` ranks sends only its ``1/tp`` slice of the activation to the
-        next pipeline stage, and the receivers all-gather it over the node's fabric
-        (Narayanan et al. 2021, Sec. 4.1, Megatron-LM's default; with sequence
-        parallelism the slice is what each rank holds anyway). False: every rank sends
-        the whole ``T·h`` tensor, as DeepSpeed's pipeline engine does (its
-        ``_exec_send_activations`` and ``_exec_send_grads`` send the stage's full output
-        and input-gradient tensors; Megatron-DeepSpeed runs on it).
+    deepspeed_p2p : bool
+        Pipeline transfers as DeepSpeed's pipeline engine makes them: every
+        tensor-parallel rank sends the whole ``T·h`` activation (and its gradient), and a
+        stage's four transfers per micro-batch (receive the activation, send it on,
+        receive the gradient, send it back) run one after another on its stream — its
+        ``TrainSchedule`` issues ``SendGrad``/``RecvActivation`` and
+        ``SendActivation``/``RecvGrad`` as separate blocking commands
+        (``deepspeed/runtime/pipe/schedule.py``, ``engine.py``). False (Megatron-LM):
+        each rank ships ``1/tp`` of the tensor and the receivers all-gather it
+        (scatter/gather, Narayanan et al. 2021, Sec. 4.1), and a send is paired with
+        the opposite receive (``send_forward_recv_backward``), two transfer times per
+        micro-batch and model chunk.
 
     Returns
     -------
@@ -1115,15 +1119,17 @@ def evaluate(
     t_mb_ep = layers_dev * t_ep_layer
     t_mb_cp = layers_dev * o.where(cp > 1.0, t_cp_layer, 0.0)
     t_mb_cp_total = layers_dev * o.where(cp > 1.0, t_cp_total_layer, 0.0)
-    # Narayanan et al. (2021) Sec. 4.1: with scatter/gather each rank ships 1/tp of it
-    M_pp = T * h * e / tp if pp_scatter_gather else T * h * e
+    # Narayanan et al. (2021) Sec. 4.1: with scatter/gather each rank ships 1/tp of it;
+    # DeepSpeed's engine ships it whole and runs its four transfers one by one
+    M_pp = T * h * e if deepspeed_p2p else T * h * e / tp
+    transfers = 4.0 if deepspeed_p2p else 2.0
     cross = P.total > g  # with pp outermost, some stage boundary crosses nodes
     pp_bw = P.inter_bw if cross else P.intra_bw
     pp_lat = P.inter_lat if cross else P.intra_lat
     if o is ScalarOps and pp == 1.0:  # one solve without a pipeline: no hops
         t_mb_pp = 0.0
     else:
-        t_mb_pp = o.where(pp > 1.0, 2.0 * v * coll.p2p_time(M_pp, pp_bw, pp_lat), 0.0)
+        t_mb_pp = o.where(pp > 1.0, transfers * v * coll.p2p_time(M_pp, pp_bw, pp_lat), 0.0)
     t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_cp + t_mb_pp
     bubble_ratio = interleaved_bubble_ratio(pp, m, v)
     t_bubble = bubble_ratio * m * t_mb

@@ -304,7 +304,7 @@ class DistributedModel:
         cp_comm_type: str = "p2p",
         grad_accumulation_fusion: bool = True,
         recompute_num_layers: int | None = None,
-        pp_scatter_gather: bool = True,
+        pipeline_p2p: str = "megatron",
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -389,13 +389,16 @@ class DistributedModel:
             chunk (Megatron-LM's ``--recompute-method block --recompute-num-layers``):
             those keep only their input and rerun their forward; the others keep every
             activation. None: all of them.
-        pp_scatter_gather : bool
-            Pipeline sends split over the tensor-parallel ranks: each sends ``1/tp`` of
-            the ``T·h`` activation (or its gradient) and the receivers all-gather it
-            (Narayanan et al. 2021, Sec. 4.1; Megatron-LM's default). False: each rank
-            sends the whole tensor, as DeepSpeed's pipeline engine does
-            (``deepspeed/runtime/pipe/engine.py``: ``_exec_send_activations`` and
-            ``_exec_send_grads`` send the full tensors), e.g. Megatron-DeepSpeed runs.
+        pipeline_p2p : {"megatron", "deepspeed"}
+            How activations travel between pipeline stages. ``"megatron"``: each
+            tensor-parallel rank sends ``1/tp`` of the ``T·h`` tensor and the receivers
+            all-gather it (scatter/gather, Narayanan et al. 2021, Sec. 4.1), each send
+            paired with the opposite receive: two transfers per micro-batch and chunk.
+            ``"deepspeed"``: DeepSpeed's pipeline engine (Megatron-DeepSpeed runs, e.g.
+            MT-NLG, BLOOM) sends the whole tensor from every rank and runs a stage's four
+            transfers one after another (``deepspeed/runtime/pipe/schedule.py``,
+            ``TrainSchedule``: ``SendGrad``, ``RecvActivation``, ``SendActivation``,
+            ``RecvGrad`` as separate blocking commands).
 
         Returns
         -------
@@ -411,6 +414,8 @@ class DistributedModel:
         InfeasibleError
             With ``raise_errors=True`` when the layout does not fit in memory.
         """
+        if pipeline_p2p not in ("megatron", "deepspeed"):
+            raise ParameterError("pipeline_p2p", pipeline_p2p, "'megatron' or 'deepspeed'")
         if layout is None:
             layout = layout_from_keywords(
                 tp=tp_size, pp=pp_size, ep=ep_size, cp=cp_size, v=v_stages, m=microbatch_count,
@@ -454,7 +459,7 @@ class DistributedModel:
             lay.cp_all_gather,
             bool(grad_accumulation_fusion),
             fraction,
-            bool(pp_scatter_gather),
+            pipeline_p2p == "deepspeed",
         )
         notes = []
         if model.layers % (pp * v):

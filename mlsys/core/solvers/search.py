@@ -200,7 +200,7 @@ class ParallelismSearch:
         tp_comm_overlap: bool = False,
         cp_comm_type: str = "p2p",
         grad_accumulation_fusion: bool = True,
-        pp_scatter_gather: bool = True,
+        pipeline_p2p: str = "megatron",
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -234,18 +234,21 @@ class ParallelismSearch:
             Context parallelism's K/V exchange for every layout with ``cp > 1``
             (:attr:`mlsys.core.layout.TrainingLayout.cp_comm_type`), as
             :meth:`DistributedModel.solve` prices it.
-        grad_accumulation_fusion, pp_scatter_gather : bool
-            The software stack every layout is priced on, as in
-            :meth:`DistributedModel.solve`: weight gradients accumulated inside the GEMM
-            (Megatron-LM's ``--gradient-accumulation-fusion``) or by a kernel of their
-            own; pipeline sends split over the tensor-parallel ranks (Narayanan et al.
-            2021, Sec. 4.1) or whole (DeepSpeed's pipeline engine).
+        grad_accumulation_fusion : bool
+            Weight gradients accumulated inside the GEMM (Megatron-LM's
+            ``--gradient-accumulation-fusion``) or by a kernel of their own, for every
+            layout, as in :meth:`DistributedModel.solve`.
+        pipeline_p2p : {"megatron", "deepspeed"}
+            The pipeline engine's stage transfers for every layout, as in
+            :meth:`DistributedModel.solve`.
 
         Returns
         -------
         SearchResult
         """
         cp_all_gather = TrainingLayout(cp_comm_type=cp_comm_type).cp_all_gather  # validated
+        if pipeline_p2p not in ("megatron", "deepspeed"):
+            raise ParameterError("pipeline_p2p", pipeline_p2p, "'megatron' or 'deepspeed'")
         batch = int(batch_size)
         if batch < 1:
             raise ParameterError("batch_size", batch_size, "a positive integer")
@@ -333,7 +336,7 @@ class ParallelismSearch:
             f["microbatch_count"][valid], f["v_stages"][valid], zero[valid], rc[valid],
             sp[valid], sched[valid], int(TOPOLOGY_NAMES[topo]), overlap, f["cp"][valid],
             bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), 1.0,
-            bool(pp_scatter_gather),
+            pipeline_p2p == "deepspeed",
         )  # fmt: skip
         size = len(code)
         tokens = np.zeros(size)
@@ -395,7 +398,7 @@ class ParallelismSearch:
                 topology_override=topology_override, flash_attention=flash_attention,
                 tp_comm_overlap=bool(tp_comm_overlap), cp_comm_type=cp_comm_type,
                 grad_accumulation_fusion=bool(grad_accumulation_fusion),
-                pp_scatter_gather=bool(pp_scatter_gather), **best_layout,
+                pipeline_p2p=pipeline_p2p, **best_layout,
             )  # fmt: skip
         elif raise_errors:
             raise InfeasibleError(
