@@ -74,6 +74,7 @@ __all__ = [
     "NCCL_PROTOCOL_BANDWIDTH_FRACTION",
     "NCCL_LL_GATHER_FRACTION",
     "NCCL_LL_MAX_BUS_BANDWIDTH_BPS",
+    "NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S",
     "NVLINK_WIRE_EFFICIENCY",
     "NVLS_ALGORITHM_BANDWIDTH_FRACTION",
     "NVLS_LATENCY_S",
@@ -1153,6 +1154,20 @@ bytes per second (``llMaxBws``, "Ampere-N1" and "Hopper-N1": 87.7 GB/s; NCCL 2.1
 ``src/graph/tuning.cc``): on NVLink the LL ring is bounded by how fast its threads store
 and poll 8-byte lines, not by the links."""
 
+NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S: dict[str, float] = {"NVLINK3": 1.98e-6, "NVLINK4": 1.10e-6}
+"""Measured time of one LL ring step over NVLink and NVSwitch, per generation (the catalog
+fabric's name), in seconds; NCCL's tuning model (:data:`NCCL_RING_STEP_LATENCY_S`) says
+0.6 µs for every generation, and NCCL picks its protocol by that model.
+
+* ``NVLINK3`` (DGX A100): ring all-reduces of 8-128 bytes on one channel take 10.0, 13.76,
+  16.88, 20.8, 25.2, 29.5 and 33.7 µs on 2 to 8 GPUs (NVIDIA/nccl-tests issue 123, 2022):
+  a straight line of 1.98 µs per ring step ``2(n − 1)`` (least squares; its 5.6 µs
+  intercept is within 1 µs of NCCL's LL base latency).
+* ``NVLINK4`` (8 H100): NCCL all-reduces of 1-32 KB take 22.0-23.4 µs (the NCCL column of
+  vllm-project/vllm PR 8558's custom all-reduce test, 2024): ``(22.0 − 6.6) / 14`` = 1.10 µs
+  per step over NCCL's base latency.
+"""
+
 NVLINK_WIRE_EFFICIENCY = 370.0 / 450.0
 """Share of NVLink's line rate a collective's payload gets: NCCL reaches about 370 GB/s
 of bus bandwidth on H100's 450 GB/s per direction — "with the protocol overhead (~20 %)"
@@ -1211,6 +1226,7 @@ def nccl_ring_time(
     *,
     nodes: Any = 1,
     wire_efficiency: Any = None,
+    ll_step_latency_s: Any = None,
 ) -> Any:
     """Time of a ring all-reduce, all-gather or reduce-scatter as NCCL's cost model prices it.
 
@@ -1248,6 +1264,11 @@ def nccl_ring_time(
     wire_efficiency : float or ndarray, optional
         Payload share of the line rate; default :data:`NVLINK_WIRE_EFFICIENCY` on NVLink,
         1 otherwise.
+    ll_step_latency_s : float, optional
+        Measured time of one LL step on the links inside a node, in seconds (e.g.
+        :data:`NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S`). NCCL still chooses the protocol
+        by its own model; when it chooses LL, the intra-node steps are priced at this
+        latency instead of the model's. Default: the model's throughout.
 
     Returns
     -------
@@ -1276,6 +1297,13 @@ def nccl_ring_time(
     28.9
     >>> round(nccl_ring_time("all_reduce", 2**20, 4, 300e9) * 1e6, 1)
     32.3
+
+    With the LL step measured on a DGX A100 (1.98 µs), the 16 KB all-reduce is still
+    run as LL and takes 6.6 + 6 × 1.98 + 0.4 = 18.9 µs (nccl-tests measure 16.9 µs for a
+    few bytes on 4 of those GPUs).
+
+    >>> round(nccl_ring_time("all_reduce", 16384, 4, 300e9, ll_step_latency_s=1.98e-6) * 1e6, 1)
+    18.9
     """
     k = normalize_collective(kind)
     if k not in _RING_STEPS:
@@ -1295,7 +1323,7 @@ def nccl_ring_time(
         net_steps = _RING_STEPS[k] * (k_nodes - 1.0)
         bus = _RING_BUS[k] * (n - 1.0) / n * M
         link_bw = bw * float(wire_efficiency)
-        best = _INF
+        best, chosen = _INF, ""
         for p in protos:
             bus_bw = link_bw * _ll_share(p, k, k_nodes)
             if p == "LL" and bus_bw > NCCL_LL_MAX_BUS_BANDWIDTH_BPS:
@@ -1307,7 +1335,10 @@ def nccl_ring_time(
                 + bus / bus_bw
             )
             if t < best:
-                best = t
+                best, chosen = t, p
+        if chosen == "LL" and ll_step_latency_s is not None:
+            # NCCL chose LL by its model; the steps then take what they measure
+            best += (steps - net_steps) * (float(ll_step_latency_s) - hw["LL"])
         return best
     M, n, bw = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps)
     k_nodes = _ranks(nodes, "nodes")
@@ -1326,7 +1357,13 @@ def nccl_ring_time(
             + net_steps * net[p]
             + bus / bus_bw
         )
-    return _ret(np.where(n > 1, np.minimum.reduce(np.broadcast_arrays(*times)), 0.0))
+    stacked = np.stack(np.broadcast_arrays(*times))
+    best = stacked.min(axis=0)
+    if ll_step_latency_s is not None and "LL" in protos:
+        chose_ll = stacked.argmin(axis=0) == protos.index("LL")
+        extra = (steps - net_steps) * (np.asarray(ll_step_latency_s, float) - hw["LL"])
+        best = best + np.where(chose_ll, extra, 0.0)
+    return _ret(np.where(n > 1, best, 0.0))
 
 
 def nvls_allreduce_time(
@@ -1397,6 +1434,7 @@ def nccl_allreduce_time(
     in_network_reduction: bool = False,
     *,
     nodes: Any = 1,
+    ll_step_latency_s: Any = None,
 ) -> Any:
     """All-reduce time as NCCL would run it: the faster of its ring protocols and, where the
     switch reduces in the network (NVSwitch-3 and later, inside one node), NVLS.
@@ -1415,6 +1453,9 @@ def nccl_allreduce_time(
         The node's switch supports NVLink SHARP (``Fabric.in_network_reduction``).
     nodes : int or ndarray
         Nodes spanned (NVLS is used only inside one node here).
+    ll_step_latency_s : float, optional
+        Measured LL step latency inside the node (see :func:`nccl_ring_time`); the
+        choice between the ring and NVLS stays NCCL's, by its model.
 
     Returns
     -------
@@ -1436,10 +1477,18 @@ def nccl_allreduce_time(
     >>> round(nccl_allreduce_time(1e9, 8, 450e9) * 1e3, 3)
     4.786
     """
-    ring = nccl_ring_time("all_reduce", message_bytes, ranks, bandwidth_Bps, link, nodes=nodes)
+    ring = nccl_ring_time(
+        "all_reduce", message_bytes, ranks, bandwidth_Bps, link, nodes=nodes,
+        ll_step_latency_s=ll_step_latency_s,
+    )  # fmt: skip
     if not in_network_reduction or link != "nvlink":
         return ring
     nvls = nvls_allreduce_time(message_bytes, ranks, bandwidth_Bps)
+    # NCCL compares the ring and NVLS by its own model
+    model = ring
+    if ll_step_latency_s is not None:
+        model = nccl_ring_time("all_reduce", message_bytes, ranks, bandwidth_Bps, link, nodes=nodes)
     if type(ring) is float and type(nvls) is float and type(nodes) in _SCALAR_TYPES:
-        return min(ring, nvls) if float(nodes) <= 1.0 else ring
-    return _ret(np.where(np.asarray(nodes) <= 1, np.minimum(ring, nvls), ring))
+        return (nvls if nvls < model else ring) if float(nodes) <= 1.0 else ring
+    inside = np.asarray(nodes) <= 1
+    return _ret(np.where(inside & (np.asarray(nvls) < np.asarray(model)), nvls, ring))
