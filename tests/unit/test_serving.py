@@ -140,12 +140,14 @@ def test_tensor_parallelism_makes_70b_fit_and_adds_allreduce_time():
     assert res.feasible
     assert res.si("weight_bytes_per_accelerator") == pytest.approx(137.95e9 / 4, rel=1e-3)
     # Decode: 160 all-reduces of 8192 · 2 bytes on 4 ranks of NVLink 4 (450 GB/s). NCCL's
-    # cost model (NCCL 2.18.6 tuning.cc) picks the LL protocol: 6.6 µs + 6 steps × 0.6 µs,
-    # plus 1.5 · 16384 B at a quarter of the 370 GB/s NVLink payload rate (92.5 GB/s, over
-    # LL's 87.7 GB/s cap): 10.2 + 0.280 = 10.480 µs (NVLS, 25 µs of latency, loses here).
+    # cost model (NCCL 2.18.6 tuning.cc) picks the LL protocol (6.6 µs + 6 steps × 0.6 µs
+    # + 0.28 µs = 10.48 µs; NVLS, 25 µs of latency, loses), whose steps take 1.10 µs each
+    # as measured on 8 H100 (22.0 µs for 14 steps, vLLM PR 8558): 6.6 + 6 × 1.10 µs plus
+    # 1.5 · 16384 B at a quarter of the 370 GB/s NVLink payload rate (92.5 GB/s, over LL's
+    # 87.7 GB/s cap) = 13.2 + 0.280 = 13.480 µs.
     fab = Nodes.DGX_H100.intra_fabric
     payload = fab.bandwidth_Bps * 370 / 450
-    per = 6.6e-6 + 6 * 0.6e-6 + 1.5 * 8192 * 2 / min(payload * 0.25, 87.7e9)
+    per = 6.6e-6 + 6 * 1.10e-6 + 1.5 * 8192 * 2 / min(payload * 0.25, 87.7e9)
     assert res.si("tp_communication_time_decode") == pytest.approx(160 * per, rel=1e-6)
     # Prefill of 512 tokens: 8.39 MB messages. Simple ring: 8.4 + 6 × 3.4 = 28.8 µs + 34.0 µs
     # = 62.8 µs; NVLS: 25 µs + 8.39 MB / 275 GB/s = 55.5 µs, the faster on NVSwitch 3.
@@ -156,6 +158,25 @@ def test_tensor_parallelism_makes_70b_fit_and_adds_allreduce_time():
     assert res.si("tp_communication_time_prefill") == pytest.approx(160 * nvls, rel=1e-6)
     tp8 = SM.solve(Models.Llama2_70B, Nodes.DGX_H100, tp_size=8, prompt_len=512, output_len=64)
     assert tp8.si("itl") < res.si("itl")
+
+
+def test_decode_allreduces_take_the_measured_ll_step_of_the_nvlink_generation():
+    from mlsys.core.formulas.collectives import nccl_allreduce_time
+
+    # A bare A100 replica's links are NVLink 3: the 16 KB decode all-reduces on 4 GPUs
+    # run as LL (NCCL's model) with 1.98 µs steps (DGX A100, nccl-tests issue 123):
+    # 6.6 + 6 × 1.98 µs + 1.5 · 16384 B / (300 GB/s × 0.822 / 4) = 18.88 µs, × 160.
+    kw = dict(prompt_len=1, output_len=128, tp_size=4, precision="fp16")
+    a100 = SM.solve(Models.Llama2_70B, Hardware.A100_80GB, **kw)
+    per = 6.6e-6 + 6 * 1.98e-6 + 1.5 * 16384 / (300e9 * 370 / 450 / 4)
+    assert a100.si("tp_communication_time_decode") == pytest.approx(160 * per, rel=1e-9)
+    # the same through the DGX A100 node's NVLINK3 fabric
+    dgx = SM.solve(Models.Llama2_70B, Nodes.DGX_A100, **kw)
+    assert dgx.si("tp_communication_time_decode") == pytest.approx(160 * per, rel=1e-9)
+    # NVLink 5 has no measurement: NCCL's own model prices its steps (0.6 µs)
+    b200 = SM.solve(Models.Llama2_70B, Hardware.B200, **kw)
+    model = nccl_allreduce_time(16384, 4, Hardware.B200.scaleup_bandwidth_Bps)
+    assert b200.si("tp_communication_time_decode") == pytest.approx(160 * model, rel=1e-9)
 
 
 def test_ttft_is_one_requests_prefill_unless_batched_prefill():

@@ -26,10 +26,12 @@ The physics, stated once:
   the time is the sum of the kernels (a decode token's GEMMs are padded to 16 rows, not
   to a 256-row tile, and stream their weights).
 * **Tensor parallelism** (Megatron): two all-reduces of ``tokens × h`` activations per
-  layer, as NCCL runs them — the fastest of its protocols (LL for a decode step's few
-  kilobytes), NVLink SHARP on NVSwitch-3 nodes
-  (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`) — not overlapped with
-  compute.
+  layer, as NCCL runs them — the protocol its tuning model rates fastest (LL for a
+  decode step's few kilobytes), NVLink SHARP on NVSwitch-3 nodes
+  (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`), with LL's ring steps
+  at their measured latency on A100 and H100 NVLink
+  (:data:`~mlsys.core.formulas.collectives.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S`) —
+  not overlapped with compute.
 * **Pipeline parallelism**: one request's prefill crosses every stage in turn (TTFT
   grows by ``pp_size − 1`` point-to-point hops); decoding splits the batch into
   ``min(pp_size, batch)`` micro-batches that circulate through the stages, so a token
@@ -61,7 +63,11 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
-from mlsys.core.formulas.collectives import nccl_allreduce_time, p2p_time
+from mlsys.core.formulas.collectives import (
+    NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S,
+    nccl_allreduce_time,
+    p2p_time,
+)
 from mlsys.core.formulas.gemm import gemm_time
 from mlsys.core.formulas.layer_time import (
     FP8_STATIC_SCALING_CAST_BYTES,
@@ -393,6 +399,7 @@ class _Plan:
     tp_link: str  # NCCL link type of the tensor-parallel all-reduces
     tp_bw: float  # per-direction bandwidth of the tensor-parallel fabric
     tp_nvls: bool  # the fabric reduces in the switch (NVLink SHARP)
+    tp_ll_step: float | None  # measured NCCL LL step on this NVLink generation, if known
     p2p0: float
     p2p1: float
     kv_per_token_dev: float  # KV bytes one token occupies on one device
@@ -558,8 +565,9 @@ def _allreduce(plan: _Plan, message_bytes: float) -> float:
     if hit is not None:
         return hit
     hit = plan.priced[key] = nccl_allreduce_time(
-        message_bytes, plan.tp, plan.tp_bw, plan.tp_link, plan.tp_nvls
-    )
+        message_bytes, plan.tp, plan.tp_bw, plan.tp_link, plan.tp_nvls,
+        ll_step_latency_s=plan.tp_ll_step,
+    )  # fmt: skip
     return hit
 
 
@@ -659,6 +667,25 @@ def _resolve_hardware(hardware: Any, fabric: Any) -> tuple[Accelerator, float, f
             raise ParameterError("fabric", fabric, "a Fabric (e.g. Fabrics.NVLINK4) or None")
         return acc, fab.effective_bandwidth_Bps, fab.latency_s, per_node
     return acc, acc.scaleup_bandwidth_Bps, DEFAULT_SCALEUP_LATENCY_S, per_node
+
+
+_NVLINK_OF: dict[str, str] = {
+    "A100_80GB": "NVLINK3",
+    "A100_40GB": "NVLINK3",
+    "A800_80GB": "NVLINK3",
+    "H100": "NVLINK4",
+    "H200": "NVLINK4",
+    "H800": "NVLINK4",
+}
+"""The NVLink generation (catalog fabric) of an SXM accelerator's own links, for a
+replica given as a bare accelerator (no Node, no Fabric)."""
+
+
+def _measured_ll_step(fab: Fabric | None, acc: Accelerator) -> float | None:
+    """Measured NCCL LL step latency of the tensor-parallel links (None where unmeasured):
+    the fabric's generation, else the accelerator's own NVLink."""
+    name = fab.name if fab is not None else _NVLINK_OF.get(acc.name)
+    return NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(name) if name else None
 
 
 def _fabric_of(hardware: Any, fabric: Any) -> Fabric | None:
@@ -807,6 +834,7 @@ def _build_plan(
     fab_obj = _fabric_of(hardware, fabric)
     tp_link = "nvlink" if fab_obj is None or fab_obj.kind == "scale-up" else "net"
     nvls = bool(fab_obj is not None and fab_obj.in_network_reduction)
+    tp_ll_step = _measured_ll_step(fab_obj, acc) if tp_link == "nvlink" else None
     bw = acc.memory_bandwidth_Bps
     if memory_utilization is None:
         fixed = default_framework_overhead(acc, 0.0)
@@ -839,6 +867,7 @@ def _build_plan(
         tp_link=tp_link,
         tp_bw=fab_bw,
         tp_nvls=nvls,
+        tp_ll_step=tp_ll_step,
         p2p0=p2p0,
         p2p1=p2p1,
         kv_per_token_dev=kv_per_token_dev,
@@ -906,13 +935,14 @@ class ServingModel:
     4 × 312 TFLOP/s × 0.75, less the GEMMs' tile and wave quantisation, plus element-wise
     kernels, fixed costs and 37 ms of all-reduces: 58 % MFU), a decode step memory-bound
     (34.5 GB of weights per device at 2.039 TB/s × 0.85 = 19.9 ms, plus 80 layers × 10
-    kernels × 4 µs and 160 all-reduces of 10.6 µs).
+    kernels × 4 µs and 160 all-reduces of 18.9 µs: NCCL picks its LL protocol, whose 6
+    ring steps take 1.98 µs each as measured on a DGX A100).
 
     >>> from mlsys import Hardware, Models, ServingModel
     >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.A100_80GB, prompt_len=2048,
     ...                            output_len=128, tp_size=4, precision="fp16")
     >>> round(res.si("ttft") * 1e3), round(res.si("itl") * 1e3, 1), res.decode_bound
-    (396, 24.8, 'memory')
+    (396, 26.2, 'memory')
 
     The same model on one 80 GB device does not fit, and no latency is reported:
 
