@@ -442,6 +442,14 @@ CONSTANTS: tuple[Constant, ...] = (
         "NCCL `src/graph/tuning.cc` hwLat (NVLink LL 0.6 … network Simple 14 µs)",
     ),
     Constant(
+        "measured NVLink LL ring step latency (per NVLink generation)",
+        _COLL,
+        "NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S",
+        None,
+        "NVIDIA/nccl-tests issue 123 (DGX A100: 8-128 B all-reduces on 2-8 GPUs, 1.98 µs "
+        "per ring step); vllm-project/vllm PR 8558 (8 H100: 1.10 µs per step)",
+    ),
+    Constant(
         "fixed time per kernel",
         "mlsys.core.formulas.overheads",
         "KERNEL_OVERHEAD_S",
