@@ -169,6 +169,19 @@ class TrainingLayout(BaseModel):
         and reduce-scatters their gradients backward, exposed on the critical path
         (Dubey et al. 2024, "The Llama 3 Herd of Models", Sec. 3.3.2). No effect with
         ``cp = 1``.
+    grad_accumulation_fusion : bool
+        The weight-gradient GEMMs accumulate into the gradient buffer themselves
+        (Megatron-LM's ``--gradient-accumulation-fusion``, default); False adds each
+        micro-batch's weight gradients with a kernel of their own (PyTorch autograd,
+        DeepSpeed, Megatron-LM of 2021).
+    recompute_num_layers : int or None
+        With ``recompute="full"``, recompute only this many layers of each model chunk
+        (Megatron-LM's ``--recompute-method block --recompute-num-layers``); None: all.
+    pipeline_p2p : {"megatron", "deepspeed"}
+        How activations travel between pipeline stages: Megatron-LM's scatter/gather
+        split with paired sends (Narayanan et al. 2021, Sec. 4.1), or DeepSpeed's
+        pipeline engine, whole tensors in four unpaired transfers per micro-batch
+        (``deepspeed/runtime/pipe/schedule.py``, ``TrainSchedule``).
 
     Examples
     --------
@@ -194,6 +207,9 @@ class TrainingLayout(BaseModel):
     grad_dtype: str | None = None
     tp_comm_overlap: bool = False
     cp_comm_type: Literal["p2p", "all_gather"] = "p2p"
+    grad_accumulation_fusion: bool = True
+    recompute_num_layers: int | None = None
+    pipeline_p2p: Literal["megatron", "deepspeed"] = "megatron"
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -242,7 +258,13 @@ class TrainingLayout(BaseModel):
             raise ParameterError("schedule", value, "'1f1b', 'interleaved' or 'gpipe'")
         return key
 
-    @field_validator("sequence_parallel", "flash_attention", "tp_comm_overlap", mode="before")
+    @field_validator(
+        "sequence_parallel",
+        "flash_attention",
+        "tp_comm_overlap",
+        "grad_accumulation_fusion",
+        mode="before",
+    )
     @classmethod
     def _flag(cls, value: Any, info: Any) -> bool:
         if value is None and info.field_name == "flash_attention":
@@ -260,6 +282,19 @@ class TrainingLayout(BaseModel):
         key = value.lower().replace("-", "_") if isinstance(value, str) else value
         if key not in CP_COMM_TYPES:
             raise ParameterError("cp_comm_type", value, "'p2p' or 'all_gather'")
+        return key
+
+    @field_validator("recompute_num_layers", mode="before")
+    @classmethod
+    def _recompute_num_layers(cls, value: Any) -> int | None:
+        return None if value is None else _positive_int("recompute_num_layers", value)
+
+    @field_validator("pipeline_p2p", mode="before")
+    @classmethod
+    def _pipeline_p2p(cls, value: Any) -> str:
+        key = value.lower() if isinstance(value, str) else value
+        if key not in ("megatron", "deepspeed"):
+            raise ParameterError("pipeline_p2p", value, "'megatron' or 'deepspeed'")
         return key
 
     @field_validator("grad_dtype", mode="before")

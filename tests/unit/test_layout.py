@@ -39,6 +39,9 @@ def test_exported_from_mlsys_and_frozen_hashable():
         ({"v_stages": 2}, "v_stages"),  # interleaving needs a pipeline
         ({"pp": 4, "v_stages": 2, "schedule": "gpipe"}, "v_stages"),
         ({"sequence_parallel": "yes"}, "sequence_parallel"),
+        ({"grad_accumulation_fusion": "no"}, "grad_accumulation_fusion"),
+        ({"recompute_num_layers": 0}, "recompute_num_layers"),
+        ({"pipeline_p2p": "gpipe"}, "pipeline_p2p"),
     ],
 )
 def test_field_rules_raise_parameter_error_naming_the_parameter(kw, name):
@@ -100,3 +103,36 @@ def test_vectorised_rules_equal_scalar_rules_on_every_combination():
     # the grid exercises valid layouts and several distinct rules
     assert {0, int(Rejection.HEADS), int(Rejection.EXPERTS), int(Rejection.INTERLEAVE)} <= seen
     assert len({r.code for r in LAYOUT_RULES}) == len(LAYOUT_RULES)
+
+
+def test_software_stack_fields_travel_with_the_layout():
+    # grad_accumulation_fusion, recompute_num_layers and pipeline_p2p given in the layout
+    # price exactly as the same keywords of DistributedModel.solve, and MemoryModel reads
+    # the layout's recompute_num_layers as its own keyword.
+    from mlsys.core.catalog import Fabrics, Nodes
+    from mlsys.core.solvers.distributed import DistributedModel
+    from mlsys.core.solvers.memory import MemoryModel
+    from mlsys.core.types import Fleet
+
+    fleet = Fleet(node=Nodes.DGX_A100, count=8, fabric=Fabrics.IB_HDR)
+    stack = dict(grad_accumulation_fusion=False, recompute_num_layers=2, pipeline_p2p="deepspeed")
+    shape = dict(tp=8, pp=8, microbatch_count=64, recompute="full")
+    lay = TrainingLayout(**shape, **stack)
+    by_layout = DistributedModel().solve(Models.GPT3_175B, fleet, batch_size=64, layout=lay)
+    by_keywords = DistributedModel().solve(
+        Models.GPT3_175B, fleet, batch_size=64, tp_size=8, pp_size=8, microbatch_count=64,
+        recompute="full", **stack,
+    )  # fmt: skip
+    plain = DistributedModel().solve(
+        Models.GPT3_175B, fleet, batch_size=64, layout=TrainingLayout(**shape)
+    )
+    assert by_layout.si("step_time") == by_keywords.si("step_time")
+    assert by_layout.si("step_time") != plain.si("step_time")
+    mem = MemoryModel().solve(
+        Models.GPT3_175B, fleet.accelerator, batch_size=64, layout=lay.with_dp(64)
+    )
+    mem_kw = MemoryModel().solve(
+        Models.GPT3_175B, fleet.accelerator, batch_size=64,
+        layout=TrainingLayout(**shape).with_dp(64), recompute_num_layers=2,
+    )  # fmt: skip
+    assert mem.si("total") == mem_kw.si("total")

@@ -191,12 +191,13 @@ class DistributedResult(Result):
 def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
-    cp_comm_type: Any = "p2p",
+    cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
         recompute=rc, sequence_parallel=sp, schedule=sched, flash_attention=flash,
         grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
+        grad_accumulation_fusion=gaf, recompute_num_layers=rnl, pipeline_p2p=p2p,
     )  # fmt: skip
 
 
@@ -208,7 +209,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
     ----------
     **kw
         ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
-        ``tp_overlap`` and ``cp_comm_type``.
+        ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
+        ``rnl`` (recompute_num_layers) and ``p2p`` (pipeline_p2p).
 
     Returns
     -------
@@ -217,7 +219,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
     args = (
         kw["tp"], kw["pp"], kw["ep"], kw["cp"], kw["v"], kw["m"], kw["zero"], kw["rc"],
         kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
-        kw.get("cp_comm_type", "p2p"),
+        kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
+        kw.get("p2p", "megatron"),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -365,8 +368,8 @@ class DistributedModel:
             The whole layout at once; when given it replaces ``tp_size``,
             ``pp_size``, ``ep_size``, ``cp_size``, ``v_stages``, ``microbatch_count``,
             ``zero_stage``, ``recompute``, ``sequence_parallel``, ``schedule``,
-            ``flash_attention``, ``grad_dtype``, ``tp_comm_overlap`` and
-            ``cp_comm_type``.
+            ``flash_attention``, ``grad_dtype``, ``tp_comm_overlap``, ``cp_comm_type``,
+            ``grad_accumulation_fusion``, ``recompute_num_layers`` and ``pipeline_p2p``.
         tp_comm_overlap : bool
             Overlap the tensor-parallel collectives with the GEMMs that depend on them,
             chunked ``tp_size`` ways (Megatron-LM's ``--tp-comm-overlap``, which needs
@@ -414,14 +417,13 @@ class DistributedModel:
         InfeasibleError
             With ``raise_errors=True`` when the layout does not fit in memory.
         """
-        if pipeline_p2p not in ("megatron", "deepspeed"):
-            raise ParameterError("pipeline_p2p", pipeline_p2p, "'megatron' or 'deepspeed'")
         if layout is None:
             layout = layout_from_keywords(
                 tp=tp_size, pp=pp_size, ep=ep_size, cp=cp_size, v=v_stages, m=microbatch_count,
                 zero=zero_stage, rc=recompute, sp=sequence_parallel, sched=schedule,
                 flash=flash_attention, grad_dtype=grad_dtype, tp_overlap=tp_comm_overlap,
-                cp_comm_type=cp_comm_type,
+                cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
+                rnl=recompute_num_layers, p2p=pipeline_p2p,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -439,7 +441,7 @@ class DistributedModel:
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
-        fraction = _layout.block_recompute_fraction(model.layers, pp, v, recompute_num_layers)
+        fraction = _layout.block_recompute_fraction(model.layers, pp, v, lay.recompute_num_layers)
         out = _layout.evaluate(
             P,
             float(tp),
@@ -457,9 +459,9 @@ class DistributedModel:
             float(cp),
             bool(lay.tp_comm_overlap),
             lay.cp_all_gather,
-            bool(grad_accumulation_fusion),
+            lay.grad_accumulation_fusion,
             fraction,
-            pipeline_p2p == "deepspeed",
+            lay.pipeline_p2p == "deepspeed",
         )
         notes = []
         if model.layers % (pp * v):
@@ -467,7 +469,7 @@ class DistributedModel:
                 f"{model.layers} layers do not divide into pp·v = {pp * v} chunks: the "
                 f"heaviest device holds {int(out['layers_per_device'])} layers and sets the pace"
             )
-        if recompute_num_layers is not None and lay.recompute_code != Recompute.FULL:
+        if lay.recompute_num_layers is not None and lay.recompute_code != Recompute.FULL:
             notes.append('recompute_num_layers needs recompute="full": no effect')
         if lay.sequence_parallel and tp == 1:
             notes.append("sequence_parallel has no effect with tp_size = 1")

@@ -443,7 +443,7 @@ class MemoryModel:
             ``dp_size``, ``tp_size``, ``pp_size``, ``ep_size``, ``cp_size``,
             ``zero_stage``, ``recompute``, ``sequence_parallel``,
             ``microbatch_count``, ``v_stages``, ``schedule``, ``flash_attention``
-            and ``grad_dtype``.
+            and ``grad_dtype`` (and ``recompute_num_layers`` when that keyword is None).
         recompute_num_layers : int, optional
             Training with ``recompute="full"``: recompute only this many layers of each
             model chunk, the others keeping every activation (Megatron-LM's
@@ -522,7 +522,11 @@ class MemoryModel:
                     float(z), float(lay.recompute_code),
                     1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
                     int(lay.schedule_code), float(cp),
-                    _layout.block_recompute_fraction(model.layers, pp, v, recompute_num_layers),
+                    _layout.block_recompute_fraction(
+                        model.layers, pp, v,
+                        lay.recompute_num_layers
+                        if recompute_num_layers is None else recompute_num_layers,
+                    ),
                 )  # fmt: skip
                 b_local = int(b // (dp * ep * m))
                 k_opt = P.opt_bytes
