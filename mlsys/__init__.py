@@ -85,6 +85,8 @@ _LAZY: dict[str, str] = {
     "Applications": "mlsys.compat.scenarios",
     "Scenario": "mlsys.compat.scenarios",
     "plot_evaluation_scorecard": "mlsys.compat.viz",
+    # the formatter a chapter calls most (`from mlsys import Hardware, fmt`)
+    "fmt": "mlsys.formatting",
     # the newest chapters use MarkdownStr after `from mlsysim import *`
     "MarkdownStr": "mlsys.formatting",
     # the book's figure helper module (`from mlsys import viz`; matplotlib on first use)
@@ -145,3 +147,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Workload,
     )
     from mlsys.core.units import Q_, ureg
+    from mlsys.formatting import fmt
