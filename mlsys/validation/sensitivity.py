@@ -92,6 +92,10 @@ class Constant:
             return " / ".join(f"{x:.3g}" for x in v)
         if 0 < abs(v) < 1e-3:
             return f"{v * 1e6:.3g} µs"
+        if abs(v) >= 1e4:  # a bandwidth or rate: 8.77 × 10¹⁰, never a bare 8.77e+10
+            from mlsys.core.fmt import sci
+
+            return str(sci(v, digits=3))
         return f"{v:.3g}"
 
 
