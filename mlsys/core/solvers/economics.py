@@ -367,7 +367,7 @@ class EconomicsModel:
         if idle_w is None:
             idle = busy  # a measured power has no idle figure: charge it all year
         else:
-            idle = busy - n * (year.si("accelerator_power") - idle_w) * year.pue * _YEAR_S
+            idle = busy - n * (year.si("accelerator_power") - idle_w) * year.si("pue") * _YEAR_S
         if electricity_price is not None:
             price_kwh = as_si(electricity_price, "USD/kWh", "electricity_price")
         else:
