@@ -208,12 +208,15 @@ def scenarios() -> list[tuple[str, Callable[[], object], float]]:
     """
     env = _env(None)
     code = SNIPPETS["first formatted catalog number"]
+
+    def first_number() -> tuple[float, float, float]:
+        return _run_once(code, env)
+
+    # run.py takes the wall seconds this returns (process start to the number), not the
+    # time of the whole call, which would add the interpreter's exit
+    first_number.reports_seconds = True  # type: ignore[attr-defined]
     return [
-        (
-            "first formatted catalog number (fresh interpreter)",
-            lambda: _run_once(code, env),
-            TARGET_FIRST_NUMBER_S,
-        )
+        ("first formatted catalog number (fresh interpreter)", first_number, TARGET_FIRST_NUMBER_S)
     ]
 
 

@@ -135,7 +135,12 @@ def measure_mlsys(quick: bool) -> list[dict]:
         for name, fn, target in mod.scenarios():
             if name.startswith("import"):
                 continue  # measured above, once, the same way for both packages
-            seconds = _median_of(fn) if target >= 0.1 else per_call(fn, min_time)
+            if getattr(fn, "reports_seconds", False):
+                # a fresh-interpreter figure: the call reports its own seconds from process
+                # start to the result (an interpreter's exit is not part of the target)
+                seconds = statistics.median(fn()[0] for _ in range(runs))
+            else:
+                seconds = _median_of(fn) if target >= 0.1 else per_call(fn, min_time)
             rows.append(_row(name, path.stem, seconds, target))
     rows += _search_rates()
     book = ROOT / "book" / "quarto"
