@@ -326,8 +326,18 @@ def _input_text(value: Any) -> str:
             on = f" on {fabric.label}" if fabric is not None and count > 1 else ""
             return f"{count} × {node.label}{on}"
         return label
-    if hasattr(value, "units") and hasattr(value, "magnitude"):
-        return f"{value:~P}"
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if (hasattr(value, "units") and hasattr(value, "magnitude")) or isinstance(value, float):
+        # as a reader would print it (display policy), not 1435805.3943772556 s
+        from mlsys.core.fmt import fmt
+
+        try:
+            return str(fmt(value))
+        except Exception:  # an array or an odd unit: pint's own short form
+            return f"{value:~P}" if hasattr(value, "units") else f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}"
     text = repr(value)
     return text if len(text) <= 40 else text[:39] + "…"
 
@@ -605,7 +615,10 @@ _TITLE_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": " ", "|": "/"})
 def _escaped_title(title: str) -> str:
     """The title cut to :data:`MAX_TITLE_CHARS` and escaped for a Pandoc attribute."""
     if len(title) > MAX_TITLE_CHARS:
-        title = title[: MAX_TITLE_CHARS - 1] + "…"
+        head = title[: MAX_TITLE_CHARS - 1]
+        # cut between words (a cut word can read as another: "Inf…" of "Infrastructure")
+        cut = max(head.rfind("; "), head.rfind(" "))
+        title = (head[:cut] if cut > MAX_TITLE_CHARS // 2 else head).rstrip(" ;,") + "…"
     return title.translate(_TITLE_ESCAPES)
 
 

@@ -268,7 +268,10 @@ def test_the_same_origin_twice_is_named_once_and_long_titles_are_cut():
     parts = tuple(TextOrigin(f"source number {i} " + "x" * 40) for i in range(MAX_ORIGINS))
     value = sum(TracedFloat(1.0, (p,)) for p in parts)
     title = split_span(fmt(value)._repr_markdown_())[1]
-    assert len(title) == MAX_TITLE_CHARS and title.endswith("…")
+    assert MAX_TITLE_CHARS // 2 < len(title) <= MAX_TITLE_CHARS and title.endswith("…")
+    # cut between words: what is kept is the start of the full text, up to a space or "; "
+    full, kept = origin_of(value).describe(), title[:-1]
+    assert len(full) > MAX_TITLE_CHARS and full.startswith(kept) and full[len(kept)] in " ;"
 
 
 # -- catalog helpers for a chapter's arithmetic ---------------------------------------------
@@ -434,3 +437,18 @@ def test_a_traced_int_on_the_right_of_a_plain_float_loses_its_origin_and_on_the_
     # A traced float is asked first wherever it stands (a subclass of float).
     t = TracedFloat(8.0, (A,))
     assert origins(2.5 * t) == origins(plain * t) == origins(Q_(4.0, "s") / t) == (A,)
+
+
+def test_solver_inputs_read_as_a_reader_would_print_them():
+    # 1,435,805.39 s / 86,400 s per day = 16.62 days; a plain float to four digits; a
+    # count with thousands separators (never the repr's 1435805.3943772556)
+    from mlsys.core.provenance import ResultOrigin
+    from mlsys.core.units import Q_
+
+    inputs = {"training_duration": Q_(1435805.3943772556, "s"), "step_time": 1.496092789746063,
+              "accelerators": 10000, "overlap": True}  # fmt: skip
+    text = ResultOrigin("SustainabilityModel", inputs).describe()
+    assert text == (
+        "SustainabilityModel(training_duration=16.62 d, step_time=1.496, "
+        "accelerators=10,000, overlap=True)"
+    )
