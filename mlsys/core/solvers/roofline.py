@@ -435,8 +435,9 @@ class SingleNodeModel:
             memory_efficiency=eta_m,
         )
         return record(
-            result, self, model=model, hardware=hardware, batch_size=batch_size, phase=phase_key
-        )
+            result, self, model=model, hardware=hardware, batch_size=batch_size,
+            seq_len=seq_len, phase=phase_key, precision=precision,
+        )  # fmt: skip
 
 
 def _serving_plan(model: Any, acc: Any, precision: str, efficiency: Any) -> Any:

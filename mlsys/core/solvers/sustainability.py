@@ -399,8 +399,12 @@ class SustainabilityModel:
             self,
             fleet=fleet,
             accelerator=acc if fleet is None else None,
+            accelerators=accelerators,
             duration=duration,
             accelerator_hours=accelerator_hours,
+            power_per_accelerator=power_per_accelerator,
+            utilization=utilization,
+            pue=pue,
             datacenter=datacenter,
             grid=grid,
         )
