@@ -32,6 +32,7 @@ from mlsys.core.layout import (
     layout_facts,
     rejection_codes,
 )
+from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _layout
 from mlsys.core.solvers.distributed import DistributedModel, DistributedResult, build_problem
@@ -404,12 +405,16 @@ class ParallelismSearch:
             raise InfeasibleError(
                 f"none of the {size} layouts of {model.label} fits on {n} accelerators"
             )
-        return SearchResult(
+        result = SearchResult(
             best=best,
             best_layout=best_layout,
             candidates=size,
             feasible_count=n_feasible,
             table=table,
         )
+        return record(
+            result, self, model=model, fleet=fleet, batch_size=batch_size,
+            precision=precision, seq_len=seq_len,
+        )  # fmt: skip
 
     search = solve
