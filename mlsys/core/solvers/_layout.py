@@ -316,6 +316,10 @@ class Problem:
         tensor-parallel collectives are not NCCL's (TPU ICI, one device).
     in_network_reduction : bool
         The node's switch reduces in the network (NVLink SHARP): NCCL's NVLS all-reduce.
+    scaleup_ll_step_s : float or None
+        Measured time of one NCCL LL ring step on the node's links, in s
+        (:data:`mlsys.core.formulas.collectives.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S`,
+        the table ServingModel prices its all-reduces with); None where unmeasured.
     kernel_overhead_s : float
         Fixed time per kernel (:data:`mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S`).
     fp8_cast_bytes_per_element : float
@@ -380,6 +384,7 @@ class Problem:
     scaleup_link_Bps: float = 0.0
     scaleup_link: str = ""
     in_network_reduction: bool = False
+    scaleup_ll_step_s: float | None = None
     kernel_overhead_s: float = KERNEL_OVERHEAD_S
     fp8_cast_bytes_per_element: float = 0.0
     attention_fractions: tuple[float, float] = (
@@ -511,7 +516,7 @@ def build_problem(
         )
     else:  # one device: no network (memory terms only)
         net = (1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0)
-    link, link_bw, in_net = "", 0.0, False
+    link, link_bw, in_net, ll_step = "", 0.0, False, None
     if (
         isinstance(fleet, Fleet)
         and acc.kind == "gpu"
@@ -521,6 +526,7 @@ def build_problem(
         link = "pci" if intra.name.upper().startswith("PCIE") else "nvlink"
         link_bw = intra.effective_bandwidth_Bps
         in_net = bool(intra.in_network_reduction)
+        ll_step = coll.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(intra.name)
     return Problem(
         L=L,
         h=float(model.hidden),
@@ -567,6 +573,7 @@ def build_problem(
         scaleup_link_Bps=link_bw,
         scaleup_link=link,
         in_network_reduction=in_net,
+        scaleup_ll_step_s=ll_step,
         fp8_cast_bytes_per_element=(
             FP8_CURRENT_SCALING_CAST_BYTES if prec in _NARROW and e_act >= 2.0 else 0.0
         ),
@@ -880,11 +887,12 @@ def _tp_collective_in_node(M: Any, tp: Any, sp: Any, P: Problem, o: type) -> Any
     all-reduce (NVLS where the switch reduces), or under sequence parallelism a
     reduce-scatter plus an all-gather."""
     bw, link, nvls = P.scaleup_link_Bps, P.scaleup_link, P.in_network_reduction
+    ll = P.scaleup_ll_step_s
     if o is ScalarOps:
-        return _tp_collective_scalar(float(M), float(tp), bool(sp), bw, link, nvls)
+        return _tp_collective_scalar(float(M), float(tp), bool(sp), bw, link, nvls, ll)
     m_u, tp_u, sp_u, inverse, shape = _distinct(M, tp, sp)
     times = [
-        _tp_collective_scalar(float(m), float(t), bool(q), bw, link, nvls)
+        _tp_collective_scalar(float(m), float(t), bool(q), bw, link, nvls, ll)
         for m, t, q in zip(m_u, tp_u, sp_u, strict=True)
     ]
     return np.asarray(times)[inverse].reshape(shape)
@@ -892,14 +900,23 @@ def _tp_collective_in_node(M: Any, tp: Any, sp: Any, P: Problem, o: type) -> Any
 
 @lru_cache(maxsize=4096)
 def _tp_collective_scalar(
-    M: float, tp: float, sp: bool, bw: float, link: str, in_network_reduction: bool
+    M: float,
+    tp: float,
+    sp: bool,
+    bw: float,
+    link: str,
+    in_network_reduction: bool,
+    ll_step_s: float | None = None,
 ) -> float:
-    """:func:`_tp_collective_in_node` for one layout (pure, so remembered)."""
+    """:func:`_tp_collective_in_node` for one layout (pure, so remembered); a chosen LL
+    protocol's steps take the measured latency where the links have one, as in serving."""
     if sp:
-        return coll.nccl_ring_time("reduce_scatter", M, tp, bw, link) + coll.nccl_ring_time(
-            "all_gather", M, tp, bw, link
-        )
-    return coll.nccl_allreduce_time(M, tp, bw, link, in_network_reduction)
+        return coll.nccl_ring_time(
+            "reduce_scatter", M, tp, bw, link, ll_step_latency_s=ll_step_s
+        ) + coll.nccl_ring_time("all_gather", M, tp, bw, link, ll_step_latency_s=ll_step_s)
+    return coll.nccl_allreduce_time(
+        M, tp, bw, link, in_network_reduction, ll_step_latency_s=ll_step_s
+    )
 
 
 def evaluate(
