@@ -10,7 +10,7 @@ from typing import Any
 
 from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.formulas.transformer import training_flops_per_token
-from mlsys.core.solvers.distributed import DistributedModel
+from mlsys.core.solvers.distributed import DistributedModel, build_problem
 from mlsys.core.types import Fleet, TransformerWorkload
 from mlsys.validation._case import Case, assumptions_of, load_data, records
 
@@ -227,14 +227,12 @@ def llama3_mfu(row: dict, res: Any = None) -> float:
     c = load_data("training")["llama3"]
     model = Models[c["catalog"]]
     res = llama3_solve(row) if res is None else res
-    bd = model.param_breakdown
-    # the solver's own count (a catalog total honoured, as in _layout.build_problem)
-    matmul = float(bd["layers_matmul_active"]) * model.total_params / bd["total"]
-    args = (matmul, float(model.vocab * model.hidden), model.layers, row["seq_len"],
-            model.heads * model.head_dim)  # fmt: skip
-    causal = float(training_flops_per_token(*args, causal=True))
-    full = float(training_flops_per_token(*args, causal=False))
-    return float(res.mfu) * causal / full
+    # the solver's own counts (build_problem), so the two conventions differ only in
+    # the attention term
+    P = build_problem(model, _fleet(row["gpus"], _H100_FLEET), 1, seq_len=row["seq_len"])
+    causal = float(training_flops_per_token(P.n_layer * P.L, P.n_head, P.L, P.s, P.d_attn,
+                                            causal=True))  # fmt: skip
+    return float(res.mfu) * causal / P.model_flops_per_token
 
 
 def _context_parallel_supported() -> bool:
