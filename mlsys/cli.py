@@ -143,6 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    except BrokenPipeError:
+        # `mlsys demo | head`: the reader closed the pipe. Point stdout at /dev/null so
+        # the interpreter's final flush cannot fail again, and stop quietly, as cat does
+        # (Python docs, "Note on SIGPIPE").
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         # A mistake no check caught: a line a person can read, not a traceback (which
         # MLSYS_TRACEBACK=1 restores for whoever debugs mlsys itself).

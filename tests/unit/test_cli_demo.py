@@ -29,3 +29,21 @@ def test_table_alignment():
     text = table(["a", "bb"], [["1", "2"], ["333", "4"]])
     assert text.splitlines()[0] == "| a   | bb |"
     assert text.splitlines()[1] == "|-----|----|"
+
+
+def test_demo_into_a_closed_pipe_stops_quietly():
+    # `mlsys demo | head -3`: the reader leaves early; no traceback may reach the terminal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mlsys.cli", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the demo's first line: its first print meets a closed pipe
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
