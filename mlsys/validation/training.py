@@ -24,6 +24,7 @@ __all__ = [
     "llama3_solve",
     "mtnlg_solve",
     "narayanan_solve",
+    "opt_solve",
     "other_run_cases",
 ]
 
@@ -387,7 +388,9 @@ def _bloom() -> Case:
     )  # fmt: skip
 
 
-def _opt() -> Case:
+def opt_solve() -> tuple[Any, Fleet]:
+    """DistributedModel's result for OPT-175B's layout (Zhang et al. 2022; metaseq's
+    ``opt_baselines.py``), and its fleet."""
     o = load_data("training")["opt"]
     fleet = _fleet(o["gpus"], _A100_FLEET)
     res = DistributedModel().solve(
@@ -395,6 +398,12 @@ def _opt() -> Case:
         tp_size=o["tp"], microbatch_count=1, zero_stage=o["zero_stage"], recompute="full",
         flash_attention=False,
     )  # fmt: skip
+    return res, fleet
+
+
+def _opt() -> Case:
+    o = load_data("training")["opt"]
+    res, fleet = opt_solve()
     return Case(
         group=_GROUP_OTHER, name=f"OPT-175B on {o['gpus']} A100",
         quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
