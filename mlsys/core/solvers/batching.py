@@ -63,6 +63,7 @@ from mlsys.core.solvers.serving import (
     _check_plan_args,
     _count,
     _decode,
+    _flag,
     _gb,
     _heads_per_block,
     _Plan,
@@ -444,6 +445,7 @@ class ContinuousBatchingModel:
         itl_slo: Any = None,
         price_per_accelerator_hour: Any = None,
         decode_attention_heads_per_block: int | None = None,
+        gate_up_fused: bool = True,
     ) -> ContinuousBatchingResult:
         """Steady state at one arrival rate (and, given targets, the SLO capacity).
 
@@ -480,6 +482,10 @@ class ContinuousBatchingModel:
         decode_attention_heads_per_block : int, optional
             As for :meth:`ServingModel.solve`: query heads per thread block of the
             engine's decode-attention kernel (default: one read of each KV head).
+        gate_up_fused : bool
+            As for :meth:`ServingModel.solve`: the engine runs a gated MLP's gate and
+            up projections as one GEMM (default) or as two (``False``, lmdeploy v0.1
+            with 16-bit weights).
         ttft_slo, itl_slo : float or Quantity [s], optional
             Latency targets for the SLO search (either or both).
         price_per_accelerator_hour : float or Quantity [USD/hour], optional
@@ -529,6 +535,7 @@ class ContinuousBatchingModel:
             fabric,
             mu,
             _heads_per_block(decode_attention_heads_per_block),
+            _flag(gate_up_fused, "gate_up_fused"),
         )
 
         o_mean = outputs.mean

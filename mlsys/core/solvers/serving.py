@@ -21,6 +21,11 @@ The physics, stated once:
   serves fewer query heads per thread block than share a KV head
   (``decode_attention_heads_per_block``;
   :func:`~mlsys.core.formulas.serving.decode_kv_reads`).
+* **Gated MLP**: the gate and up projections run as one GEMM of width ``2f/t``
+  (vLLM's merged column-parallel linear, TensorRT-LLM's ``--use_fused_mlp``), or, for
+  an engine that keeps them apart (``gate_up_fused=False``: lmdeploy v0.1 with 16-bit
+  weights), as two GEMMs of width ``f/t`` — each with its own tile and wave
+  quantisation — and one more kernel.
 * **FLOPs**: ``2·N_active`` per token plus attention (causal in prefill, full context
   in decode); prefill computes logits for the last position only. They are reported;
   the time is the sum of the kernels (a decode token's GEMMs are padded to 16 rows, not
@@ -405,6 +410,7 @@ class _Plan:
     kv_per_token_dev: float  # KV bytes one token occupies on one device
     kv_heads_dev: float  # KV heads on one device (split by tp, or one replica each)
     kv_reads: float  # times the decode-attention kernel reads each KV head per step
+    gate_up_split: bool  # the engine runs a gated MLP's gate and up as two GEMMs
     weights_dev: float
     mem_avail: float  # bytes for weights + KV + activations
     mem_total: float
@@ -458,7 +464,41 @@ def _layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float
 
 def _price_layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len: float) -> float:
     args, kwargs = _layer_arguments(plan, tokens, batch, q_len, kv_len)
-    return transformer_layer_time(*args, **kwargs) + _kv_reread(plan, batch, q_len, kv_len)
+    return (
+        transformer_layer_time(*args, **kwargs)
+        + _kv_reread(plan, batch, q_len, kv_len)
+        + _gate_up_split(plan, tokens)
+    )
+
+
+def _gate_up_split(plan: _Plan, tokens: float) -> float:
+    """Seconds an engine that runs a gated MLP's gate and up projections as two GEMMs
+    adds to a layer: two GEMMs of width ``f/t`` in place of the one of ``2f/t`` that
+    :func:`~mlsys.core.formulas.layer_time.transformer_layer_time` prices (each priced
+    by :func:`~mlsys.core.formulas.gemm.gemm_time`, so the split changes their tile and
+    wave quantisation, not their bytes), plus the second GEMM's fixed kernel cost."""
+    s = plan.shape
+    if not plan.gate_up_split or not s.gated:
+        return 0.0
+    experts_run, m = _ffn_routing(plan, tokens)
+    f = s.ffn_hidden / plan.tp
+    wb = plan.w_bytes if plan.w_bytes != plan.a_bytes else None
+    args = (plan.gemm_flops, plan.bw, plan.a_bytes, plan.sm_count)
+    one = gemm_time(m, f, s.hidden, *args, weight_bytes_per_element=wb)
+    fused = gemm_time(m, 2.0 * f, s.hidden, *args, weight_bytes_per_element=wb)
+    return experts_run * (2.0 * one - fused) + KERNEL_OVERHEAD_S
+
+
+def _ffn_routing(plan: _Plan, tokens: float) -> tuple[float, float]:
+    """(experts run, tokens per expert) of a layer's MLP over ``tokens`` tokens: the
+    experts the tokens route to, each with its share (shared experts see every token);
+    ``(1, tokens)`` for a dense model."""
+    s = plan.shape
+    if not s.is_moe:
+        return 1.0, tokens
+    distinct = s.experts * (1.0 - (1.0 - s.top_k / s.experts) ** tokens)
+    experts_run = distinct + s.shared_experts
+    return experts_run, tokens * (s.top_k + s.shared_experts) / experts_run
 
 
 def _kv_reread(plan: _Plan, batch: float, q_len: float, kv_len: float) -> float:
@@ -481,6 +521,10 @@ def _layer_kernels(
     parts = transformer_layer_kernel_times(*args, **kwargs)
     if phase == "inference":
         parts["attention"] = parts["attention"] + _kv_reread(plan, batch, q_len, kv_len)
+        split = _gate_up_split(plan, tokens)
+        if split:
+            parts["mlp_up"] = parts["mlp_up"] + split - KERNEL_OVERHEAD_S
+            parts["kernel_overhead"] = parts["kernel_overhead"] + KERNEL_OVERHEAD_S
     return parts
 
 
@@ -490,13 +534,7 @@ def _layer_arguments(
     """Arguments of the per-layer kernel formulas for ``tokens`` tokens of ``batch``
     sequences, ``q_len`` new and ``kv_len`` attended tokens each, on one device."""
     s = plan.shape
-    experts_run, ffn_tokens = 1.0, tokens
-    if s.is_moe:
-        # the experts the tokens route to, each with its share of the tokens; shared
-        # experts see every token
-        distinct = s.experts * (1.0 - (1.0 - s.top_k / s.experts) ** tokens)
-        experts_run = distinct + s.shared_experts
-        ffn_tokens = tokens * (s.top_k + s.shared_experts) / experts_run
+    experts_run, ffn_tokens = _ffn_routing(plan, tokens)
     args = (
         tokens,
         batch,
@@ -714,6 +752,7 @@ def _plan(
     fabric: Any,
     memory_utilization: float | None,
     heads_per_block: int | None = None,
+    gate_up_fused: bool = True,
 ) -> _Plan:
     objects = (model, hardware, fabric)
     values = (
@@ -725,6 +764,7 @@ def _plan(
         freeze(efficiency),
         memory_utilization,
         heads_per_block,
+        gate_up_fused,
     )
     hit = _PLANS.get(objects, values)
     if hit is not MISSING:
@@ -741,6 +781,7 @@ def _plan(
         fabric,
         memory_utilization,
         heads_per_block,
+        gate_up_fused,
     )
     _PLANS.put(objects, values, plan)
     return plan
@@ -758,6 +799,7 @@ def _build_plan(
     fabric,
     memory_utilization,
     heads_per_block=None,
+    gate_up_fused=True,
 ) -> _Plan:
     if not isinstance(model, TransformerWorkload):
         raise ParameterError(
@@ -873,6 +915,7 @@ def _build_plan(
         kv_per_token_dev=kv_per_token_dev,
         kv_heads_dev=kv_heads_dev,
         kv_reads=kv_reads,
+        gate_up_split=not gate_up_fused,
         weights_dev=(shape.total_params * wb + shape.head_params * (head_bytes - wb)) / (tp * pp),
         head_bytes=head_bytes,
         head_flops=head_flops,
@@ -904,6 +947,13 @@ def _check_plan_args(
             "memory_utilization", memory_utilization, "None or a fraction in (0, 1]"
         )
     return tp, pp, float(memory_utilization)
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A True/False switch (numpy booleans accepted; not 0/1 or strings)."""
+    if value is True or value is False or type(value).__name__ == "bool_":
+        return bool(value)
+    raise ParameterError(name, value, "True or False")
 
 
 def _heads_per_block(value: Any) -> int | None:
@@ -970,6 +1020,7 @@ class ServingModel:
         batched_prefill: bool = False,
         memory_utilization: float | None = DEFAULT_MEMORY_UTILIZATION,
         decode_attention_heads_per_block: int | None = None,
+        gate_up_fused: bool = True,
     ) -> ServingResult:
         """Solve one serving configuration.
 
@@ -1019,6 +1070,13 @@ class ServingModel:
             per step (:func:`mlsys.core.formulas.serving.decode_kv_reads`). Default
             ``None``: one read per KV head (a kernel that packs the whole group, as
             FlashInfer, FlashAttention-2 and TensorRT-LLM's XQA do).
+        gate_up_fused : bool
+            The engine runs a gated MLP's gate and up projections as one GEMM of width
+            ``2f/t`` (default ``True``: vLLM's merged column-parallel linear,
+            TensorRT-LLM built with ``--use_fused_mlp``). ``False`` prices two GEMMs of
+            width ``f/t`` and one more kernel per layer, as lmdeploy v0.1's TurboMind
+            runs 16-bit weights (``LlamaFfnLayer``: ``w1`` and ``w3`` apart; only INT4
+            weights load the fused ``w13``).
 
         Returns
         -------
@@ -1053,6 +1111,7 @@ class ServingModel:
             fabric,
             mu,
             _heads_per_block(decode_attention_heads_per_block),
+            _flag(gate_up_fused, "gate_up_fused"),
         )
         result = _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
         return record(
