@@ -42,6 +42,7 @@ def _serve(row: dict):
         kv_precision=row.get("kv_precision"),
         tp_size=row["tp_size"],
         decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
+        gate_up_fused=row.get("gate_up_fused", True),
     )
     return res
 
@@ -127,6 +128,7 @@ def capacity_cases() -> list[Case]:
             tp_size=row["tp_size"],
             max_num_seqs=row["max_num_seqs"],
             decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
+            gate_up_fused=row.get("gate_up_fused", True),
         )
         bound = row.get("bound_only", False)
         row_ = dict(row, batch_size=row["max_num_seqs"])
