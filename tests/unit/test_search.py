@@ -150,3 +150,77 @@ def test_search_prices_the_software_stack_as_solve_does():
     )  # fmt: skip
     assert slow.table["step_time"][0] == pytest.approx(ref.si("step_time"), rel=1e-12)
     assert slow.best.si("step_time") == pytest.approx(ref.si("step_time"), rel=1e-12)
+
+
+# -- block recompute (Megatron-LM --recompute-method block --recompute-num-layers N) ---------
+_BLOCK = dict(tp_sizes=(8,), pp_sizes=(8,), microbatch_counts=(64,), zero_stages=(1,),
+              sequence_parallel=(False,), flash_attention=False, seq_len=4096)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def block():
+    # GPT-3 175B at 4k tokens, materialised scores, no SP: only full recompute fits
+    return ParallelismSearch().solve(
+        Models.GPT3_175B, FLEET, batch_size=64, v_stages=(1,),
+        recompute=("none", "selective", "full"), recompute_num_layers=(None, *range(1, 13)),
+        **_BLOCK,
+    )  # fmt: skip
+
+
+def test_search_tries_block_recompute_only_with_full(block):
+    rows = block.to_records()
+    assert {r["recompute_num_layers"] for r in rows if r["recompute"] != "full"} == {None}
+    got = {(r["v_stages"], r["recompute_num_layers"]) for r in rows if r["recompute"] == "full"}
+    assert got == {(1, n) for n in (None, *range(1, 13))}
+
+
+def test_block_recompute_search_agrees_with_solve(block):
+    for r in block.to_records():
+        if r["recompute"] != "full" or r["recompute_num_layers"] is None:
+            continue
+        res = DistributedModel().solve(
+            Models.GPT3_175B, FLEET, batch_size=64, tp_size=8, pp_size=8,
+            microbatch_count=64, v_stages=r["v_stages"], zero_stage=1, recompute="full",
+            recompute_num_layers=r["recompute_num_layers"], flash_attention=False,
+            seq_len=4096,
+        )  # fmt: skip
+        assert res.si("step_time") == pytest.approx(r["step_time"], rel=1e-12)
+        assert res.mfu == pytest.approx(r["mfu"], rel=1e-12)
+        assert res.memory_per_accelerator.si("total") == pytest.approx(
+            r["memory_per_accelerator"], rel=1e-12
+        )
+        assert res.feasible == r["feasible"]
+
+
+def test_block_recompute_trades_memory_for_time_layer_by_layer(block):
+    # v = 1: a chunk is 96/8 = 12 layers. Recomputing N of them reruns N/12 of the
+    # forward and keeps full activations for the other 12 - N, so step time and memory
+    # move linearly from full recompute (N = 12) towards none (N = 0)
+    rows = {(r["recompute"], r["recompute_num_layers"]): r for r in block.to_records()}
+    full, none = rows[("full", None)], rows[("none", None)]
+    assert not none["feasible"] and full["feasible"]
+    for n in range(1, 13):
+        r = rows[("full", n)]
+        share = n / 12
+        step = none["step_time"] + share * (full["step_time"] - none["step_time"])
+        mem = none["memory_per_accelerator"] + share * (
+            full["memory_per_accelerator"] - none["memory_per_accelerator"]
+        )
+        assert r["step_time"] == pytest.approx(step, rel=1e-9)
+        assert r["memory_per_accelerator"] == pytest.approx(mem, rel=1e-9)
+    # the fastest layout that fits recomputes as few layers as the 80 GiB allow
+    best = block.best_layout
+    assert best["recompute"] == "full" and best["recompute_num_layers"] is not None
+    n_best = best["recompute_num_layers"]
+    capacity = FLEET.accelerator.memory_bytes
+    fits = [n for n in range(1, 13) if rows[("full", n)]["memory_per_accelerator"] <= capacity]
+    assert n_best == min(fits) < 12
+    assert block.table["tokens_per_second"][0] > full["tokens_per_second"]
+    assert block.best.layout.recompute_num_layers == n_best
+
+
+def test_block_recompute_options_are_checked():
+    for bad in ((0,), (-2,), (1.5,), ()):
+        with pytest.raises(ParameterError, match="recompute_num_layers"):
+            ParallelismSearch().solve(Models.GPT3_175B, FLEET, batch_size=64,
+                                      recompute_num_layers=bad, **_BLOCK)  # fmt: skip

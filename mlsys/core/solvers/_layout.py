@@ -709,10 +709,11 @@ def memory_terms(
         1.0 with sequence parallelism.
     schedule : int or ndarray
         :class:`~mlsys.core.layout.Schedule` code (1: GPipe).
-    recompute_fraction : float
+    recompute_fraction : float or ndarray
         Under full recomputation, the share of each model chunk's layers that is
         recomputed (Megatron's ``--recompute-method block --recompute-num-layers``);
-        the others keep every activation. 1.0: all of them.
+        the others keep every activation. 1.0: all of them. An array gives one share per
+        layout (ParallelismSearch).
 
     Returns
     -------
@@ -771,7 +772,7 @@ def _memory_terms(
         ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
         flash_attention=P.flash, cp_size=cp,
     )  # fmt: skip
-    if recompute_fraction < 1.0:  # block recompute: the other layers keep everything
+    if _partial(recompute_fraction):  # block recompute: the other layers keep everything
         kept = activation_bytes_per_layer(
             P.s, b, P.h, P.a, tp, sp, 0.0, P.e_act,
             ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
@@ -797,6 +798,14 @@ def _memory_terms(
     }
 
 
+def _partial(recompute_fraction: Any) -> bool:
+    """Whether block recompute leaves some layers' activations kept (a share below 1),
+    for one layout (a float) or any of many (an array)."""
+    if type(recompute_fraction) is float:
+        return recompute_fraction < 1.0
+    return bool(np.any(np.asarray(recompute_fraction) < 1.0))
+
+
 def _linear_shape_ratio(P: Problem, T: Any, tp: Any, full: Any, o: type) -> Any:
     """Time of a layer's linear GEMMs (forward, its rerun under full recompute, backward)
     over the same FLOPs at ``peak × η_compute``: at least 1, the cost of their shapes.
@@ -813,6 +822,14 @@ def _linear_shape_ratio(P: Problem, T: Any, tp: Any, full: Any, o: type) -> Any:
                 P.priced.clear()
             hit = P.priced[key] = _linear_shape_ratio_of(P, T, tp, full, o)
         return hit
+    x = np.asarray(full, dtype=float)
+    if ((x > 0.0) & (x < 1.0)).any():
+        # block recompute reruns a share x of the forward: ((1 + x)·fwd + bwd) over
+        # (3 + x) forward FLOPs, exactly what the scalar path computes, from the ratios
+        # with no rerun (r0 = (fwd + bwd)/3) and a whole one (r1 = (2·fwd + bwd)/4)
+        r0 = _linear_shape_ratio_of(P, T, tp, np.zeros_like(x), o)
+        r1 = _linear_shape_ratio_of(P, T, tp, np.ones_like(x), o)
+        return (3.0 * r0 + x * (4.0 * r1 - 3.0 * r0)) / (3.0 + x)
     return _linear_shape_ratio_of(P, T, tp, full, o)
 
 
@@ -976,7 +993,7 @@ def evaluate(
         memory-bound kernel
         (:func:`mlsys.core.formulas.layer_time.gradient_accumulation_bytes`), as
         Megatron-LM 2021, DeepSpeed and PyTorch DDP do.
-    recompute_fraction : float
+    recompute_fraction : float or ndarray
         Under full recomputation, the share of each model chunk's layers recomputed
         (Megatron's ``--recompute-method block --recompute-num-layers``): their forward
         runs again, the others keep their activations (:func:`memory_terms`).
@@ -1003,8 +1020,8 @@ def evaluate(
     s, h, e = P.s, P.h, P.e_act
     g = P.accelerators_per_node
     full = rc == _FULL
-    if recompute_fraction != 1.0:  # block recompute: that share of the layers reruns
-        full = full * float(recompute_fraction)
+    if _partial(recompute_fraction):  # block recompute: that share of the layers reruns
+        full = full * recompute_fraction
     sel = rc == _SELECTIVE
     b = mem["microbatch_size"]
     # tokens of one micro-batch on one device: context parallelism splits each sequence

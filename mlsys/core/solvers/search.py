@@ -26,6 +26,7 @@ from mlsys.core.layout import (
     REJECTION_REASONS,
     SCHEDULE_NAMES,
     TOPOLOGY_NAMES,
+    Recompute,
     Rejection,
     Schedule,
     TrainingLayout,
@@ -57,9 +58,32 @@ _COLUMNS = (
     "v_stages",
     "zero_stage",
     "recompute",
+    "recompute_num_layers",
     "sequence_parallel",
     "reason",
 )
+
+
+_FULL = int(Recompute.FULL)
+
+
+def _block_recompute_options(options: Any) -> list[int]:
+    """``recompute_num_layers`` options as ints, 0 standing for None (every layer)."""
+    out: list[int] = []
+    for n in options:
+        if n is None:
+            k = 0
+        elif isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1:
+            k = int(n)
+        else:
+            raise ParameterError(
+                "recompute_num_layers", n, "None or a positive whole number of layers"
+            )
+        if k not in out:
+            out.append(k)
+    if not out:
+        raise ParameterError("recompute_num_layers", options, "at least one option (None)")
+    return out
 
 
 def _divisors(n: int) -> list[int]:
@@ -84,8 +108,9 @@ class SearchResult(Result):
         One array per column (``tokens_per_second`` [token/s], ``step_time`` [s],
         ``mfu``, ``memory_per_accelerator`` [byte], ``feasible``, ``dp``, ``tp``,
         ``pp``, ``ep``, ``cp``, ``microbatch_count``, ``v_stages``, ``zero_stage``,
-        ``recompute``, ``sequence_parallel``, ``reason``), rows ranked: feasible
-        layouts by throughput first, then the rejected ones.
+        ``recompute``, ``recompute_num_layers`` (None: every layer of a chunk),
+        ``sequence_parallel``, ``schedule``, ``reason``), rows ranked: feasible layouts
+        by throughput first, then the rejected ones.
 
     Notes
     -----
@@ -202,6 +227,7 @@ class ParallelismSearch:
         cp_comm_type: str = "p2p",
         grad_accumulation_fusion: bool = True,
         pipeline_p2p: str = "megatron",
+        recompute_num_layers: Any = (None,),
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -242,6 +268,13 @@ class ParallelismSearch:
         pipeline_p2p : {"megatron", "deepspeed"}
             The pipeline engine's stage transfers for every layout, as in
             :meth:`DistributedModel.solve`.
+        recompute_num_layers : iterable of int or None
+            Block recompute options tried with ``recompute="full"`` (Megatron-LM's
+            ``--recompute-method block --recompute-num-layers N``: the first ``N``
+            layers of each model chunk rerun their forward, the others keep their
+            activations; :func:`mlsys.core.solvers._layout.block_recompute_fraction`).
+            None recomputes every layer (the default, and the only option of the
+            other recompute modes).
 
         Returns
         -------
@@ -263,6 +296,7 @@ class ParallelismSearch:
             if code is None:
                 raise ParameterError("recompute", r, "'none', 'selective' or 'full'")
             rc_codes.append(int(code))
+        rnl_opts = _block_recompute_options(recompute_num_layers)
         for z in zero_stages:
             if z not in (0, 1, 2, 3):
                 raise ParameterError("zero_stages", z, "0, 1, 2 or 3")
@@ -311,7 +345,11 @@ class ParallelismSearch:
         base = np.array(rows, dtype=np.int64)
         sp_opts = sorted({1 if s else 0 for s in sequence_parallel})
         combos = np.array(
-            list(itertools.product(sorted(set(zero_stages)), rc_codes, sp_opts, sched_codes)),
+            list(
+                itertools.product(
+                    sorted(set(zero_stages)), rc_codes, sp_opts, sched_codes, rnl_opts
+                )
+            ),
             dtype=np.int64,
         )
         nb, nc = len(base), len(combos)
@@ -322,6 +360,8 @@ class ParallelismSearch:
         keep = (~((C[:, 2] == 1) & (B[:, 0] == 1)) | (len(sp_opts) == 1)) & ~(
             (C[:, 3] == _GPIPE) & (B[:, 6] > 1)
         )
+        # a layer count for block recompute only where every layer would be recomputed
+        keep &= (C[:, 4] == 0) | (C[:, 1] == _FULL)
         B, C = B[keep], C[keep]
         x = SimpleNamespace(
             tp=B[:, 0], pp=B[:, 1], ep=B[:, 2], cp=B[:, 3], dp=B[:, 4],
@@ -332,11 +372,16 @@ class ParallelismSearch:
         valid = code == 0
         f = {k: v.astype(float) for k, v in vars(x).items()}
         zero, rc, sp, sched = (C[:, i].astype(float) for i in range(4))
+        fraction: Any = 1.0
+        if any(rnl_opts):  # the share of each chunk's layers rerun, per layout
+            per_chunk = -(-int(model.layers) // (x.pp * x.v_stages))
+            n_rc = np.where(C[:, 4] > 0, np.minimum(C[:, 4], per_chunk), per_chunk)
+            fraction = (n_rc / per_chunk)[valid]
         out = _layout.evaluate(
             P, f["tp"][valid], f["pp"][valid], f["ep"][valid], f["dp"][valid],
             f["microbatch_count"][valid], f["v_stages"][valid], zero[valid], rc[valid],
             sp[valid], sched[valid], int(TOPOLOGY_NAMES[topo]), overlap, f["cp"][valid],
-            bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), 1.0,
+            bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), fraction,
             pipeline_p2p == "deepspeed",
         )  # fmt: skip
         size = len(code)
@@ -373,6 +418,9 @@ class ParallelismSearch:
             "v_stages": x.v_stages[order],
             "zero_stage": C[order, 0],
             "recompute": np.array(_RC_NAMES, dtype=object)[C[order, 1]],
+            "recompute_num_layers": np.array(
+                [None if k == 0 else int(k) for k in C[order, 4]], dtype=object
+            ),
             "sequence_parallel": C[order, 2] == 1,
             "schedule": sched_names[C[order, 3]],
             "reason": reasons[code[order]],
@@ -390,6 +438,7 @@ class ParallelismSearch:
                 "v_stages": int(table["v_stages"][0]),
                 "zero_stage": int(table["zero_stage"][0]),
                 "recompute": str(table["recompute"][0]),
+                "recompute_num_layers": table["recompute_num_layers"][0],
                 "sequence_parallel": bool(table["sequence_parallel"][0]),
                 "schedule": str(table["schedule"][0]),
             }
