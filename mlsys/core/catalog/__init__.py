@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlsys.core.catalog import _entries
 from mlsys.core.catalog._tables import CatalogError, load_table
 from mlsys.core.catalog.registry import Deferred, Registry, normalize_key
 from mlsys.core.errors import MlsysError
@@ -67,13 +68,46 @@ def _build(filename: str, make: Any) -> dict[str, tuple[Deferred, list[str]]]:
 
 
 def _make(filename: str, key: str, raw: dict[str, Any], make: Any) -> Any:
+    # An entry validated by an earlier process is rebuilt from the cache without
+    # validation (mlsys.core.catalog._entries says why that never changes a value).
+    entry = _entries.cached_entry(filename, key, raw, _classes(), _registries())
+    if entry is not None:
+        return entry
     data = dict(raw)  # the parsed table is shared (load_table caches it): never change it
     data.pop("aliases", None)
     data.setdefault("name", key)
     try:
-        return make(data)
+        entry = make(data)
     except MlsysError as exc:
         raise CatalogError(f"{filename} [{key}]: {exc}") from None
+    _entries.store_entry(filename, key, raw, entry, _references(), _registries())
+    return entry
+
+
+def _classes() -> dict[str, type]:
+    """The types a data row can become, by name (what an entry file may name)."""
+    kinds = (Accelerator, Fabric, Node, GridProfile, Datacenter)
+    return {cls.__name__: cls for cls in (*kinds, CatalogWorkload, CatalogTransformerWorkload)}
+
+
+def _registries() -> dict[str, Registry[Any]]:
+    return {
+        "Hardware": Hardware,
+        "Fabrics": Fabrics,
+        "Nodes": Nodes,
+        "Models": Models,
+        "Grids": Grids,
+        "Datacenters": Datacenters,
+    }
+
+
+def _references() -> dict[type, tuple[str, Registry[Any]]]:
+    """Entry type -> its registry: a node's accelerator is stored as a name in Hardware."""
+    return {
+        Accelerator: ("Hardware", Hardware),
+        Fabric: ("Fabrics", Fabrics),
+        GridProfile: ("Grids", Grids),
+    }
 
 
 def _accelerators() -> dict[str, tuple[Any, list[str]]]:
