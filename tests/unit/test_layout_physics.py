@@ -13,11 +13,13 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.collectives import nccl_ring_time, nvls_allreduce_time
 from mlsys.core.formulas.layer_time import (
     gradient_accumulation_bytes,
+    linear_gemm_times,
     linear_layers_time,
     rotary_embedding_bytes,
 )
 from mlsys.core.formulas.memory import optimizer_step_bytes_per_param
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
+from mlsys.core.formulas.overlap import userbuffers_exposed_time
 from mlsys.core.solvers import _layout
 from mlsys.core.solvers._layout import build_problem, evaluate
 
@@ -89,26 +91,35 @@ def test_sequence_parallel_collectives_are_reduce_scatter_plus_all_gather():
     assert out["tp_communication_time"] == pytest.approx(64 * 12 * 4 * per)
 
 
-def test_tp_comm_overlap_hides_all_but_one_chunk():
+def test_tp_comm_overlap_pairs_each_collective_with_its_gemm():
     kw = dict(
         batch_size=64, tp_size=8, pp_size=8, microbatch_count=64, sequence_parallel=True,
         recompute="selective",
     )  # fmt: skip
     plain = DistributedModel().solve(GPT3, H100_FLEET, **kw)
     hidden = DistributedModel().solve(GPT3, H100_FLEET, tp_comm_overlap=True, **kw)
-    # GPT-3's GEMMs (tens of ms per layer per micro-batch) outlast its collectives, so the
-    # 8-chunk pipeline leaves one chunk, 1/8, of the communication exposed; the forward
-    # and data-gradient GEMMs (2 of the 3 passes) run as 8 chunks of 2048/8 = 256 tokens,
-    # whose extra time over the whole GEMMs is the overlap's price
+    # 64 micro-batches x 12 layers x 4 all-reduce-equivalents (a reduce-scatter and an
+    # all-gather each) of 2048 tokens x 12288 x 2 bytes: one collective is 1/8 of a layer's
     P = build_problem(GPT3, H100_FLEET, 64)
-    r_whole = _layout._linear_shape_ratio(P, 2048.0, 8.0, False, _layout.ScalarOps)
-    r_chunk = _layout._linear_shape_ratio(P, 256.0, 8.0, False, _layout.ScalarOps)
-    assert r_chunk > r_whole
-    t_lin = 3 * 2 * P.n_layer * 2048 / 8 / (P.peak * P.eta_c) * r_whole
-    penalty = t_lin * (2 * r_chunk / r_whole + 1) / 3 - t_lin
-    assert hidden.si("tp_communication_time") == pytest.approx(
-        plain.si("tp_communication_time") / 8 + 64 * 12 * penalty
+    one = plain.si("tp_communication_time") / (64 * 12 * 8)
+    shape = (12288, 96, 96, 128, 49152, False, 8, P.peak * P.eta_c, P.hbm_bw * P.eta_m, 2.0)
+
+    def gemms(tokens, gemm):
+        return linear_gemm_times(tokens, *shape, sm_count=P.sm_count, gemm=gemm)
+
+    fwd, data, weight = gemms(2048, "forward"), gemms(2048, "data"), gemms(2048, "weight")
+    fwd_8, data_8 = gemms(256, "forward"), gemms(256, "data")
+    # the solver prices exactly the pairing formula on the layer's own GEMMs, whole and
+    # split into 8 x 256 tokens (selective recompute: no forward rerun)
+    per_layer = userbuffers_exposed_time(
+        fwd, tuple(8 * x for x in fwd_8), data, tuple(8 * x for x in data_8), weight, one, 8
     )
+    assert hidden.si("tp_communication_time") == pytest.approx(64 * 12 * per_layer, rel=1e-9)
+    # at 2048 tokens on H100 the output projection's GEMM (T x 1536 by 1536 x 12288) is
+    # shorter than its reduce-scatter, so more than the 1/8 chunk of each of the six
+    # pipelined collectives shows; everything else hides
+    assert fwd[1] < one < min(fwd[0], fwd[2], fwd[3])
+    assert 6 * one / 8 < per_layer < 8 * one
     assert hidden.si("step_time") < plain.si("step_time")
     # without sequence parallelism Megatron cannot overlap: no effect, and a note says so
     kw["sequence_parallel"] = False
@@ -116,6 +127,26 @@ def test_tp_comm_overlap_hides_all_but_one_chunk():
     b = DistributedModel().solve(GPT3, H100_FLEET, tp_comm_overlap=True, **kw)
     assert a.si("step_time") == b.si("step_time")
     assert any("tp_comm_overlap" in n for n in b.notes)
+
+
+def test_tp_comm_overlap_shows_a_collective_longer_than_its_gemm():
+    # Llama 3.1 405B FP8 on H100 at TP 8, 4096 tokens a micro-batch (Megatron-Bridge's
+    # row): the output projection's forward GEMM (T x 2048 by 2048 x 16384) is shorter
+    # than the reduce-scatter of the T x 16384 activation it feeds, so part of that
+    # collective shows however long the MLP GEMMs are
+    P = build_problem(Models.Llama3_405B, H100_FLEET, 64, "fp8", seq_len=8192)
+    shape = (16384, 128, 8, 128, 53248, True, 8, P.peak * P.eta_c, P.hbm_bw * P.eta_m, 2.0)
+    fwd = linear_gemm_times(4096, *shape, sm_count=P.sm_count)
+    # one reduce-scatter at the NVLink ring's bandwidth, of 4096 x 16384 x 2 bytes
+    one = nccl_ring_time("reduce_scatter", 4096 * 16384 * 2.0, 8, P.scaleup_link_Bps, "nvlink")
+    assert fwd[1] < one < fwd[2]
+    split = linear_gemm_times(512, *shape, sm_count=P.sm_count)
+    lay = dict(tp=8.0, pp=1.0, ep=1.0, dp=8.0, m=1.0, v=1.0, zero=1.0, rc=0.0, sp=1.0)
+    exposed = evaluate(P, **lay, tp_overlap=True)["tp_communication_time"] / 126
+    # at least the output projection's shortfall, against a lumped model's 1/8 chunk
+    assert exposed > one - 8 * split[1]
+    lumped = evaluate(P, **lay)["tp_communication_time"] / 126 / 8
+    assert exposed > lumped
 
 
 def test_fp8_training_pays_for_its_casts():

@@ -15,6 +15,8 @@ Large Deep Learning Models", ASPLOS 2023, Sec. 3 (decomposing a collective and i
 dependent einsum into per-shard steps that overlap).
 NVIDIA Megatron-LM, ``--tp-comm-overlap`` (Megatron-Core, with Transformer Engine's
 userbuffers; requires sequence parallelism).
+NVIDIA Megatron-Bridge, ``megatron/bridge/training/comm_overlap.py``,
+``TransformerLayerTPOverlapCfg`` (which collective overlaps which GEMM of a layer).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["overlapped_time", "exposed_communication_time"]
+__all__ = ["overlapped_time", "exposed_communication_time", "userbuffers_exposed_time"]
 
 
 def overlapped_time(compute_s: Any, communication_s: Any, chunks: Any) -> Any:
@@ -100,4 +102,105 @@ def exposed_communication_time(compute_s: Any, communication_s: Any, chunks: Any
     0.15
     """
     out = np.subtract(overlapped_time(compute_s, communication_s, chunks), compute_s)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def userbuffers_exposed_time(
+    forward_s: Any,
+    forward_chunked_s: Any,
+    data_s: Any,
+    data_chunked_s: Any,
+    weight_s: Any,
+    collective_s: Any,
+    chunks: Any,
+    rerun: Any = 0.0,
+) -> Any:
+    """Tensor-parallel communication a layer leaves exposed when each collective is
+    overlapped with its own GEMM, as Transformer Engine's userbuffers pair them.
+
+    Under sequence parallelism every all-gather and reduce-scatter of a layer moves the
+    same ``T·h`` activation and is tied to one GEMM (Megatron-Bridge's
+    ``TransformerLayerTPOverlapCfg`` names the pairs):
+
+    * forward — the all-gather before the QKV and MLP-up GEMMs and the reduce-scatter
+      after the output and MLP-down GEMMs (``qkv_fprop``, ``fc1_fprop``,
+      ``proj_fprop``, ``fc2_fprop``), pipelined in ``chunks`` pieces with the GEMM
+      split as many ways: :func:`exposed_communication_time` of the chunked GEMM, plus
+      what splitting the GEMM costs (``chunked − whole``); again under recomputation
+      (``rerun``);
+    * backward, row-parallel layers — the all-gather of the output gradient before the
+      output and MLP-down data-gradient GEMMs (``proj_dgrad``, ``fc2_dgrad``), pipelined
+      the same way;
+    * backward, column-parallel layers — the layer input gathered again for the
+      weight gradient beside the QKV and MLP-up data-gradient GEMMs (``qkv_dgrad``,
+      ``fc1_dgrad``) and the input gradient's reduce-scatter beside their
+      weight-gradient GEMMs (``qkv_wgrad``, ``fc1_wgrad``), "bulk" overlaps of the whole
+      collective with the whole GEMM: ``max(t_comm − t_gemm, 0)`` exposed.
+
+    A collective longer than its GEMM shows through even when the layer's other GEMMs
+    are long: the output projection's reduce-scatter cannot hide under the MLP.
+
+    Parameters
+    ----------
+    forward_s, forward_chunked_s : sequence of 4 floats or ndarrays
+        Seconds of the QKV, output, MLP-up and MLP-down forward GEMMs, whole and as
+        ``chunks`` pieces of ``T/chunks`` tokens (summed).
+    data_s, data_chunked_s : sequence of 4 floats or ndarrays
+        The same for the data-gradient GEMMs.
+    weight_s : sequence of 4 floats or ndarrays
+        Seconds of the weight-gradient GEMMs (never split).
+    collective_s : float or ndarray
+        Seconds of one all-gather (or reduce-scatter, the same size) of the ``T·h``
+        activation over the tensor-parallel group.
+    chunks : float or ndarray
+        Pieces of a pipelined overlap (the tensor-parallel degree).
+    rerun : float or ndarray
+        Share of the forward run again under recomputation (0 none, 1 full).
+
+    Returns
+    -------
+    float or ndarray
+        Seconds per layer on the critical path beyond the GEMMs' own time.
+
+    References
+    ----------
+    Wang et al. (2023), ASPLOS 2023, Sec. 3 (a collective decomposed with its dependent
+    GEMM); NVIDIA Megatron-Bridge ``comm_overlap.py`` (e.g.
+    ``userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192``: ring-exchange or pipelined
+    ``qkv_fprop``, ``proj_fprop``, ``fc1_fprop``, ``fc2_fprop``, ``proj_dgrad``,
+    ``fc2_dgrad``; bulk ``qkv_dgrad``, ``qkv_wgrad``, ``fc1_dgrad``, ``fc1_wgrad``).
+
+    Examples
+    --------
+    A 1.2 ms collective in 8 chunks against forward GEMMs of 1, 0.4, 3 and 1.5 ms
+    (10% slower when split) and data and weight GEMMs of the same lengths. Forward: the
+    output projection's split GEMM (0.44 ms) leaves 0.815 ms of its collective exposed
+    plus 0.04 ms of splitting, the QKV GEMM 0.2375 + 0.1 ms, the MLP GEMMs hide theirs
+    and pay one chunk and the splitting (0.45 and 0.30 ms): 1.9425 ms. Backward: 0.855
+    and 0.30 ms (output, MLP-down) and 0.2 + 0.2 ms (QKV's bulk pairs). 3.4975 ms of
+    the 12 × 1.2 = 14.4 ms of collectives.
+
+    >>> fw = (1e-3, 0.4e-3, 3e-3, 1.5e-3)
+    >>> fc = tuple(1.1 * x for x in fw)
+    >>> round(userbuffers_exposed_time(fw, fc, fw, fc, fw, 1.2e-3, 8) * 1e3, 4)
+    3.4975
+    """
+    qkv_f, out_f, up_f, down_f = forward_s
+    qkv_fc, out_fc, up_fc, down_fc = forward_chunked_s
+    qkv_d, out_d, up_d, down_d = data_s
+    _, out_dc, _, down_dc = data_chunked_s
+    qkv_w, _, up_w, _ = weight_s
+    c = collective_s
+
+    def piped(whole: Any, chunked: Any) -> Any:
+        return exposed_communication_time(chunked, c, chunks) + (chunked - whole)
+
+    def bulk(gemm: Any) -> Any:
+        return np.maximum(c - gemm, 0.0)
+
+    forward = piped(qkv_f, qkv_fc) + piped(out_f, out_fc) + piped(up_f, up_fc)
+    forward = forward + piped(down_f, down_fc)
+    backward = piped(out_d, out_dc) + piped(down_d, down_dc)
+    backward = backward + bulk(qkv_d) + bulk(qkv_w) + bulk(up_d) + bulk(up_w)
+    out = (1.0 + rerun) * forward + backward
     return float(out) if np.ndim(out) == 0 else out

@@ -54,11 +54,14 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   cost model (LL, LL128, Simple: small-message latency), NVLink SHARP (NVLS) all-reduce
   where the switch reduces in the network, reduce-scatter + all-gather under sequence
   parallelism (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`); across
-  nodes on the scale-out NIC. With ``tp_overlap`` (and sequence parallelism) they are
-  chunked ``t`` ways under the GEMMs and only one chunk stays exposed
-  (:func:`mlsys.core.formulas.overlap.exposed_communication_time`); the forward and
-  data-gradient GEMMs then run as ``t`` chunks of ``T/t`` tokens, priced by the same
-  shape model, and their extra time over the whole GEMMs is charged to the overlap.
+  nodes on the scale-out NIC. With ``tp_overlap`` (and sequence parallelism) each
+  all-gather and reduce-scatter overlaps the one GEMM Transformer Engine's userbuffers
+  pair it with: pipelined in ``t`` chunks of ``T/t`` tokens (forward, and the data
+  gradients of the row-parallel layers) or in bulk beside a whole GEMM (the input
+  re-gathered for the column-parallel weight gradients, their input gradients'
+  reduce-scatter); a collective longer than its own GEMM shows through, and the split
+  GEMMs' extra time is charged to the overlap
+  (:func:`mlsys.core.formulas.overlap.userbuffers_exposed_time`).
 * **expert parallelism** — 4 all-to-alls of ``s·b·k·h·e/t`` per MoE layer (6 with full
   recompute).
 * **context parallelism** — each sequence is split over ``cp`` ranks (``T = s·b/cp``
@@ -124,6 +127,7 @@ from mlsys.core.formulas.layer_time import (
     FP8_CURRENT_SCALING_CAST_BYTES,
     fp8_cast_bytes,
     gradient_accumulation_bytes,
+    linear_gemm_times,
     linear_layers_time,
     rotary_embedding_bytes,
 )
@@ -137,7 +141,7 @@ from mlsys.core.formulas.memory import (
     zero_model_state_breakdown,
 )
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
-from mlsys.core.formulas.overlap import exposed_communication_time
+from mlsys.core.formulas.overlap import userbuffers_exposed_time
 from mlsys.core.formulas.parallel import group_placement
 from mlsys.core.formulas.pipeline import interleaved_bubble_ratio
 from mlsys.core.formulas.transformer import training_flops_per_token
@@ -899,6 +903,47 @@ def _fused_attention_time(P: Problem, b: Any, cp: Any, tp: Any, full: Any, o: ty
     return out
 
 
+def _userbuffers_exposed(P: Problem, T: Any, tp: Any, full: Any, collective: Any, o: type) -> Any:
+    """Tensor-parallel time a layer leaves exposed under ``--tp-comm-overlap``: its GEMMs
+    apart, whole and split ``tp`` ways (:func:`mlsys.core.formulas.layer_time.linear_gemm_times`),
+    paired with their collectives (:func:`mlsys.core.formulas.overlap.userbuffers_exposed_time`)."""
+    if o is ScalarOps:
+        parts = _gemm_parts(P, float(T), float(tp))
+    else:  # each distinct (tokens, tp) of a search priced once, as a solve prices it
+        t_u, tp_u, _, inverse, shape = _distinct(T, tp, 0.0)
+        rows = np.asarray(
+            [_gemm_parts(P, float(a), float(b)) for a, b in zip(t_u, tp_u, strict=True)]
+        )[inverse].reshape((*shape, 5, 4))
+        parts = tuple(tuple(rows[..., k, i] for i in range(4)) for k in range(5))
+    return userbuffers_exposed_time(*parts, collective, o.max(tp, 1.0), full)
+
+
+def _gemm_parts(P: Problem, T: float, tp: float) -> tuple[tuple[float, ...], ...]:
+    """A layer's GEMMs on one device, one pass at a time: forward whole and split into
+    ``tp`` chunks of ``T/tp`` tokens, data gradient whole and split, weight gradient
+    (remembered per problem)."""
+    key = ("gemm parts", T, tp)
+    hit = P.priced.get(key)
+    if hit is not None:
+        return hit
+    t = max(tp, 1.0)
+    shape = (P.h, P.a, P.kv, P.d_attn / P.a, P.ffn_act, P.gated, tp)
+    rates = (P.peak * P.eta_c, P.hbm_bw * P.eta_m, P.e_act)
+
+    def parts(tokens: float, gemm: str, split: float = 1.0) -> tuple[float, ...]:
+        times = linear_gemm_times(tokens, *shape, *rates, sm_count=P.sm_count, gemm=gemm)
+        return tuple(split * float(x) for x in times)
+
+    out = (
+        parts(T, "forward"), parts(T / t, "forward", t), parts(T, "data"),
+        parts(T / t, "data", t), parts(T, "weight"),
+    )  # fmt: skip
+    if len(P.priced) > 4096:
+        P.priced.clear()
+    P.priced[key] = out
+    return out
+
+
 def _tp_collective_in_node(M: Any, tp: Any, sp: Any, P: Problem, o: type) -> Any:
     """One tensor-parallel all-reduce-equivalent inside a node, as NCCL runs it: an
     all-reduce (NVLS where the switch reduces), or under sequence parallelism a
@@ -1083,16 +1128,15 @@ def evaluate(
             if P.scaleup_link:  # inside a node: NCCL's protocols, NVLS where the switch has it
                 t_one = o.where(tp_n > 1.0, t_one, _tp_collective_in_node(M_tp, tp, sp, P, o))
         t_tp_layer = n_ar * o.where(tp > 1.0, t_one, 0.0)
-        if tp_overlap:  # chunked with the GEMMs that produce or consume it
-            # the overlap splits each forward and data-gradient GEMM into t chunks of
-            # T/t tokens (ring exchange), whose smaller shapes quantise worse; the
-            # weight-gradient GEMMs overlap a bulk collective whole (Transformer Engine
-            # userbuffers). The chunked GEMMs' extra time is the price of the overlap.
-            t = o.max(tp, 1.0)
-            ratio_c = _linear_shape_ratio(P, T / t, tp, full, o)
-            ratio = _linear_shape_ratio(P, T, tp, full, o)
-            t_lin_c = t_lin * ((2.0 + full) * ratio_c / ratio + 1.0) / (3.0 + full)
-            hidden = exposed_communication_time(t_lin_c, t_tp_layer, t) + (t_lin_c - t_lin)
+        if tp_overlap:  # each collective with the GEMM that produces or consumes it
+            # Transformer Engine's userbuffers pair every all-gather and reduce-scatter
+            # with one GEMM (pipelined in t chunks of T/t tokens, whose smaller shapes
+            # quantise worse, or in bulk beside a whole GEMM); a collective longer than
+            # its own GEMM shows through (userbuffers_exposed_time). Under sequence
+            # parallelism one all-reduce-equivalent is a reduce-scatter plus an
+            # all-gather of the same size.
+            one = 0.5 * o.where(tp > 1.0, t_one, 0.0)
+            hidden = _userbuffers_exposed(P, T, tp, full, one, o)
             t_tp_layer = o.where(sp, hidden, t_tp_layer)
     # ---- context parallelism: ring attention per layer -----------------------------------
     # each of cp-1 steps passes the local K and V blocks to the next rank while the

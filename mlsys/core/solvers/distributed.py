@@ -371,10 +371,12 @@ class DistributedModel:
             ``flash_attention``, ``grad_dtype``, ``tp_comm_overlap``, ``cp_comm_type``,
             ``grad_accumulation_fusion``, ``recompute_num_layers`` and ``pipeline_p2p``.
         tp_comm_overlap : bool
-            Overlap the tensor-parallel collectives with the GEMMs that depend on them,
-            chunked ``tp_size`` ways (Megatron-LM's ``--tp-comm-overlap``, which needs
-            sequence parallelism; without it the option has no effect):
-            :func:`mlsys.core.formulas.overlap.exposed_communication_time`.
+            Overlap each tensor-parallel collective with the GEMM that produces or
+            consumes it, as Transformer Engine's userbuffers pair them (Megatron-LM's
+            ``--tp-comm-overlap``, which needs sequence parallelism; without it the
+            option has no effect): pipelined in ``tp_size`` chunks or in bulk, a
+            collective longer than its own GEMM showing through
+            (:func:`mlsys.core.formulas.overlap.userbuffers_exposed_time`).
         cp_comm_type : {"p2p", "all_gather"}
             Context parallelism's K/V exchange (Megatron-Core's ``--cp-comm-type``):
             ``"p2p"`` a ring hidden behind the attention blocks (default),
