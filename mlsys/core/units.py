@@ -28,6 +28,8 @@ import contextlib
 import hashlib
 import math
 import os
+import re
+import threading
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -124,15 +126,177 @@ def _definitions_file(text: str, root: Path) -> Path | None:
     return target
 
 
+class _LazySystems(dict):  # type: ignore[type-arg]
+    """pint's table of unit systems, whose systems are built when it is first read.
+
+    Building pint's seven systems (``mks``, ``cgs``, ``imperial`` ...) computes the root
+    units of every unit each one names, parsing each name with pint's expression parser
+    (whose first use compiles the tokenizer's regular expression): about 7 ms of a fresh
+    interpreter's start-up, before the registry's disk cache is even read. No catalog
+    number needs a system; ``to_base_units``, ``ureg.sys`` and ``default_system`` do, and
+    each reads this table, which then builds every pending system, in file order, exactly
+    as pint would have at load time (and, by then, from the loaded cache).
+    """
+
+    __slots__ = ("_building", "_lock", "_pending")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: list[Any] = []  # zero-argument builders, in definition order
+        self._building = False
+        self._lock = threading.RLock()  # two threads reading first: one builds, one waits
+
+    def _build(self) -> None:
+        if not self._pending:
+            return
+        with self._lock:
+            if self._building:
+                return  # read from inside a build (pint checks that a new name is new)
+            self._building = True
+            try:
+                while self._pending:
+                    self._pending[0]()
+                    self._pending.pop(0)  # a build that raised stays pending, raises again
+            finally:
+                self._building = False
+
+    def __getitem__(self, key: Any) -> Any:
+        self._build()
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._build()
+        return super().__contains__(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        self._build()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._build()
+        return super().__len__()
+
+    def __repr__(self) -> str:
+        self._build()
+        return super().__repr__()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._build()
+        return super().get(key, default)
+
+    def keys(self) -> Any:
+        self._build()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._build()
+        return super().values()
+
+    def items(self) -> Any:
+        self._build()
+        return super().items()
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # one ASCII word, as tokenize reads it
+
+
+class _Registry(pint.UnitRegistry):
+    """pint's ``UnitRegistry`` with two start-up repairs; every unit and behaviour is pint's.
+
+    1. pint (0.25, ``GenericPlainRegistry._build_cache``) reads the dimensional cache it
+       saved in ``cache_folder`` and then drops it: the registry starts with an empty
+       cache, so ``get_compatible_units("m")`` finds nothing (pint's uncached registry
+       finds 14). The cache read is used here: same values as pint computes without a
+       disk cache, none of the cost.
+    2. Unit systems (``@system`` blocks) loaded with the definitions file are built when
+       the registry's table of systems is first read (:class:`_LazySystems`). A system
+       defined later (``ureg.define``) is built at once, as pint does.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._systems = _LazySystems()  # type: ignore[assignment]
+        self._pint_preprocessors = list(self.preprocessors)  # pint's own (%, ‰, ×)
+        self._loading_defaults = True
+
+    def _after_init(self) -> None:
+        super()._after_init()
+        self._loading_defaults = False
+
+    def _register_definition_adders(self) -> None:
+        super()._register_definition_adders()
+        from pint.facets.system.definitions import SystemDefinition
+
+        self._register_adder(SystemDefinition, self._add_system_when_read)
+
+    def _add_system_when_read(self, definition: Any) -> None:
+        systems = self._systems
+        if getattr(self, "_loading_defaults", False) and isinstance(systems, _LazySystems):
+            systems._pending.append(lambda: self._add_pending_system(definition))
+        else:
+            self._add_system(definition)
+
+    def _add_pending_system(self, definition: Any) -> None:
+        """pint's ``_add_system``, with root units whose text ignores the display format.
+
+        pint checks that a unit a system replaces is a root unit by comparing its name
+        with ``str()`` of its root unit, which follows the registry's default format:
+        right while the file loads, wrong once mlsys has set ``"~P"`` (``"m"`` is not
+        ``"meter"``). A units container prints its full names in any format.
+        """
+        from pint.errors import DefinitionError
+        from pint.util import to_units_container
+
+        def root_units(name: Any) -> tuple[Any, Any]:
+            return self._get_root_units(to_units_container(name, self))
+
+        if definition.name in dict.keys(self._systems):
+            raise ValueError(f"System {definition.name} already present in registry")
+        try:
+            self.System.from_definition(definition, root_units)
+        except KeyError as exc:
+            raise DefinitionError(f"unknown dimension {exc} in context") from None
+
+    def _parse_units_as_container(
+        self, input_string: str, as_delta: bool = True, case_sensitive: bool = True
+    ) -> Any:
+        # One word ("terabyte", "second", "W") is one unit to the power 1. pint gets there
+        # through its expression tokenizer (Python's tokenize, whose first use compiles
+        # a large regular expression: ~3 ms of a fresh interpreter) and then names the
+        # word with get_name, as here. Anything else (a product, a power, "nan", text a
+        # user's preprocessor may rewrite) goes through pint's own parser.
+        if (
+            _IDENTIFIER.match(input_string)
+            and input_string.lower() != "nan"
+            and self.preprocessors == getattr(self, "_pint_preprocessors", None)
+        ):
+            name = self.get_name(input_string, case_sensitive=case_sensitive)
+            return self.UnitsContainer({name: 1} if name else {})
+        return super()._parse_units_as_container(input_string, as_delta, case_sensitive)
+
+    def _build_cache(self, loaded_files: Any = None) -> None:
+        from pint.facets.plain.registry import RegistryCache
+
+        diskcache = self._diskcache
+        if loaded_files and diskcache:
+            cache, _ = diskcache.load(loaded_files, "build_cache")
+            if isinstance(cache, RegistryCache):
+                self._cache = cache
+                self._caches[()] = cache  # the context facet's no-context cache
+                return
+        super()._build_cache(loaded_files)
+
+
 def _new_registry(root: Path | None) -> pint.UnitRegistry:
     """A fresh registry of the mlsys definitions, through pint's cache in ``root`` if given."""
     text = _definitions_text()
     path = None if root is None else _definitions_file(text, root)
     if path is not None and root is not None:
-        try:
-            return pint.UnitRegistry(str(path), cache_folder=str(root / "pint"))
-        except Exception:  # pragma: no cover - a corrupt cache must not stop the library
-            pass
+        for cls in (_Registry, pint.UnitRegistry):  # pint's own if its internals moved
+            try:
+                return cls(str(path), cache_folder=str(root / "pint"))
+            except Exception:  # pragma: no cover - a corrupt cache must not stop the library
+                continue
     # pint reads a list of lines as it reads a file (its @defaults included)
     return pint.UnitRegistry(text.splitlines())
 

@@ -1,0 +1,107 @@
+"""The mlsys unit registry starts faster than pint's and behaves exactly as pint's.
+
+Issue 14 (a fresh interpreter to its first formatted catalog number in <= 0.3 s):
+``mlsys.core.units._Registry`` reads pint's disk cache of derived units instead of
+dropping it, builds pint's unit systems when they are first read, and names a one-word
+unit without pint's expression tokenizer. Every pint default unit must keep working, so
+each test compares the registry with pint's own, uncached registry of the same
+definitions (the reference: what ``pint.UnitRegistry`` gives with no disk cache).
+"""
+
+from __future__ import annotations
+
+import pint
+import pytest
+from pint.facets.plain.registry import GenericPlainRegistry
+
+from mlsys.core import units
+
+
+@pytest.fixture(scope="module")
+def reference() -> pint.UnitRegistry:
+    ref = pint.UnitRegistry(units._definitions_text().splitlines())
+    ref.formatter.default_format = "~P"  # as get_registry sets it
+    return ref
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory) -> pint.UnitRegistry:
+    """A registry built through pint's disk cache, the second time (the cache is read)."""
+    root = tmp_path_factory.mktemp("cache")
+    units._new_registry(root)  # the first build writes pint's cache
+    registry = units._new_registry(root)
+    registry.formatter.default_format = "~P"
+    assert type(registry) is units._Registry
+    return registry
+
+
+UNITS = ["meter", "W", "TB/s", "kgCO2e", "degC", "hour", "byte", "flop", "gallon", "Btu", "mph"]
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_compatible_units_are_pints(unit, cached, reference):
+    # pint 0.25 dropped the cache it read, so this was empty for "meter" (pint: 14 units).
+    got = {str(u) for u in cached.get_compatible_units(unit)}
+    assert got == {str(u) for u in reference.get_compatible_units(unit)}
+    assert unit not in ("meter", "W", "hour") or len(got) > 5
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_base_units_are_pints(unit, cached, reference):
+    a = cached.Quantity(3.0, unit).to_base_units()
+    b = reference.Quantity(3.0, unit).to_base_units()
+    assert a.magnitude == pytest.approx(b.magnitude, rel=1e-15) and str(a.units) == str(b.units)
+
+
+def test_unit_systems_are_built_when_first_read_and_equal_pints(tmp_path, reference):
+    units._new_registry(tmp_path)
+    registry = units._new_registry(tmp_path)
+    pending = registry._systems._pending
+    assert len(pending) == len(dir(reference.sys)) == 7  # mks, cgs, imperial, US ...
+    assert registry.Quantity(3.35, "TB/s").m_as("GB/s") == pytest.approx(3350.0)
+    assert len(pending) == 7  # a conversion needs no system
+    assert sorted(dir(registry.sys)) == sorted(dir(reference.sys)) and not pending
+    for name in dir(reference.sys):
+        mine, theirs = getattr(registry.sys, name), getattr(reference.sys, name)
+        assert mine.base_units == theirs.base_units, name
+        assert set(mine.members) == set(theirs.members), name
+    # a non-default system in use: 1 m is 1.0936 yd in imperial (1 yd = 0.9144 m exactly)
+    registry.default_system = "imperial"
+    yd = registry.Quantity(1.0, "meter").to_base_units()
+    assert str(yd.units) == "yard" and yd.magnitude == pytest.approx(1 / 0.9144, rel=1e-15)
+
+
+def test_a_system_defined_later_is_built_at_once(cached):
+    cached.load_definitions(["@system fast2_test using international", "    meter", "@end"])
+    assert "fast2_test" in dir(cached.sys)
+    with pytest.raises(ValueError, match="already present"):
+        cached.load_definitions(["@system fast2_test using international", "    meter", "@end"])
+
+
+def test_one_word_parses_exactly_as_pints_parser(cached):
+    # Every unit name, alias and symbol, prefixed names, unknown and special words.
+    words = [w for w in list(cached._units) if units._IDENTIFIER.match(w)]
+    words += [p + n for p in ("kilo", "tera", "centi", "k", "M", "T", "m") for n in ("gram", "B")]
+    words += ["dimensionless", "nan", "NaN", "no_such_unit", "in", "pi", "Tflop"]
+    assert len(words) > 900
+    for word in words:
+        for case_sensitive in (True, False):
+            try:
+                mine = cached._parse_units_as_container(word, True, case_sensitive)
+            except Exception as exc:  # the error must be pint's too
+                mine = type(exc)
+            try:
+                pints = GenericPlainRegistry._parse_units_as_container(
+                    cached, word, True, case_sensitive
+                )
+            except Exception as exc:
+                pints = type(exc)
+            assert mine == pints, word
+            if not isinstance(mine, type):
+                assert list(mine.items()) == list(pints.items()), word
+
+
+def test_a_users_preprocessor_still_sees_every_word(tmp_path):
+    registry = units._new_registry(tmp_path)
+    registry.preprocessors.append(lambda text: text.replace("gigawidget", "GB"))
+    assert registry.Quantity(1, "gigawidget").m_as("MB") == 1000
