@@ -105,3 +105,36 @@ def test_a_users_preprocessor_still_sees_every_word(tmp_path):
     registry = units._new_registry(tmp_path)
     registry.preprocessors.append(lambda text: text.replace("gigawidget", "GB"))
     assert registry.Quantity(1, "gigawidget").m_as("MB") == 1000
+
+
+def test_the_pickled_registry_is_the_registry_pint_builds_from_text(tmp_path, reference):
+    units._new_registry(tmp_path)  # parses the text, pickles definitions and cache
+    (pickled,) = tmp_path.glob("units-*.pickle")
+    registry = units._new_registry(tmp_path)  # built from the pickle
+    assert set(registry._units) <= set(reference._units)  # pint adds prefixed names it met
+    assert set(registry._prefixes) == set(reference._prefixes)
+    assert set(registry._dimensions) == set(reference._dimensions)
+    assert registry._defaults == reference._defaults
+    assert set(registry._groups) == set(reference._groups)
+    assert set(registry._contexts) == set(reference._contexts)
+    for unit in ("inch", "kWh", "TFLOP/s", "GiB", "tCO2e", "USD", "token/s"):
+        assert (
+            registry.Quantity(1.0, unit).dimensionality
+            == reference.Quantity(1.0, unit).dimensionality
+        )
+    # a context still converts (spectroscopy: 500 nm light is 599.585 THz, c / 500 nm)
+    with registry.context("sp"):
+        assert registry.Quantity(500.0, "nm").m_as("THz") == pytest.approx(299792.458 / 500)
+    pickled.write_bytes(pickled.read_bytes()[:100])  # cut short: rebuilt from the text
+    again = units._new_registry(tmp_path)
+    assert again.Quantity(1.0, "inch").m_as("cm") == pytest.approx(2.54)
+    assert units._load_preloaded(pickled) is not None  # and pickled whole again
+
+
+def test_no_cache_directory_builds_the_same_registry(reference):
+    bare = units._new_registry(None)
+    bare.formatter.default_format = "~P"  # as get_registry sets it, and the reference
+    assert type(bare) is units._Registry
+    assert sorted(dir(bare.sys)) == sorted(dir(reference.sys))
+    got = {str(u) for u in bare.get_compatible_units("hour")}
+    assert got == {str(u) for u in reference.get_compatible_units("hour")} and "d" in got
