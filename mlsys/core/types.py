@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property, lru_cache
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import pint
 from pydantic import (
@@ -41,7 +41,7 @@ from pydantic import (
 
 from mlsys.core.errors import MlsysError, ParameterError
 from mlsys.core.precision import normalize_precision
-from mlsys.core.provenance import CatalogOrigin, register_entry, register_value
+from mlsys.core.provenance import CatalogOrigin, register_entry
 from mlsys.core.traced import TracedFloat, traced, traced_magnitude
 from mlsys.core.units import as_quantity, as_si
 
@@ -558,489 +558,39 @@ class Accelerator(_Model):
         return TracedFloat(value, origins)
 
 
-class Fabric(_Model):
-    """An interconnect: a scale-up link (NVLink, ICI) or a scale-out network (InfiniBand).
-
-    Attributes
-    ----------
-    kind : {"scale-up", "scale-out"}
-        Inside a node (or pod slice) or between nodes.
-    bandwidth : Quantity [byte/s]
-        Bandwidth available to **one accelerator, per direction**.
-    latency : Quantity [s]
-        End-to-end latency of a small message (the alpha of the alpha-beta model).
-    topology : str
-        ``"switched"``, ``"fat-tree"``, ``"rail-optimized"``, ``"torus-3d"``, ``"ring"``...
-    oversubscription : float
-        Ratio of downlink to uplink capacity at the tightest tier (1 = non-blocking).
-    link_rate : Quantity [bit/s] or None
-        Signalling rate of one port, as marketed (informational).
-    in_network_reduction : bool
-        The switches reduce data in the network (NVLink SHARP on third-generation
-        NVSwitch and later; InfiniBand SHARP), so NCCL can run its NVLS all-reduce.
-    """
-
-    kind: Literal["scale-up", "scale-out"] = "scale-out"
-    bandwidth: Bandwidth
-    latency: Duration
-    topology: str = "switched"
-    oversubscription: float = Field(1.0, ge=1.0)
-    link_rate: QuantityOf("bit/s") | None = None  # type: ignore[valid-type]
-    in_network_reduction: bool = False
-
-    @model_validator(mode="after")
-    def _positive(self) -> Fabric:
-        if self.bandwidth.magnitude <= 0:
-            raise ValueError("bandwidth must be positive")
-        return self
-
-    @cached_property
-    def bandwidth_Bps(self) -> float:
-        """Per-accelerator, per-direction bandwidth in bytes per second (float)."""
-        return as_si(self.bandwidth, "byte/s")
-
-    @cached_property
-    def effective_bandwidth_Bps(self) -> float:
-        """Bandwidth after oversubscription, bytes per second (worst case, all ranks busy)."""
-        return self.bandwidth_Bps / self.oversubscription
-
-    @cached_property
-    def latency_s(self) -> float:
-        """Latency in seconds (float)."""
-        return as_si(self.latency, "s")
-
-
-class Node(_Model):
-    """A server: several accelerators joined by a scale-up fabric.
-
-    Attributes
-    ----------
-    accelerator : Accelerator
-        The accelerator model in the node.
-    accelerators_per_node : int
-        How many.
-    intra_fabric : Fabric
-        Scale-up fabric between the node's accelerators.
-    host_power : Quantity [W]
-        Power of everything but the accelerators (CPUs, memory, NICs, fans, storage) at
-        load.
-    max_power : Quantity [W] or None
-        The node's rated maximum power, if the datasheet gives one.
-    unit_price : Quantity [USD] or None
-        Price of the whole node, accelerators included (estimate unless cited).
-    """
-
-    accelerator: Accelerator
-    accelerators_per_node: int = Field(gt=0)
-    intra_fabric: Fabric
-    host_power: Power = Field(default_factory=lambda: 0.0)
-    max_power: Power | None = None
-    unit_price: Money | None = None
-
-    @cached_property
-    def host_power_W(self) -> float:
-        """Host (non-accelerator) power in watts (float)."""
-        return as_si(self.host_power, "W")
-
-    @cached_property
-    def unit_price_usd(self) -> float | None:
-        """Node price in US dollars, or None."""
-        return None if self.unit_price is None else as_si(self.unit_price, "USD")
-
-
-class Fleet(_Model):
-    """A cluster: ``count`` identical nodes on one scale-out fabric.
-
-    Attributes
-    ----------
-    node : Node
-        The node type.
-    count : int
-        Number of nodes (not accelerators).
-    fabric : Fabric
-        Scale-out network between nodes. Required from two nodes up; a one-node fleet
-        may omit it, and then its ``fabric`` is the node's own scale-up fabric (no
-        traffic leaves the node).
-    """
-
-    name: str = "fleet"
-    node: Node
-    count: int = Field(gt=0)
-    fabric: Fabric | None = None
-
-    @model_validator(mode="after")
-    def _fabric_for_many_nodes(self) -> Fleet:
-        if self.fabric is None:
-            if self.count > 1:
-                raise ValueError(
-                    f"a fleet of {self.count} nodes needs fabric= (e.g. Fabrics.IB_NDR); "
-                    "only a one-node fleet may omit it"
-                )
-            object.__setattr__(self, "fabric", self.node.intra_fabric)
-        return self
-
-    @property
-    def total_accelerators(self) -> int:
-        """Accelerators in the fleet: nodes × accelerators per node."""
-        return self.count * self.node.accelerators_per_node
-
-    @property
-    def accelerator(self) -> Accelerator:
-        """The accelerator model of every node."""
-        return self.node.accelerator
-
-
 # ---------------------------------------------------------------------------------
-# Workloads
+# The other types, created when first asked for
 # ---------------------------------------------------------------------------------
+# A pydantic model class costs about a millisecond to create (its fields are collected
+# and their annotations evaluated), and a fresh interpreter's first catalog number needs
+# only Provenance and Accelerator: the rest live in three small modules imported on
+# first use (PEP 562), the way ``mlsys`` itself loads its public names.
+_ELSEWHERE = {
+    "Fabric": "mlsys.core._types_systems",
+    "Node": "mlsys.core._types_systems",
+    "Fleet": "mlsys.core._types_systems",
+    "Workload": "mlsys.core._types_workloads",
+    "TransformerWorkload": "mlsys.core._types_workloads",
+    "GridProfile": "mlsys.core._types_facilities",
+    "Datacenter": "mlsys.core._types_facilities",
+}
+
+if TYPE_CHECKING:  # static tools (type checkers, griffe) see them defined here
+    from mlsys.core._types_facilities import Datacenter, GridProfile
+    from mlsys.core._types_systems import Fabric, Fleet, Node
+    from mlsys.core._types_workloads import TransformerWorkload, Workload
 
 
-class Workload(_Model):
-    """A model described by its totals (for non-transformer networks such as ResNet-50).
+def __getattr__(name: str) -> Any:
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-    Attributes
-    ----------
-    kind : str
-        ``"cnn"``, ``"mlp"``, ``"transformer"``...
-    params : float
-        Parameter count.
-    flops_per_sample : float
-        Forward-pass FLOPs for one sample (one multiply-add = 2 FLOPs).
-    activation_bytes_per_sample : float
-        Activation bytes one sample writes and reads in a forward pass at 16-bit
-        precision (the memory traffic beyond weights).
-    input_shape : tuple of int or None
-        Shape of one sample (e.g. ``(3, 224, 224)``), informational.
-    training_tokens : float or None
-        Samples (or tokens) the published training run saw, if known.
-    """
-
-    kind: str = "generic"
-    training_tokens: float | None = Field(None, gt=0)
-    params: float = Field(gt=0)
-    flops_per_sample: float = Field(gt=0)
-    activation_bytes_per_sample: float = Field(0.0, ge=0)
-    input_shape: tuple[int, ...] | None = None
-
-    @property
-    def total_params(self) -> float:
-        """Total parameter count."""
-        return self.params
-
-    @property
-    def active_params(self) -> float:
-        """Parameters used per sample (all of them for a dense network)."""
-        return self.params
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups are plain module attributes
+    return value
 
 
-class TransformerWorkload(_Model):
-    """A decoder (or encoder) transformer described by its shape.
-
-    Parameter counts are derived from the shape (Narayanan et al. 2021, Eq. 2, generalised
-    to grouped-query attention, gated MLPs and mixtures of experts) unless given.
-
-    Attributes
-    ----------
-    layers : int
-        Transformer blocks.
-    hidden : int
-        Model width h.
-    heads : int
-        Query heads a.
-    kv_heads : int
-        Key/value heads (``heads`` for multi-head attention, fewer for GQA, 1 for MQA).
-    head_dim : int
-        Width of one head (``hidden // heads`` unless given).
-    ffn_hidden : int
-        Width of the MLP's inner layer (``4 * hidden`` unless given).
-    gated_mlp : bool
-        SwiGLU-style MLP with three matrices (gate, up, down) instead of two.
-    vocab : int
-        Vocabulary size V.
-    seq_len : int
-        Default sequence length s (training context).
-    experts : int
-        Routed experts per MoE layer (1: dense).
-    experts_per_token : int
-        Routed experts each token visits (top-k).
-    shared_experts : int
-        Experts every token visits in addition (DeepSeek-MoE style).
-    expert_ffn_hidden : int
-        Inner width of one expert (``ffn_hidden`` unless given).
-    dense_layers : int
-        Leading layers that keep a dense MLP in an MoE model.
-    norm : {"layernorm", "rmsnorm"}
-        Normalisation (LayerNorm has a bias vector, RMSNorm does not).
-    bias : bool
-        Linear layers carry biases (GPT-style) or not (Llama-style).
-    tied_embeddings : bool
-        Input embedding and output projection share one matrix.
-    position_embedding : {"learned", "rope", "alibi", "none"}
-        Learned positions add ``seq_len × hidden`` parameters.
-    encoder_only : bool
-        Bidirectional attention (BERT); affects only causal-attention FLOP conventions.
-    training_tokens : float or None
-        Tokens the published training run saw (D in C = 6ND), if known.
-    params, active_params : float or None
-        Given totals that override the derived counts (e.g. a published figure for an
-        architecture the shape fields cannot express exactly, such as MLA attention).
-    """
-
-    kind: ClassVar[str] = "transformer"
-
-    layers: int = Field(gt=0)
-    hidden: int = Field(gt=0)
-    heads: int = Field(gt=0)
-    kv_heads: int | None = Field(None, gt=0)
-    head_dim: int | None = Field(None, gt=0)
-    ffn_hidden: int | None = Field(None, gt=0)
-    gated_mlp: bool = False
-    vocab: int = Field(gt=0)
-    seq_len: int = Field(2048, gt=0)
-    experts: int = Field(1, gt=0)
-    experts_per_token: int = Field(1, gt=0)
-    shared_experts: int = Field(0, ge=0)
-    expert_ffn_hidden: int | None = Field(None, gt=0)
-    dense_layers: int = Field(0, ge=0)
-    norm: Literal["layernorm", "rmsnorm"] = "layernorm"
-    bias: bool = True
-    tied_embeddings: bool = True
-    position_embedding: Literal["learned", "rope", "alibi", "none"] = "learned"
-    encoder_only: bool = False
-    training_tokens: float | None = Field(None, gt=0)
-    params: float | None = Field(None, gt=0)
-    active_params: float | None = Field(None, gt=0)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _defaults(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        data.setdefault("name", "custom")
-        heads, hidden = data.get("heads"), data.get("hidden")
-        if data.get("kv_heads") is None and heads is not None:
-            data["kv_heads"] = heads
-        if data.get("head_dim") is None and heads and hidden and hidden % heads == 0:
-            data["head_dim"] = hidden // heads
-        if data.get("ffn_hidden") is None and hidden:
-            data["ffn_hidden"] = 4 * hidden
-        if data.get("expert_ffn_hidden") is None:
-            data["expert_ffn_hidden"] = data.get("ffn_hidden")
-        return data
-
-    @model_validator(mode="after")
-    def _consistent(self) -> TransformerWorkload:
-        if self.head_dim is None:
-            raise ValueError(
-                f"hidden={self.hidden} is not divisible by heads={self.heads}; give head_dim"
-            )
-        if self.heads % self.kv_heads:  # type: ignore[operator]
-            raise ValueError(f"heads={self.heads} must be a multiple of kv_heads={self.kv_heads}")
-        if self.experts_per_token > self.experts:
-            raise ValueError(
-                f"experts_per_token={self.experts_per_token} exceeds experts={self.experts}"
-            )
-        if self.dense_layers > self.layers:
-            raise ValueError(f"dense_layers={self.dense_layers} exceeds layers={self.layers}")
-        return self
-
-    @property
-    def is_moe(self) -> bool:
-        """True when the MLP is a mixture of experts."""
-        return self.experts > 1
-
-    @property
-    def moe_layers(self) -> int:
-        """Layers whose MLP is a mixture of experts."""
-        return self.layers - self.dense_layers if self.is_moe else 0
-
-    @cached_property
-    def param_breakdown(self) -> dict[str, float]:
-        """Parameters component by component (embeddings, attention, MLP, norms ...).
-
-        Derived from the shape with
-        :func:`mlsys.core.formulas.transformer.transformer_param_breakdown`
-        (Narayanan et al. 2021, Eq. 2, generalised); keys include ``"total"`` and
-        ``"active"``.
-        """
-        from mlsys.core.formulas.transformer import transformer_param_breakdown
-
-        raw = transformer_param_breakdown(
-            self.layers,
-            self.hidden,
-            self.heads,
-            self.vocab,
-            kv_heads=self.kv_heads,
-            head_dim=self.head_dim,
-            ffn_hidden=self.ffn_hidden,
-            gated_mlp=self.gated_mlp,
-            norm=self.norm,
-            bias=self.bias,
-            tied_embeddings=self.tied_embeddings,
-            max_positions=self.seq_len if self.position_embedding == "learned" else 0,
-            experts=self.experts,
-            experts_per_token=self.experts_per_token,
-            shared_experts=self.shared_experts,
-            expert_ffn_hidden=self.expert_ffn_hidden,
-            dense_layers=self.dense_layers,
-        )
-        return {key: float(value) for key, value in raw.items()}
-
-    @cached_property
-    def _param_counts(self) -> tuple[float, float]:
-        derived = self.param_breakdown
-        total = self.params or derived["total"]
-        if self.active_params:
-            active = self.active_params
-        elif self.params and not self.is_moe:
-            active = self.params
-        else:
-            # A given total scales the derived active count by the same factor.
-            active = derived["active"] * (total / derived["total"])
-        if self.provenance:  # fmt(model.total_params) names the paper the shape is from
-            for value, field in ((total, "params"), (active, "active_params")):
-                if not (type(value) is int and value <= 256):  # shared small ints: no
-                    register_value(value, CatalogOrigin(self, field), permanent=True)
-        return (total, active)
-
-    @property
-    def total_params(self) -> float:
-        """All parameters, every expert included (given ``params`` if set)."""
-        return self._param_counts[0]
-
-    @property
-    def active_params_per_token(self) -> float:
-        """Parameters one token's forward pass touches (top-k experts only)."""
-        return self._param_counts[1]
-
-    @property
-    def kv_dim(self) -> int:
-        """Width of one layer's keys (= values): ``kv_heads × head_dim``."""
-        return int(self.kv_heads * self.head_dim)  # type: ignore[operator]
-
-    def kv_cache_per_token(self, precision: str = "bf16") -> pint.Quantity:
-        """KV-cache size of one token across all layers, as a Quantity in bytes/token.
-
-        :meth:`kv_bytes_per_token` is the same number as a bare float for solvers.
-
-        Parameters
-        ----------
-        precision : str
-            KV-cache precision.
-
-        Returns
-        -------
-        pint.Quantity
-            Bytes per token: ``2 × layers × kv_heads × head_dim × bytes`` (Pope et al.
-            2022, "Efficiently Scaling Transformer Inference", Sec. 2).
-
-        Examples
-        --------
-        Llama-2 7B (32 layers, 32 KV heads of 128) in bf16: 2 × 32 × 4096 × 2 = 524,288 B.
-
-        >>> from mlsys import Models
-        >>> Models.Llama2_7B.kv_cache_per_token("bf16").m_as("B/token")
-        524288.0
-        """
-        from mlsys.core.units import Q_
-
-        value = self.kv_bytes_per_token(precision)
-        if self.provenance:  # the shape comes from the model's paper: say so on hover
-            key = normalize_precision(precision)
-            value = TracedFloat(value, (CatalogOrigin(self, "kv_cache_per_token", key),))
-        return Q_(value, "byte/token")
-
-    def kv_bytes_per_token(self, precision: str = "bf16") -> float:
-        """KV-cache bytes one token occupies across all layers, as a bare float.
-
-        For a Quantity in bytes/token use :meth:`kv_cache_per_token`.
-
-        ``2 × layers × kv_heads × head_dim × bytes`` (keys and values; Pope et al. 2022,
-        "Efficiently Scaling Transformer Inference", Sec. 2).
-
-        Parameters
-        ----------
-        precision : str
-            KV-cache precision.
-
-        Returns
-        -------
-        float
-            Bytes per token.
-        """
-        from mlsys.core.precision import bytes_per_element
-
-        return 2.0 * self.layers * self.kv_dim * bytes_per_element(precision)
-
-
-# ---------------------------------------------------------------------------------
-# Facilities
-# ---------------------------------------------------------------------------------
-
-
-class GridProfile(_Model):
-    """An electricity grid region.
-
-    Attributes
-    ----------
-    region : str
-        Where (country, state or balancing authority).
-    year : int or None
-        Year the figures describe.
-    carbon_intensity : Quantity [kgCO2e/kWh]
-        Location-based average emission factor of consumed electricity.
-    water_intensity : Quantity [L/kWh]
-        Water consumed off-site to generate one kWh (scope-2 water), if known.
-    electricity_price : Quantity [USD/kWh]
-        Typical industrial / data-centre electricity price.
-    """
-
-    region: str = ""
-    year: int | None = None
-    carbon_intensity: CarbonIntensity
-    water_intensity: WaterIntensity | None = None
-    electricity_price: EnergyPrice | None = None
-
-    @cached_property
-    def carbon_kg_per_kwh(self) -> float:
-        """Carbon intensity in kg CO2e per kWh (float)."""
-        return as_si(self.carbon_intensity, "kgCO2e/kWh")
-
-    @cached_property
-    def water_L_per_kwh(self) -> float:
-        """Off-site water intensity in litres per kWh (0 when unknown)."""
-        return 0.0 if self.water_intensity is None else as_si(self.water_intensity, "L/kWh")
-
-    @cached_property
-    def price_usd_per_kwh(self) -> float | None:
-        """Electricity price in US dollars per kWh, or None."""
-        if self.electricity_price is None:
-            return None
-        return as_si(self.electricity_price, "USD/kWh")
-
-
-class Datacenter(_Model):
-    """A facility: its overheads and the grid that feeds it.
-
-    Attributes
-    ----------
-    pue : float
-        Power usage effectiveness: facility energy / IT energy (>= 1).
-    wue : Quantity [L/kWh]
-        On-site water usage effectiveness: litres per kWh of IT energy.
-    grid : GridProfile
-        The grid the facility draws from.
-    location : str
-        Where.
-    """
-
-    pue: float = Field(ge=1.0)
-    wue: WaterIntensity = Field(default_factory=lambda: 0.0)
-    grid: GridProfile
-    location: str = ""
-
-    @cached_property
-    def wue_L_per_kwh(self) -> float:
-        """On-site water usage in litres per kWh of IT energy (float)."""
-        return as_si(self.wue, "L/kWh")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ELSEWHERE))

@@ -27,21 +27,24 @@ read every entry, so a shipped row cannot be invalid.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from mlsys.core.catalog import _entries
 from mlsys.core.catalog._tables import CatalogError, load_table
 from mlsys.core.catalog.registry import Deferred, Registry, normalize_key
 from mlsys.core.errors import MlsysError
-from mlsys.core.types import (
-    Accelerator,
-    Datacenter,
-    Fabric,
-    GridProfile,
-    Node,
-    TransformerWorkload,
-    Workload,
-)
+
+if TYPE_CHECKING:
+    from mlsys.core.types import (
+        Accelerator,
+        Datacenter,
+        Fabric,
+        GridProfile,
+        Node,
+        TransformerWorkload,
+        Workload,
+    )
 
 __all__ = [
     "Hardware",
@@ -57,20 +60,33 @@ __all__ = [
     "CatalogError",
 ]
 
+# Each loader imports its entry type when its registry is first used, not at import: a
+# pydantic model class costs about a millisecond to create, and the first number of a
+# book needs the accelerators alone (mlsys.core.types creates the others on demand).
 
-def _build(filename: str, make: Any) -> dict[str, tuple[Deferred, list[str]]]:
-    """Index a data file: each entry's aliases now, the entry itself when first read."""
+
+def _build(
+    filename: str, make: Any, kinds: tuple[type, ...]
+) -> dict[str, tuple[Deferred, list[str]]]:
+    """Index a data file: each entry's aliases now, the entry itself when first read.
+
+    ``kinds`` are the types ``make`` may return (what a cached entry may be rebuilt as).
+    """
     out: dict[str, tuple[Deferred, list[str]]] = {}
+    classes = {cls.__name__: cls for cls in kinds}
     for key, raw in load_table(filename).items():
         aliases = list(raw.get("aliases", []))
-        out[key] = (Deferred(lambda key=key, raw=raw: _make(filename, key, raw, make)), aliases)
+        out[key] = (
+            Deferred(lambda key=key, raw=raw: _make(filename, key, raw, make, classes)),
+            aliases,
+        )
     return out
 
 
-def _make(filename: str, key: str, raw: dict[str, Any], make: Any) -> Any:
+def _make(filename: str, key: str, raw: dict[str, Any], make: Any, classes: dict[str, type]) -> Any:
     # An entry validated by an earlier process is rebuilt from the cache without
     # validation (mlsys.core.catalog._entries says why that never changes a value).
-    entry = _entries.cached_entry(filename, key, raw, _classes(), _registries())
+    entry = _entries.cached_entry(filename, key, raw, classes, _registries())
     if entry is not None:
         return entry
     data = dict(raw)  # the parsed table is shared (load_table caches it): never change it
@@ -82,12 +98,6 @@ def _make(filename: str, key: str, raw: dict[str, Any], make: Any) -> Any:
         raise CatalogError(f"{filename} [{key}]: {exc}") from None
     _entries.store_entry(filename, key, raw, entry, _references(), _registries())
     return entry
-
-
-def _classes() -> dict[str, type]:
-    """The types a data row can become, by name (what an entry file may name)."""
-    kinds = (Accelerator, Fabric, Node, GridProfile, Datacenter)
-    return {cls.__name__: cls for cls in (*kinds, CatalogWorkload, CatalogTransformerWorkload)}
 
 
 def _registries() -> dict[str, Registry[Any]]:
@@ -103,6 +113,8 @@ def _registries() -> dict[str, Registry[Any]]:
 
 def _references() -> dict[type, tuple[str, Registry[Any]]]:
     """Entry type -> its registry: a node's accelerator is stored as a name in Hardware."""
+    from mlsys.core.types import Accelerator, Fabric, GridProfile
+
     return {
         Accelerator: ("Hardware", Hardware),
         Fabric: ("Fabrics", Fabrics),
@@ -111,21 +123,29 @@ def _references() -> dict[type, tuple[str, Registry[Any]]]:
 
 
 def _accelerators() -> dict[str, tuple[Any, list[str]]]:
-    return _build("accelerators.toml", lambda d: Accelerator(**d))
+    from mlsys.core.types import Accelerator
+
+    return _build("accelerators.toml", lambda d: Accelerator(**d), (Accelerator,))
 
 
 def _fabrics() -> dict[str, tuple[Any, list[str]]]:
-    return _build("fabrics.toml", lambda d: Fabric(**d))
+    from mlsys.core.types import Fabric
+
+    return _build("fabrics.toml", lambda d: Fabric(**d), (Fabric,))
 
 
 def _node(data: dict[str, Any]) -> Node:
+    from mlsys.core.types import Node
+
     data["accelerator"] = Hardware.get(data["accelerator"])
     data["intra_fabric"] = Fabrics.get(data["intra_fabric"])
     return Node(**data)
 
 
 def _nodes() -> dict[str, tuple[Any, list[str]]]:
-    return _build("nodes.toml", _node)
+    from mlsys.core.types import Node
+
+    return _build("nodes.toml", _node, (Node,))
 
 
 class _BookNames:
@@ -169,36 +189,58 @@ class _BookNames:
         return models.BookModel(self.name, self.name)  # type: ignore[attr-defined]
 
 
-class CatalogWorkload(_BookNames, Workload):
-    """A catalog :class:`~mlsys.core.types.Workload` that also answers the book's names."""
+@cache
+def _workload_classes() -> tuple[type, type]:
+    """``CatalogWorkload`` and ``CatalogTransformerWorkload``, created on first use."""
+    from mlsys.core.types import TransformerWorkload, Workload
+
+    class CatalogWorkload(_BookNames, Workload):
+        """A catalog :class:`~mlsys.core.types.Workload` that also answers the book's names."""
+
+    class CatalogTransformerWorkload(_BookNames, TransformerWorkload):
+        """A catalog :class:`~mlsys.core.types.TransformerWorkload` with the book's names."""
+
+    for cls in (CatalogWorkload, CatalogTransformerWorkload):
+        cls.__qualname__ = cls.__name__  # found as mlsys.core.catalog.<name> (pickle)
+    return CatalogWorkload, CatalogTransformerWorkload
 
 
-class CatalogTransformerWorkload(_BookNames, TransformerWorkload):
-    """A catalog :class:`~mlsys.core.types.TransformerWorkload` with the book's names."""
+def __getattr__(name: str) -> Any:
+    if name in ("CatalogWorkload", "CatalogTransformerWorkload"):
+        workload, transformer = _workload_classes()
+        return workload if name == "CatalogWorkload" else transformer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _model(data: dict[str, Any]) -> Workload | TransformerWorkload:
+    workload, transformer = _workload_classes()
     kind = data.pop("kind", "transformer")
     if kind == "transformer":
-        return CatalogTransformerWorkload(**data)
-    return CatalogWorkload(kind=kind, **data)
+        return transformer(**data)
+    return workload(kind=kind, **data)
 
 
 def _models() -> dict[str, tuple[Any, list[str]]]:
-    return _build("models.toml", _model)
+    return _build("models.toml", _model, _workload_classes())
 
 
 def _grids() -> dict[str, tuple[Any, list[str]]]:
-    return _build("grids.toml", lambda d: GridProfile(**d))
+    from mlsys.core.types import GridProfile
+
+    return _build("grids.toml", lambda d: GridProfile(**d), (GridProfile,))
 
 
 def _datacenter(data: dict[str, Any]) -> Datacenter:
+    from mlsys.core.types import Datacenter
+
     data["grid"] = Grids.get(data["grid"])
     return Datacenter(**data)
 
 
 def _datacenters() -> dict[str, tuple[Any, list[str]]]:
-    return _build("datacenters.toml", _datacenter)
+    from mlsys.core.types import Datacenter
+
+    return _build("datacenters.toml", _datacenter, (Datacenter,))
 
 
 Hardware: Registry[Accelerator] = Registry("Hardware", _accelerators)
