@@ -1,5 +1,5 @@
 """Serving cases: ServingModel and ContinuousBatchingModel against lmdeploy and
-TensorRT-LLM published latencies and throughputs."""
+TensorRT-LLM (v0.5 and v0.9) published latencies and throughputs."""
 
 from __future__ import annotations
 
@@ -25,6 +25,12 @@ _SOURCES = {
         "NVIDIA/TensorRT-LLM, docs/source/performance.md at release/0.5.0, 'High Throughput', "
         "H100 FP8 engines, output tokens/s of the TP group",
         "https://github.com/NVIDIA/TensorRT-LLM/blob/release/0.5.0/docs/source/performance.md",
+    ),
+    "trtllm-v0.9": (
+        "NVIDIA/TensorRT-LLM, docs/source/performance.md at v0.9.0 ('All data was generated "
+        "using version 0.9.0'): 'Low Latency' batch-1 first-token latency and 'Peak "
+        "Throughput' output tokens/s per GPU; H200/H100 FP8, A100 FP16",
+        "https://github.com/NVIDIA/TensorRT-LLM/blob/v0.9.0/docs/source/performance.md",
     ),
 }
 _METRIC = {"itl": "time per output token", "ttft": "time to first token"}
@@ -84,19 +90,31 @@ def latency_cases() -> list[Case]:
 
 
 def throughput_cases() -> list[Case]:
-    """Static-batch output throughput (TensorRT-LLM v0.5, H100 FP8)."""
-    citation, url = _SOURCES["trtllm-v0.5"]
+    """Static-batch output throughput (TensorRT-LLM v0.5 and v0.9).
+
+    A row's ``source`` defaults to v0.5's table (output tokens/s of the TP group);
+    ``per_accelerator = true`` rows publish tokens/s per GPU (v0.9's table) and are
+    compared with ``tokens_per_second_per_accelerator``.
+    """
     out = []
     for row in load_data("serving")["throughput"]:
+        citation, url = _SOURCES[row.get("source", "trtllm-v0.5")]
+        per_gpu = row.get("per_accelerator", False)
         bound = row.get("bound_only", False)
+        suffix = f" ({row['id']})" if "source" in row else ""
         out.append(
             Case(
                 group="Serving: throughput",
-                name=f"{_label(row)} b{row['batch_size']} {row['prompt_len']}→{row['output_len']}",
-                quantity="output tokens/s",
+                name=(
+                    f"{_label(row)} b{row['batch_size']} "
+                    f"{row['prompt_len']}→{row['output_len']}{suffix}"
+                ),
+                quantity="output tokens/s per GPU" if per_gpu else "output tokens/s",
                 unit="token/s",
                 published=float(row["published"]),
-                predicted=_serve(row).si("tokens_per_second"),
+                predicted=_serve(row).si(
+                    "tokens_per_second_per_accelerator" if per_gpu else "tokens_per_second"
+                ),
                 tolerance=_SLACK if bound else row["tolerance"],
                 basis="prediction",
                 method="performance model",

@@ -1,8 +1,9 @@
 """ServingModel against published decode and prefill latencies.
 
 Rows live in ``mlsys/validation/data/serving.toml`` (the suite's one copy) with their
-sources (lmdeploy's A100 static-inference benchmark, TensorRT-LLM's first-token-latency
-tables) and the tolerance each is held to, with the reason for every tolerance above 30 %.
+sources (lmdeploy's A100 static-inference benchmark, TensorRT-LLM's v0.5 and v0.9
+first-token-latency and throughput tables) and the tolerance each is held to, with the
+reason for every tolerance above 30 %.
 
 Each row is judged as the accuracy suite judges it (``mlsys.validation.serving``):
 two-sided within the row's tolerance, except rows marked ``lower_bound_only`` /
@@ -36,6 +37,7 @@ def predict(row):
         kv_precision=row.get("kv_precision"),
         tp_size=row["tp_size"],
         decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
+        gate_up_fused=row.get("gate_up_fused", True),
     )
     assert res.feasible, (row["id"], res.infeasibility_reason)
     return res.si(row["metric"])
@@ -146,6 +148,7 @@ def test_published_saturation_throughput(row):
         tp_size=row["tp_size"],
         max_num_seqs=row["max_num_seqs"],
         decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
+        gate_up_fused=row.get("gate_up_fused", True),
     )
     judge(row, res.si("max_arrival_rate"), rps, "bound_only", upper_bound=False)
 
@@ -165,6 +168,32 @@ def test_published_static_batch_throughput(row):
         kv_precision=row.get("kv_precision"),
         tp_size=row["tp_size"],
         decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
+        gate_up_fused=row.get("gate_up_fused", True),
     )
     assert res.feasible, (row["id"], res.infeasibility_reason)
-    judge(row, res.si("tokens_per_second"), row["published"], "bound_only", upper_bound=False)
+    # v0.9's table publishes tokens/s per GPU, v0.5's the TP group's
+    per_gpu = row.get("per_accelerator", False)
+    field = "tokens_per_second_per_accelerator" if per_gpu else "tokens_per_second"
+    judge(row, res.si(field), row["published"], "bound_only", upper_bound=False)
+
+
+def test_per_gpu_rows_divide_the_replica_throughput_by_its_gpus():
+    """v0.9's table is out tok/s per GPU: the TP2 70B row's replica rate is twice it."""
+    (row,) = [r for r in THROUGHPUT if r["id"] == "trtllm09-h100-fp8-70b-tp2-b64-2048-2048"]
+    assert row["per_accelerator"] and row["tp_size"] == 2
+    res = ServingModel().solve(
+        Models[row["model"]],
+        Hardware[row["hardware"]],
+        batch_size=row["batch_size"],
+        prompt_len=row["prompt_len"],
+        output_len=row["output_len"],
+        precision=row["precision"],
+        kv_precision=row["kv_precision"],
+        tp_size=row["tp_size"],
+        gate_up_fused=row["gate_up_fused"],
+    )
+    replica = res.si("tokens_per_second")
+    assert res.si("tokens_per_second_per_accelerator") == pytest.approx(replica / 2, rel=1e-12)
+    # static batch: batch x output over (batch prefill + (output - 1) decode steps)
+    cycle = res.si("prefill_time") + (row["output_len"] - 1) * res.si("itl")
+    assert replica == pytest.approx(row["batch_size"] * row["output_len"] / cycle, rel=1e-9)
