@@ -18,7 +18,7 @@ Quantity into that arithmetic (``flop_count``, ``parameter_count``, ``token_coun
 :mod:`mlsys.constants`, without weakening the dimensions above.
 
 The registry is built on first use, not at import. pint's parse of the definitions and
-its table of derived units are pickled in :func:`cache_dir`, so building it costs about
+its table of units by dimension are pickled in :func:`cache_dir`, so building it costs about
 12 ms after the first time (0.2 s the first time, or with no writable cache).
 """
 
@@ -115,16 +115,20 @@ def _definitions_text() -> str:
     return patched + "\n\n" + own_text
 
 
-class _LazySystems(dict):  # type: ignore[type-arg]
-    """pint's table of unit systems, whose systems are built when it is first read.
+_ALL = object()  # _LazyTable._build: build every pending entry
 
-    Building pint's seven systems (``mks``, ``cgs``, ``imperial`` ...) computes the root
-    units of every unit each one names, parsing each name with pint's expression parser
-    (whose first use compiles the tokenizer's regular expression): about 7 ms of a fresh
-    interpreter's start-up, before the registry's disk cache is even read. No catalog
-    number needs a system; ``to_base_units``, ``ureg.sys`` and ``default_system`` do, and
-    each reads this table, which then builds every pending system, in file order, exactly
-    as pint would have at load time (and, by then, from the loaded cache).
+
+class _LazyTable(dict):  # type: ignore[type-arg]
+    """One of pint's tables (unit systems, contexts) whose entries are built when read.
+
+    pint builds its seven unit systems (``mks``, ``cgs``, ``imperial`` ...) and its
+    contexts (``spectroscopy``, ``Boltzmann`` ...) while it loads the definitions,
+    computing the root units or dimensionality of every unit each one names: milliseconds
+    of a fresh interpreter that no catalog number needs. Here each definition waits in
+    ``_pending`` until the table is read: a lookup of one key (``ureg.get_system("mks")``,
+    ``ureg.enable_contexts("sp")``) builds pending entries in file order until that key
+    is there; anything else (iteration, ``len``, deletion) builds them all. Built in file
+    order, by pint's own adders, the table ends up exactly as pint's eager load leaves it.
     """
 
     __slots__ = ("_building", "_lock", "_pending")
@@ -135,7 +139,7 @@ class _LazySystems(dict):  # type: ignore[type-arg]
         self._building = False
         self._lock = threading.RLock()  # two threads reading first: one builds, one waits
 
-    def _build(self) -> None:
+    def _build(self, until: Any = _ALL) -> None:
         if not self._pending:
             return
         with self._lock:
@@ -143,19 +147,31 @@ class _LazySystems(dict):  # type: ignore[type-arg]
                 return  # read from inside a build (pint checks that a new name is new)
             self._building = True
             try:
-                while self._pending:
+                while self._pending and (until is _ALL or not dict.__contains__(self, until)):
                     self._pending[0]()
                     self._pending.pop(0)  # a build that raised stays pending, raises again
             finally:
                 self._building = False
 
     def __getitem__(self, key: Any) -> Any:
-        self._build()
+        self._build(key)
         return super().__getitem__(key)
 
     def __contains__(self, key: object) -> bool:
-        self._build()
+        self._build(key)
         return super().__contains__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._build(key)
+        return super().get(key, default)
+
+    def __delitem__(self, key: Any) -> None:
+        self._build()
+        super().__delitem__(key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self._build()
+        return super().pop(key, *default)
 
     def __iter__(self) -> Iterator[Any]:
         self._build()
@@ -168,10 +184,6 @@ class _LazySystems(dict):  # type: ignore[type-arg]
     def __repr__(self) -> str:
         self._build()
         return super().__repr__()
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self._build()
-        return super().get(key, default)
 
     def keys(self) -> Any:
         self._build()
@@ -199,26 +211,61 @@ class _Preloaded:
         self.cache = cache
 
 
+@lru_cache(maxsize=1)
+def _lazy_cache_class() -> type:
+    """pint's ``RegistryCache`` whose table of units by dimension is unpickled when read.
+
+    pint computes each unit's root units and dimensionality on first use and keeps them
+    in its cache (the same function its full build calls), so a fresh process need not
+    load the 431 it computed for every unit; the table of dimensionally equivalent units
+    is filled only by the full build and read only by ``get_compatible_units`` and by
+    contexts, so it stays pickled until one of them reads it.
+    """
+    import pickle
+
+    from pint.facets.plain.registry import RegistryCache
+
+    class _LazyCache(RegistryCache):  # type: ignore[misc]
+        def __init__(self, equivalents: bytes) -> None:
+            super().__init__()  # sets an empty table through the property below
+            self._pickled_equivalents: bytes | None = equivalents
+            self._equivalents: Any = None
+
+        @property  # type: ignore[override]
+        def dimensional_equivalents(self) -> Any:
+            if self._equivalents is None:
+                self._equivalents = pickle.loads(self._pickled_equivalents)  # type: ignore[arg-type]
+                self._pickled_equivalents = None
+            return self._equivalents
+
+        @dimensional_equivalents.setter
+        def dimensional_equivalents(self, value: Any) -> None:
+            self._equivalents = value
+
+    return _LazyCache
+
+
 class _Registry(pint.UnitRegistry):
     """pint's ``UnitRegistry``, quicker to start; every unit and behaviour is pint's.
 
-    1. Built from :class:`_Preloaded` (definitions pint parsed, and the derived-unit
-       cache it computed, in an earlier process), it adds those definitions with pint's
+    1. Built from :class:`_Preloaded` (definitions pint parsed, and the table of units
+       by dimension it computed, in an earlier process), it adds those definitions with pint's
        own adders and takes that cache, as pint's ``cache_folder`` option means to. That
        option is not used: it costs ~10 ms more of a fresh interpreter (pint creates
        its disk-cache classes, three dataclasses, and hashes the definitions to name the
        cache), and pint 0.25 drops the derived-unit cache it reads
        (``GenericPlainRegistry._build_cache``), so ``get_compatible_units("m")`` found
        nothing (pint's uncached registry: 14 units).
-    2. Unit systems (``@system`` blocks) loaded with the definitions are built when the
-       registry's table of systems is first read (:class:`_LazySystems`). A system
-       defined later (``ureg.define``) is built at once, as pint does.
+    2. Unit systems (``@system``) and contexts (``@context``) loaded with the
+       definitions are built when their table is first read (:class:`_LazyTable`). One
+       defined later (``ureg.define``, ``add_context``) is built at once, as pint does.
     3. A one-word unit name is named without pint's expression tokenizer.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._systems = _LazySystems()  # type: ignore[assignment]
+        self._systems = _LazyTable()  # type: ignore[assignment]
+        self._contexts = _LazyTable()  # type: ignore[assignment]
         self._pint_preprocessors = list(self.preprocessors)  # pint's own (%, ‰, ×)
         self._loading_defaults = True
         self._loaded_definitions: list[Any] | None = None
@@ -246,16 +293,25 @@ class _Registry(pint.UnitRegistry):
 
     def _register_definition_adders(self) -> None:
         super()._register_definition_adders()
+        from pint.facets.context.definitions import ContextDefinition
         from pint.facets.system.definitions import SystemDefinition
 
         self._register_adder(SystemDefinition, self._add_system_when_read)
+        self._register_adder(ContextDefinition, self._add_context_when_read)
 
     def _add_system_when_read(self, definition: Any) -> None:
         systems = self._systems
-        if getattr(self, "_loading_defaults", False) and isinstance(systems, _LazySystems):
+        if getattr(self, "_loading_defaults", False) and isinstance(systems, _LazyTable):
             systems._pending.append(lambda: self._add_pending_system(definition))
         else:
             self._add_system(definition)
+
+    def _add_context_when_read(self, definition: Any) -> None:
+        contexts = self._contexts
+        if getattr(self, "_loading_defaults", False) and isinstance(contexts, _LazyTable):
+            contexts._pending.append(lambda: self.add_context(definition))
+        else:
+            self.add_context(definition)
 
     def _add_pending_system(self, definition: Any) -> None:
         """pint's ``_add_system``, with root units whose text ignores the display format.
@@ -296,9 +352,12 @@ class _Registry(pint.UnitRegistry):
         return super()._parse_units_as_container(input_string, as_delta, case_sensitive)
 
 
+_PICKLE_LAYOUT = "definitions + pickled dimensional_equivalents"  # part of the file name
+
+
 def _preloaded_path(text: str, root: Path) -> Path:
     """Cache file of the registry for these definitions, this pint and this Python."""
-    key = "\0".join((text, pint.__version__, sys.version))
+    key = "\0".join((text, pint.__version__, sys.version, _PICKLE_LAYOUT))
     digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
     return root / f"units-{pint.__version__}-{digest}.pickle"
 
@@ -307,14 +366,16 @@ def _load_preloaded(path: Path) -> _Preloaded | None:
     import pickle
 
     try:
-        definitions, cache = pickle.loads(path.read_bytes())
+        definitions, equivalents = pickle.loads(path.read_bytes())
+        if not isinstance(definitions, list) or not isinstance(equivalents, bytes):
+            return None
+        return _Preloaded(definitions, _lazy_cache_class()(equivalents))
     except Exception:  # absent, cut short, or from a pint whose classes moved
         return None
-    return _Preloaded(definitions, cache)
 
 
 def _store_preloaded(path: Path, registry: _Registry) -> None:
-    """Pickle a just-built registry's definitions and derived-unit cache; never raise."""
+    """Pickle a just-built registry's definitions and units by dimension; never raise."""
     import pickle
 
     definitions = registry._loaded_definitions
@@ -322,7 +383,9 @@ def _store_preloaded(path: Path, registry: _Registry) -> None:
     if definitions is None:
         return
     try:
-        data = pickle.dumps((definitions, registry._cache), protocol=pickle.HIGHEST_PROTOCOL)
+        protocol = pickle.HIGHEST_PROTOCOL
+        equivalents = pickle.dumps(registry._cache.dimensional_equivalents, protocol=protocol)
+        data = pickle.dumps((definitions, equivalents), protocol=protocol)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, path)  # atomic: a concurrent reader sees no file or the whole file
