@@ -1,5 +1,5 @@
-"""Serving cases: ServingModel and ContinuousBatchingModel against lmdeploy and
-TensorRT-LLM (v0.5 and v0.9) published latencies and throughputs."""
+"""Serving cases: ServingModel and ContinuousBatchingModel against published latencies
+and throughputs of lmdeploy, TensorRT-LLM (v0.5 and v0.9), vLLM and NVIDIA NIM."""
 
 from __future__ import annotations
 
@@ -26,6 +26,18 @@ _SOURCES = {
         "H100 FP8 engines, output tokens/s of the TP group",
         "https://github.com/NVIDIA/TensorRT-LLM/blob/release/0.5.0/docs/source/performance.md",
     ),
+    "vllm-nightly": (
+        "vLLM nightly performance benchmark (buildkite vllm/performance-benchmark build 9515), "
+        "'Latency tests' on H200: benchmark_latency.py, batch 8, 32 prompt and 128 output "
+        "tokens, mean end-to-end latency; tests from .buildkite/nightly-benchmarks/tests/"
+        "latency-tests.json",
+        "https://buildkite.com/vllm/performance-benchmark/builds/9515",
+    ),
+    "nim": (
+        "NVIDIA NIM LLM benchmarking guide, 'Performance': Llama-3.3-70b-instruct NIM 1.8.0, "
+        "2 x H100 80G, fp8 TP2, AIPerf at concurrency 1",
+        "https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance",
+    ),
     "trtllm-v0.9": (
         "NVIDIA/TensorRT-LLM, docs/source/performance.md at v0.9.0 ('All data was generated "
         "using version 0.9.0'): 'Low Latency' batch-1 first-token latency and 'Peak "
@@ -33,7 +45,11 @@ _SOURCES = {
         "https://github.com/NVIDIA/TensorRT-LLM/blob/v0.9.0/docs/source/performance.md",
     ),
 }
-_METRIC = {"itl": "time per output token", "ttft": "time to first token"}
+_METRIC = {
+    "itl": "time per output token",
+    "ttft": "time to first token",
+    "e2e_latency": "end-to-end latency of a static batch",
+}
 _SLACK = 0.05  # a bound may be missed by this much on its wrong side
 
 
@@ -49,6 +65,7 @@ def _serve(row: dict):
         tp_size=row["tp_size"],
         decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
         gate_up_fused=row.get("gate_up_fused", True),
+        batched_prefill=row.get("batched_prefill", False),
     )
     return res
 
@@ -59,7 +76,10 @@ def _label(row: dict) -> str:
 
 
 def latency_cases() -> list[Case]:
-    """Decode step (ITL) and first-token latency (TTFT) rows.
+    """Decode step (ITL), first-token latency (TTFT) and static-batch end-to-end rows.
+
+    An ``e2e_latency`` row with ``batched_prefill = true`` is one batch's prefill and its
+    ``output_len - 1`` decode steps (vLLM's benchmark_latency.py).
 
     The model is an optimistic roofline, so ``lower_bound_only`` rows (fixed overheads
     dominate) are judged one-sided: mlsys must not exceed the measurement.
