@@ -198,3 +198,28 @@ def test_per_gpu_rows_divide_the_replica_throughput_by_its_gpus():
     # static batch: batch x output over (batch prefill + (output - 1) decode steps)
     cycle = res.si("prefill_time") + (row["output_len"] - 1) * res.si("itl")
     assert replica == pytest.approx(row["batch_size"] * row["output_len"] / cycle, rel=1e-9)
+
+
+def test_vllm_latency_rows_are_one_static_batch_end_to_end():
+    """benchmark_latency.py times one batch of 8 prompts of 32 tokens to 128 output tokens:
+    the batch's prefill (all 8 x 32 tokens in one pass) and 127 decode steps."""
+    (row,) = [r for r in POINTS if r["id"] == "vllm-h200-llama31-8b-b8-e2e"]
+    assert (row["batch_size"], row["prompt_len"], row["output_len"]) == (8, 32, 128)
+    model, gpu = Models[row["model"]], Hardware[row["hardware"]]
+    batched = ServingModel().solve(
+        model,
+        gpu,
+        batch_size=8,
+        prompt_len=32,
+        output_len=128,
+        precision="bf16",
+        batched_prefill=True,
+    )
+    one = ServingModel().solve(
+        model, gpu, batch_size=8, prompt_len=32, output_len=128, precision="bf16"
+    )
+    assert batched.si("ttft") == pytest.approx(batched.si("prefill_time"), rel=1e-12)
+    assert batched.si("ttft") > one.si("ttft")  # 256 prompt tokens, not one request's 32
+    e2e = batched.si("prefill_time") + 127 * batched.si("itl")
+    assert batched.si("e2e_latency") == pytest.approx(e2e, rel=1e-9)
+    assert predict(row) == pytest.approx(e2e, rel=1e-9)
