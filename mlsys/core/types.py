@@ -104,10 +104,15 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-# "3.35 TB/s", "1978.9 TFLOP/s", "81559 MiB": a number, a space, a unit.
-_NUMBER_UNIT = re.compile(
-    r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s+([A-Za-zµ][^\s]*)\s*$"
-)
+@lru_cache(maxsize=1)
+def _number_unit() -> re.Pattern[str]:
+    """The form of "3.35 TB/s", "1978.9 TFLOP/s", "81559 MiB": a number, a space, a unit.
+
+    Compiled when a row is first validated: 0.3 ms that a process reading its entries from
+    the catalog's cache never spends.
+    """
+    number = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+    return re.compile(rf"^\s*({number})\s+([A-Za-zµ][^\s]*)\s*$")
 
 
 @lru_cache(maxsize=512)
@@ -124,7 +129,7 @@ def _parse_quantity(value: str) -> Any:
     number is read by ``float`` and each unit text parsed once (the first formatted
     catalog number of a book waits for the whole accelerator table to load).
     """
-    match = _NUMBER_UNIT.match(value)
+    match = _number_unit().match(value)
     if match is None:
         return value
     try:

@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import math
 import os
-import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -198,7 +197,9 @@ class _LazyTable(dict):  # type: ignore[type-arg]
         return super().items()
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # one ASCII word, as tokenize reads it
+def _one_word(text: str) -> bool:
+    """An ASCII identifier (``[A-Za-z_][A-Za-z0-9_]*``): one NAME token to tokenize."""
+    return text.isascii() and text.isidentifier()  # no regex: its compile costs 0.1 ms
 
 
 class _Preloaded:
@@ -343,7 +344,7 @@ class _Registry(pint.UnitRegistry):
         # word with get_name, as here. Anything else (a product, a power, "nan", text a
         # user's preprocessor may rewrite) goes through pint's own parser.
         if (
-            _IDENTIFIER.match(input_string)
+            _one_word(input_string)
             and input_string.lower() != "nan"
             and self.preprocessors == getattr(self, "_pint_preprocessors", None)
         ):

@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping
 from functools import cache
@@ -54,7 +53,11 @@ _CODE = (
     "catalog/_entries.py",
 )
 
-_SAFE_KEY = re.compile(r"^[A-Za-z0-9_.+-]{1,100}$")  # a key that is also a file name
+
+def _safe_key(key: str) -> bool:
+    """A key that is also a file name: 1-100 ASCII letters, digits and ``_ . + -``."""
+    bare = key.replace("_", "").replace(".", "").replace("+", "").replace("-", "")
+    return 0 < len(key) <= 100 and key.isascii() and bare.isalnum()
 
 
 @cache
@@ -98,7 +101,7 @@ def entries_dir(filename: str) -> Path | None:
 
 def _entry_file(filename: str, key: str, raw: Mapping[str, Any]) -> Path | None:
     """``<entries dir>/<key>-<digest of the row and the code>.json``, or None."""
-    if not _SAFE_KEY.match(key):
+    if not _safe_key(key):
         return None
     folder = entries_dir(filename)
     if folder is None:
