@@ -356,11 +356,26 @@ class _Registry(pint.UnitRegistry):
 _PICKLE_LAYOUT = "definitions + pickled dimensional_equivalents"  # part of the file name
 
 
-def _preloaded_path(text: str, root: Path) -> Path:
-    """Cache file of the registry for these definitions, this pint and this Python."""
-    key = "\0".join((text, pint.__version__, sys.version, _PICKLE_LAYOUT))
-    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
-    return root / f"units-{pint.__version__}-{digest}.pickle"
+def _preloaded_path(root: Path) -> Path:
+    """Cache file of the registry for these definitions, this pint and this Python.
+
+    Named by what the definitions text is made from (:func:`_definitions_text`): pint's
+    two definition files (by size and modification time: reading and hashing their 70 kB
+    would cost half a millisecond of every start-up), mlsys's own definitions and the
+    code that combines them (this module, by content), and the versions.
+    """
+    pint_dir = Path(pint.__file__).parent
+    h = hashlib.sha1()
+    for name in ("default_en.txt", "constants_en.txt"):
+        try:
+            stat = (pint_dir / name).stat()
+            h.update(f"{name} {stat.st_size} {stat.st_mtime_ns}\0".encode())
+        except OSError:
+            h.update(f"{name} missing\0".encode())
+    h.update(_OWN_DEFINITIONS.read_bytes())
+    h.update(Path(__file__).read_bytes())
+    h.update("\0".join((pint.__version__, sys.version, _PICKLE_LAYOUT)).encode())
+    return root / f"units-{pint.__version__}-{h.hexdigest()[:16]}.pickle"
 
 
 def _load_preloaded(path: Path) -> _Preloaded | None:
@@ -407,14 +422,14 @@ def _new_registry(root: Path | None) -> pint.UnitRegistry:
     Without a usable pickle pint parses the definitions text (~0.2 s) and builds its
     derived-unit cache; with a writable ``root`` both are then pickled for next time.
     """
-    text = _definitions_text()
-    path = None if root is None else _preloaded_path(text, root)
+    path = None if root is None else _preloaded_path(root)
     preloaded = None if path is None else _load_preloaded(path)
     if preloaded is not None:
         try:
             return _Registry(preloaded)
         except Exception:  # pragma: no cover - a damaged pickle must not stop the library
             pass
+    text = _definitions_text()
     try:
         # pint reads a list of lines as it reads a file (its @defaults included)
         registry = _Registry(text.splitlines())

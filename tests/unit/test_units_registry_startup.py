@@ -151,3 +151,16 @@ def test_no_cache_directory_builds_the_same_registry(reference):
     assert sorted(dir(bare.sys)) == sorted(dir(reference.sys))
     got = {str(u) for u in bare.get_compatible_units("hour")}
     assert got == {str(u) for u in reference.get_compatible_units("hour")} and "d" in got
+
+
+def test_edited_definitions_are_a_new_pickle(tmp_path, monkeypatch):
+    units._new_registry(tmp_path)
+    (before,) = tmp_path.glob("units-*.pickle")
+    own = tmp_path / "units_definitions.txt"
+    own.write_text(units._OWN_DEFINITIONS.read_text("utf-8") + "\nfast2_widget = 3 byte\n", "utf-8")
+    monkeypatch.setattr(units, "_OWN_DEFINITIONS", own)
+    registry = units._new_registry(tmp_path)  # not the pickle of the earlier definitions
+    assert registry.Quantity(2, "fast2_widget").m_as("byte") == 6
+    (after,) = tmp_path.glob("units-*.pickle")  # the earlier one is replaced
+    assert after != before
+    assert units._new_registry(tmp_path).Quantity(1, "fast2_widget").m_as("bit") == 24
