@@ -25,6 +25,7 @@ its table of units by dimension are pickled in :func:`cache_dir`, so building it
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import math
 import os
@@ -203,13 +204,20 @@ def _one_word(text: str) -> bool:
 
 
 class _Preloaded:
-    """A registry's definitions and derived-unit cache, as an earlier process pickled them."""
+    """A registry's tables as pint's adders left them, pickled by an earlier process."""
 
-    __slots__ = ("cache", "definitions")
+    __slots__ = ("cache", "pending", "state")
 
-    def __init__(self, definitions: list[Any], cache: Any) -> None:
-        self.definitions = definitions
+    def __init__(self, state: dict[str, Any], pending: list[Any], cache: Any) -> None:
+        self.state = state  # _Registry._capture: units, prefixes, dimensions, groups ...
+        self.pending = pending  # system and context definitions, built when first read
         self.cache = cache
+
+
+# What pint's adders fill (pint 0.25: plain, nonmultiplicative and group facets), and the
+# attributes of a pint Group: _Registry._capture refuses to snapshot anything else.
+_TABLES = ("_defaults", "_dimensions", "_prefixes", "_suffixes", "_base_units")
+_GROUP_FIELDS = frozenset({"name", "_unit_names", "_used_groups", "_used_by", "_computed_members"})
 
 
 @lru_cache(maxsize=1)
@@ -249,14 +257,14 @@ def _lazy_cache_class() -> type:
 class _Registry(pint.UnitRegistry):
     """pint's ``UnitRegistry``, quicker to start; every unit and behaviour is pint's.
 
-    1. Built from :class:`_Preloaded` (definitions pint parsed, and the table of units
-       by dimension it computed, in an earlier process), it adds those definitions with pint's
-       own adders and takes that cache, as pint's ``cache_folder`` option means to. That
-       option is not used: it costs ~10 ms more of a fresh interpreter (pint creates
-       its disk-cache classes, three dataclasses, and hashes the definitions to name the
-       cache), and pint 0.25 drops the derived-unit cache it reads
-       (``GenericPlainRegistry._build_cache``), so ``get_compatible_units("m")`` found
-       nothing (pint's uncached registry: 14 units).
+    1. Built from :class:`_Preloaded`, it takes the tables pint's adders filled from the
+       definitions in an earlier process (units and their aliases, prefixes, dimensions,
+       groups; :meth:`_capture`) instead of adding 439 definitions again, and the table
+       of units by dimension pint computed then. pint's own ``cache_folder`` option is
+       not used: it costs ~10 ms more of a fresh interpreter (pint creates its disk-cache
+       classes, three dataclasses, and hashes the definitions to name the cache), and
+       pint 0.25 drops the derived-unit cache it reads (``GenericPlainRegistry.
+       _build_cache``), so ``get_compatible_units("m")`` found nothing (pint: 14 units).
     2. Unit systems (``@system``) and contexts (``@context``) loaded with the
        definitions are built when their table is first read (:class:`_LazyTable`). One
        defined later (``ureg.define``, ``add_context``) is built at once, as pint does.
@@ -269,7 +277,7 @@ class _Registry(pint.UnitRegistry):
         self._contexts = _LazyTable()  # type: ignore[assignment]
         self._pint_preprocessors = list(self.preprocessors)  # pint's own (%, ‰, ×)
         self._loading_defaults = True
-        self._loaded_definitions: list[Any] | None = None
+        self._snapshot: tuple[dict[str, Any], list[Any]] | None = None
 
     def _after_init(self) -> None:
         super()._after_init()
@@ -277,13 +285,59 @@ class _Registry(pint.UnitRegistry):
 
     def load_definitions(self, file: Any, is_resource: bool = False) -> Any:
         if isinstance(file, _Preloaded):
-            for definition in file.definitions:
+            self._restore(file.state)
+            for definition in file.pending:  # systems and contexts: pending until read
                 self._helper_dispatch_adder(definition)
             return file
         parsed = super().load_definitions(file, is_resource)
-        if self._loading_defaults:  # kept to be pickled (_store_preloaded)
-            self._loaded_definitions = list(self._def_parser.iter_parsed_project(parsed))
+        if self._loading_defaults:  # what _store_preloaded pickles
+            self._snapshot = self._capture(parsed)
         return parsed
+
+    def _capture(self, parsed: Any) -> tuple[dict[str, Any], list[Any]] | None:
+        """The tables pint's adders filled, just after they ran (None: not this pint)."""
+        from pint.facets.context.definitions import ContextDefinition
+        from pint.facets.system.definitions import SystemDefinition
+
+        groups = self._groups
+        if len(self._units.maps) != 1 or any(
+            set(vars(g)) != _GROUP_FIELDS for g in groups.values()
+        ):
+            return None
+        state: dict[str, Any] = {name: copy.copy(getattr(self, name)) for name in _TABLES}
+        state["_units"] = dict(self._units.maps[0])
+        state["_units_casei"] = {k: set(v) for k, v in self._units_casei.items()}
+        state["groups"] = {
+            name: (set(g._unit_names), set(g._used_groups), set(g._used_by))
+            for name, g in groups.items()
+        }
+        pending = [
+            d
+            for d in self._def_parser.iter_parsed_project(parsed)
+            if isinstance(d, (SystemDefinition, ContextDefinition))
+        ]
+        return state, pending
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        for name in _TABLES:
+            table = getattr(self, name)
+            table.clear()
+            if isinstance(table, list):
+                table.extend(state[name])
+            else:
+                table.update(state[name])
+        self._units.maps[0].update(state["_units"])
+        self._units_casei.update(state["_units_casei"])
+        for name, (units, used, used_by) in state["groups"].items():
+            group = self._groups.get(name)
+            if group is None:  # as pint's Group.__init__ leaves one, without its side effects
+                group = object.__new__(self.Group)
+                group.name = name
+                self._groups[name] = group
+            group._unit_names = units
+            group._used_groups = used
+            group._used_by = used_by
+            group._computed_members = None
 
     def _build_cache(self, loaded_files: Any = None) -> None:
         if isinstance(loaded_files, _Preloaded):
@@ -353,7 +407,7 @@ class _Registry(pint.UnitRegistry):
         return super()._parse_units_as_container(input_string, as_delta, case_sensitive)
 
 
-_PICKLE_LAYOUT = "definitions + pickled dimensional_equivalents"  # part of the file name
+_PICKLE_LAYOUT = "tables, pending definitions, pickled dimensional_equivalents"  # in the name
 
 
 def _preloaded_path(root: Path) -> Path:
@@ -382,26 +436,26 @@ def _load_preloaded(path: Path) -> _Preloaded | None:
     import pickle
 
     try:
-        definitions, equivalents = pickle.loads(path.read_bytes())
-        if not isinstance(definitions, list) or not isinstance(equivalents, bytes):
+        state, pending, equivalents = pickle.loads(path.read_bytes())
+        if not isinstance(state, dict) or not isinstance(equivalents, bytes):
             return None
-        return _Preloaded(definitions, _lazy_cache_class()(equivalents))
+        return _Preloaded(state, pending, _lazy_cache_class()(equivalents))
     except Exception:  # absent, cut short, or from a pint whose classes moved
         return None
 
 
 def _store_preloaded(path: Path, registry: _Registry) -> None:
-    """Pickle a just-built registry's definitions and units by dimension; never raise."""
+    """Pickle a just-built registry's tables and units by dimension; never raise."""
     import pickle
 
-    definitions = registry._loaded_definitions
-    registry._loaded_definitions = None  # the registry does not need them any more
-    if definitions is None:
+    snapshot = registry._snapshot
+    registry._snapshot = None  # the registry does not need it any more
+    if snapshot is None:
         return
     try:
         protocol = pickle.HIGHEST_PROTOCOL
         equivalents = pickle.dumps(registry._cache.dimensional_equivalents, protocol=protocol)
-        data = pickle.dumps((definitions, equivalents), protocol=protocol)
+        data = pickle.dumps((*snapshot, equivalents), protocol=protocol)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, path)  # atomic: a concurrent reader sees no file or the whole file

@@ -164,3 +164,25 @@ def test_edited_definitions_are_a_new_pickle(tmp_path, monkeypatch):
     (after,) = tmp_path.glob("units-*.pickle")  # the earlier one is replaced
     assert after != before
     assert units._new_registry(tmp_path).Quantity(1, "fast2_widget").m_as("bit") == 24
+
+
+def test_the_restored_tables_are_the_tables_pints_adders_fill(tmp_path, reference):
+    # The pickle holds the tables pint's adders filled from the definitions; a registry
+    # restored from it must hold what pint's own registry of the same text holds.
+    units._new_registry(tmp_path)
+    restored = units._new_registry(tmp_path)
+    assert restored._systems._pending  # built from the pickle, not from the text
+    assert dict(restored._units.maps[-1]).keys() <= dict(reference._units.maps[-1]).keys()
+    for name, definition in restored._units.maps[-1].items():
+        assert definition == reference._units.maps[-1][name], name
+    for table in ("_dimensions", "_prefixes", "_suffixes", "_defaults", "_base_units"):
+        assert getattr(restored, table) == getattr(reference, table), table
+    casei = {k: v for k, v in reference._units_casei.items() if v}
+    assert {k: v for k, v in restored._units_casei.items() if v}.items() <= casei.items()
+    assert list(restored._groups) == list(reference._groups)
+    for name, group in reference._groups.items():
+        mine = restored._groups[name]
+        assert type(mine) is restored.Group and mine._REGISTRY is restored
+        assert mine.members == group.members, name
+        assert (mine._used_groups, mine._used_by) == (group._used_groups, group._used_by)
+    assert restored.get_group("root") is restored._groups["root"]
