@@ -491,6 +491,7 @@ def _new_registry(root: Path | None) -> pint.UnitRegistry:
         return pint.UnitRegistry(text.splitlines())
     if path is not None:
         _store_preloaded(path, registry)
+    registry._snapshot = None  # pickled, or nowhere to pickle it: not kept in memory
     return registry
 
 
