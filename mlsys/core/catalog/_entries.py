@@ -13,8 +13,9 @@ does (:func:`mlsys.core.provenance.register_entry`).
 The cache can never change a value:
 
 * an entry's file is named by a digest of its own data row (the TOML table as parsed),
-  of the source of the code that validates a row (``mlsys/core/types.py``,
-  ``precision.py``, ``units.py``, ``units_definitions.txt`` and the catalog package) and
+  of the source of the code that validates a row (``mlsys/core/types.py`` and the three
+  ``_types_*.py`` modules, ``precision.py``, ``units.py``, ``units_definitions.txt`` and
+  the catalog package) and
   of the mlsys, pint, pydantic and Python versions, so an edited row, an edited validator
   or an upgrade is looked up under a new name and validated again;
 * an entry is written only if decoding what was written gives back every field value of
@@ -45,6 +46,9 @@ _PACKAGE = Path(__file__).resolve().parents[1]  # mlsys/core
 # The code whose output an entry file stands for: a change to any of it is a new digest.
 _CODE = (
     "types.py",
+    "_types_systems.py",
+    "_types_workloads.py",
+    "_types_facilities.py",
     "precision.py",
     "units.py",
     "units_definitions.txt",
