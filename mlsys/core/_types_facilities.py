@@ -84,3 +84,11 @@ class Datacenter(_Model):
     def wue_L_per_kwh(self) -> float:
         """On-site water usage in litres per kWh of IT energy (float)."""
         return as_si(self.wue, "L/kWh")
+
+
+# Documented, linked and pickled as mlsys.core.types.<name>, where users import them from
+# (the reference's inventory, objects.json, names them so). Set after the classes are
+# created: pydantic has resolved their annotations in this module by then.
+for _cls in (GridProfile, Datacenter):
+    _cls.__module__ = "mlsys.core.types"
+del _cls

@@ -158,3 +158,11 @@ class Fleet(_Model):
     def accelerator(self) -> Accelerator:
         """The accelerator model of every node."""
         return self.node.accelerator
+
+
+# Documented, linked and pickled as mlsys.core.types.<name>, where users import them from
+# (the reference's inventory, objects.json, names them so). Set after the classes are
+# created: pydantic has resolved their annotations in this module by then.
+for _cls in (Fabric, Node, Fleet):
+    _cls.__module__ = "mlsys.core.types"
+del _cls

@@ -300,3 +300,11 @@ class TransformerWorkload(_Model):
         from mlsys.core.precision import bytes_per_element
 
         return 2.0 * self.layers * self.kv_dim * bytes_per_element(precision)
+
+
+# Documented, linked and pickled as mlsys.core.types.<name>, where users import them from
+# (the reference's inventory, objects.json, names them so). Set after the classes are
+# created: pydantic has resolved their annotations in this module by then.
+for _cls in (Workload, TransformerWorkload):
+    _cls.__module__ = "mlsys.core.types"
+del _cls

@@ -101,7 +101,10 @@ def test_a_catalog_type_names_a_wrong_unit():
 )
 def test_every_type_is_found_in_mlsys_core_types(name, module):
     cls = getattr(types, name)
-    assert cls.__module__ == module and name in types.__all__ and name in dir(types)
+    assert sys.modules[module].__dict__[name] is cls  # defined there, created on demand
+    # and known as mlsys.core.types.<name>, where it is imported from (repr, pickle)
+    assert cls.__module__ == "mlsys.core.types" and repr(cls).endswith(f"types.{name}'>")
+    assert name in types.__all__ and name in dir(types)
     assert issubclass(cls, types._Model)
     import mlsys
 
