@@ -80,7 +80,9 @@ def cache_dir() -> Path | None:
     ``$MLSYS_CACHE_DIR/mlsys``, else ``$XDG_CACHE_HOME/mlsys``, else ``~/.cache/mlsys``;
     if that cannot be written (a read-only home in a CI sandbox or a notebook server),
     a per-user directory in the system's temporary directory; if that fails too, None,
-    and every cache is skipped (slower start-up, same results). Chosen once per process.
+    and every cache is skipped (slower start-up, same results). A directory that another
+    user owns or that anyone may write is never used (a pickle is read from it). Chosen
+    once per process.
     What lives there: the unit registry's parsed definitions
     (``units-<pint version>-<digest>.pickle``, :func:`get_registry`), the parsed catalog
     tables (``catalog/<file>-<digest>.json``, :mod:`mlsys.core.catalog._tables`) and the
@@ -94,7 +96,9 @@ def cache_dir() -> Path | None:
     """
     for path in _cache_candidates():
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not _private(path):
+                continue
             probe = path / f".write-test-{os.getpid()}"
             probe.touch()
             probe.unlink()
@@ -102,6 +106,18 @@ def cache_dir() -> Path | None:
             continue
         return path
     return None
+
+
+def _private(path: Path) -> bool:
+    """Whether only this user can write ``path``: the unit registry is unpickled from it.
+
+    A directory another user owns, or anyone may write (a ``mlsys-cache-<uid>`` made in a
+    shared temporary directory by someone else), could hold a pickle that runs code.
+    """
+    if not hasattr(os, "getuid"):  # pragma: no cover - Windows: per-user profile dirs
+        return True
+    stat = path.stat()
+    return stat.st_uid == os.getuid() and not stat.st_mode & 0o002
 
 
 def _definitions_text() -> str:

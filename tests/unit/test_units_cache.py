@@ -61,3 +61,16 @@ def test_registry_without_cache_is_the_same_registry():
     assert bare.Quantity(3.35, "TB/s").m_as("GB/s") == pytest.approx(3350.0)
     assert bare.Quantity(2, "tCO2e").m_as("kgCO2e") == pytest.approx(2000.0)
     assert bare.Quantity(1, "PFLOP").m_as("flop") == pytest.approx(1e15)
+
+
+def test_a_directory_others_can_write_is_not_used(tmp_path, monkeypatch, fresh_cache_dir):
+    # The registry is unpickled from the cache: a world-writable directory (another
+    # user's mlsys-cache-<uid> planted in a shared /tmp) must not be trusted.
+    shared = tmp_path / "shared"
+    (shared / "mlsys").mkdir(parents=True)
+    (shared / "mlsys").chmod(0o777)
+    monkeypatch.setenv("MLSYS_CACHE_DIR", str(shared))
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    assert fresh_cache_dir() == tmp_path / "tmp" / f"mlsys-cache-{uid}"
+    assert (tmp_path / "tmp" / f"mlsys-cache-{uid}").stat().st_mode & 0o777 == 0o700
