@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlsys.core.catalog import Fabrics, Models, Nodes
+from mlsys.core.catalog import Fabrics, Hardware, Models, Nodes
 from mlsys.core.formulas.transformer import training_flops_per_token
 from mlsys.core.solvers.distributed import DistributedModel, build_problem
-from mlsys.core.types import Fleet, TransformerWorkload
+from mlsys.core.types import Fabric, Fleet, Node, TransformerWorkload
 from mlsys.validation._case import Case, assumptions_of, load_data, records
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "llama3_solve",
     "mtnlg_solve",
     "narayanan_solve",
+    "neox_solve",
     "opt_solve",
     "other_run_cases",
 ]
@@ -266,14 +267,17 @@ def _llama3() -> list[Case]:
     return out
 
 
-def bridge_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
+def bridge_solve(row: dict, section: str = "bridge", **overrides: Any) -> tuple[Any, Fleet]:
     """DistributedModel's result for one Megatron-Bridge performance-summary row, and its
     fleet (the row's own layout: FSDP, TP, PP, CP, VP, micro-batch, global batch).
 
     Parameters
     ----------
     row : dict
-        A row of ``records("training", "bridge")``.
+        A row of ``records("training", section)``.
+    section : str
+        ``"bridge"`` (the 25.11 summary) or ``"bridge_archive"`` (later releases' rows,
+        set up the same way).
     **overrides
         Keyword arguments of :meth:`DistributedModel.solve` to change (a what-if, e.g.
         ``grad_dtype="fp32"``).
@@ -283,7 +287,7 @@ def bridge_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
     tuple
         The DistributedResult and the fleet it ran on.
     """
-    b = load_data("training")["bridge"]
+    b = load_data("training")[section]
     node = Nodes[row["node"]]
     fleet = Fleet(node=node, count=row["gpus"] // node.accelerators_per_node,
                   fabric=Fabrics[b["fabric"]])  # fmt: skip
@@ -306,14 +310,19 @@ def bridge_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
 
 def _bridge_name(row: dict, fleet: Fleet) -> str:
     model = Models[row["model"]].display_name
-    return f"{model} FP8 on {row['gpus']} {fleet.accelerator.name} (Megatron-Bridge)"
+    gpus = f"{row['gpus']} {fleet.accelerator.name}"
+    if "release" not in row:
+        return f"{model} FP8 on {gpus} (Megatron-Bridge)"
+    task = "" if row["task"] == "pretrain" else f" {row['task']}"
+    return (f"{model} FP8{task} on {gpus}, batch {row['global_batch']} "
+            f"(Megatron-Bridge {row['release']})")  # fmt: skip
 
 
-def _bridge() -> list[Case]:
-    b = load_data("training")["bridge"]
+def _bridge(section: str = "bridge") -> list[Case]:
+    b = load_data("training")[section]
     out = []
-    for row in records("training", "bridge"):
-        res, fleet = bridge_solve(row)
+    for row in records("training", section):
+        res, fleet = bridge_solve(row, section)
         got = res.si("tokens_per_second") / row["gpus"]
         key = f"{row['model']}/{row['node']}/{row['gpus']}"
         issue = b.get("open_issues", {}).get(key, "")
@@ -332,19 +341,24 @@ def _bridge() -> list[Case]:
     return out
 
 
+def _bridge_rows() -> list[tuple[str, dict]]:
+    return [(sec, row) for sec in ("bridge", "bridge_archive") for row in records("training", sec)]
+
+
 def layout_fit_cases() -> list[Case]:
     """Layouts that ran in production must fit: memory needed per GPU over the memory the
     device exposes, judged one-sided (at most 1).
 
-    Every Megatron-Bridge performance-summary row is such a layout; among them Llama 3 70B
+    Every Megatron-Bridge performance-summary row (25.11 and the later releases' rows)
+    is such a layout; among them Llama 3 70B
     FP8 on 64 H100 (TP 4, PP 8, VP 5, global batch 128, sequence 8192), which needs about
     78 GB of the 85.5 GB an H100 exposes (it came out "does not fit" while the catalog
     read "80 GB" as 80e9 bytes).
     """
-    b = load_data("training")["bridge"]
     out = []
-    for row in records("training", "bridge"):
-        res, fleet = bridge_solve(row)
+    for section, row in _bridge_rows():
+        b = load_data("training")[section]
+        res, fleet = bridge_solve(row, section)
         need = res.memory_per_accelerator.si("total")
         exposed = fleet.accelerator.memory_bytes
         out.append(
@@ -388,6 +402,53 @@ def _bloom() -> Case:
     )  # fmt: skip
 
 
+def neox_solve() -> tuple[Any, Fleet]:
+    """DistributedModel's result for GPT-NeoX-20B's layout (Black et al. 2022; the run's
+    ``configs/20B.yml``), and its fleet: twelve 8 x A100 40GB servers whose four HDR
+    HCAs give each GPU half a DGX A100's network bandwidth.
+
+    Returns
+    -------
+    tuple
+        The DistributedResult and the fleet it ran on.
+    """
+    c = load_data("training")["neox"]
+    base = Nodes.DGX_A100
+    node = Node(
+        **{
+            **base.model_dump(),
+            "name": "GPT-NeoX-20B server",
+            "accelerator": Hardware.A100_40GB,
+            "intra_fabric": base.intra_fabric,
+        }
+    )
+    fabric = Fabric(**{**Fabrics.IB_HDR.model_dump(), "name": "IB_HDR, 4 HCAs per 8 GPUs",
+                       "bandwidth": c["nic_bandwidth"]})  # fmt: skip
+    fleet = Fleet(node=node, count=c["gpus"] // node.accelerators_per_node, fabric=fabric)
+    model = _gpt(c["layers"], c["hidden"], c["heads"], c["vocab"], c["seq_len"],
+                 tied_embeddings=False)  # fmt: skip
+    dp = c["gpus"] // (c["tp"] * c["pp"])
+    res = DistributedModel().solve(
+        model, fleet, batch_size=dp * c["micro_batch"] * c["microbatches"], precision="fp16",
+        tp_size=c["tp"], pp_size=c["pp"], microbatch_count=c["microbatches"], zero_stage=1,
+        recompute="full", flash_attention=False,
+        grad_accumulation_fusion=c["grad_accumulation_fusion"], pipeline_p2p=c["pipeline_p2p"],
+    )  # fmt: skip
+    return res, fleet
+
+
+def _neox() -> Case:
+    c = load_data("training")["neox"]
+    res, fleet = neox_solve()
+    return Case(
+        group=_GROUP_OTHER, name=f"GPT-NeoX-20B on {c['gpus']} A100 40GB",
+        quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
+        published=117.0, predicted=_hardware_tflops(res, fleet, "fp16"),
+        tolerance=c["tolerance"], basis="prediction", method="performance model",
+        citation=c["citation"], url=c["url"], note=c["note"], assumptions=assumptions_of(c),
+    )  # fmt: skip
+
+
 def opt_solve() -> tuple[Any, Fleet]:
     """DistributedModel's result for OPT-175B's layout (Zhang et al. 2022; metaseq's
     ``opt_baselines.py``), and its fleet."""
@@ -416,5 +477,7 @@ def _opt() -> Case:
 
 def other_run_cases() -> list[Case]:
     """Narayanan Table 1, MT-NLG 530B, Llama 3 405B, Megatron-Bridge's Llama 3 FP8 runs
-    on H100 and B200, BLOOM 176B and OPT-175B."""
-    return [*_narayanan(), *_mtnlg(), *_llama3(), *_bridge(), _bloom(), _opt()]
+    on H100 and B200 (25.11, and later releases' rows the model was not built against),
+    BLOOM 176B, GPT-NeoX-20B and OPT-175B."""
+    return [*_narayanan(), *_mtnlg(), *_llama3(), *_bridge(), *_bridge("bridge_archive"),
+            _bloom(), _neox(), _opt()]  # fmt: skip
