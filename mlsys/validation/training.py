@@ -24,6 +24,7 @@ __all__ = [
     "llama3_solve",
     "mtnlg_solve",
     "narayanan_solve",
+    "neox_logged_flops_per_token",
     "neox_solve",
     "opt_solve",
     "other_run_cases",
@@ -437,13 +438,59 @@ def neox_solve() -> tuple[Any, Fleet]:
     return res, fleet
 
 
+def neox_logged_flops_per_token(params: float, seq_len: int, hidden: int, layers: int) -> float:
+    """FLOPs per trained token as GPT-NeoX logged them when GPT-NeoX-20B was trained.
+
+    GPT-NeoX's ``get_flops`` (``megatron/logging.py`` until September 2023) counted
+    ``6·P`` for the weights (forward and backward, no recomputation, every parameter
+    including both embeddings) plus ``60·s·h·l`` for attention, whatever the
+    checkpointing; the paper's "117 teraFLOPS per GPU" is that count per second.
+
+    Parameters
+    ----------
+    params : float
+        Total parameters ``P`` (count), as ``get_total_params`` sums them over the
+        model-parallel ranks.
+    seq_len : int
+        Sequence length ``s`` (tokens).
+    hidden : int
+        Hidden size ``h`` (elements).
+    layers : int
+        Transformer layers ``l`` (count).
+
+    Returns
+    -------
+    float
+        FLOPs per token (FLOP/token).
+
+    References
+    ----------
+    EleutherAI/gpt-neox, ``megatron/logging.py`` at commit a42805b4 (12 April 2022),
+    ``get_flops``: ``ff = model.total_params * 6``, ``attn = seq_length * hidden_size *
+    num_layers * 60``, FLOP/s per GPU ``= train_batch_size * seq_length * (ff + attn) /
+    (iter_time_s * world_size)``; replaced by Megatron's Eq. 3 in PR 1044 (September
+    2023). Black et al. (2022), arXiv:2204.06745, Sec. 3.
+
+    Examples
+    --------
+    >>> round(neox_logged_flops_per_token(20_556_201_984, 2048, 6144, 44) / 1e11, 4)
+    1.5656
+    """
+    return 6.0 * params + 60.0 * seq_len * hidden * layers
+
+
 def _neox() -> Case:
     c = load_data("training")["neox"]
-    res, fleet = neox_solve()
+    res, _ = neox_solve()
+    model = _gpt(c["layers"], c["hidden"], c["heads"], c["vocab"], c["seq_len"],
+                 tied_embeddings=False)  # fmt: skip
+    per_token = neox_logged_flops_per_token(model.total_params, c["seq_len"], c["hidden"],
+                                            c["layers"])  # fmt: skip
+    got = res.si("tokens_per_second") / c["gpus"] * per_token / 1e12
     return Case(
         group=_GROUP_OTHER, name=f"GPT-NeoX-20B on {c['gpus']} A100 40GB",
-        quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
-        published=117.0, predicted=_hardware_tflops(res, fleet, "fp16"),
+        quantity="per-GPU FLOP rate (GPT-NeoX's logged count)", unit="TFLOP/s",
+        published=float(c["tflops_per_gpu"]), predicted=got,
         tolerance=c["tolerance"], basis="prediction", method="performance model",
         citation=c["citation"], url=c["url"], note=c["note"], assumptions=assumptions_of(c),
     )  # fmt: skip
