@@ -155,6 +155,7 @@ def mtnlg_solve(gpus: int) -> Any:
         recompute=m["recompute"], zero_stage=1, flash_attention=False,
         grad_accumulation_fusion=m["grad_accumulation_fusion"],
         pipeline_p2p=m["pipeline_p2p"],
+        overlap=False,  # DeepSpeed's engine reduces gradients after the batch (grad_reduce_source)
     )  # fmt: skip
 
 
@@ -387,6 +388,7 @@ def bloom_solve(recompute: str = "full") -> tuple[Any, Fleet]:
         zero_stage=1, recompute=recompute, flash_attention=False,
         grad_accumulation_fusion=b["grad_accumulation_fusion"],
         pipeline_p2p=b["pipeline_p2p"],
+        overlap=False,  # DeepSpeed's engine reduces gradients after the batch ([mtnlg])
     )  # fmt: skip
     return res, fleet
 
@@ -434,6 +436,7 @@ def neox_solve() -> tuple[Any, Fleet]:
         tp_size=c["tp"], pp_size=c["pp"], microbatch_count=c["microbatches"], zero_stage=1,
         recompute="full", flash_attention=False,
         grad_accumulation_fusion=c["grad_accumulation_fusion"], pipeline_p2p=c["pipeline_p2p"],
+        overlap=False,  # DeepSpeed's engine reduces gradients after the batch ([mtnlg])
     )  # fmt: skip
     return res, fleet
 
