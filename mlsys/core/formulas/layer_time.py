@@ -438,10 +438,9 @@ def linear_gemm_times(
     if gemm not in ("forward", "data", "weight"):
         raise ValueError(f"gemm must be 'forward', 'data' or 'weight', not {gemm!r}")
     e = bytes_per_element
-    q_dev = heads / tp * head_dim
-    kv_dev = _kv_heads_per_device(kv_heads, tp) * head_dim
-    f_dev = ffn_hidden / tp
-    up_width = 2.0 * f_dev if gated_mlp else f_dev
+    qkv, proj, up, down = _linear_widths(
+        hidden, heads, kv_heads, head_dim, ffn_hidden, gated_mlp, tp
+    )
     F, B = achievable_flops, bandwidth_Bps
 
     def one(n: Any, k: Any) -> Any:
@@ -451,12 +450,20 @@ def linear_gemm_times(
             return gemm_time(tokens, k, n, F, B, e, sm_count)
         return gemm_time(k, n, tokens, F, B, e, sm_count)
 
-    return (
-        one(q_dev + 2.0 * kv_dev, hidden),
-        one(hidden, q_dev),
-        one(up_width, hidden),
-        one(hidden, f_dev),
-    )
+    return one(*qkv), one(*proj), one(*up), one(*down)
+
+
+def _linear_widths(
+    hidden: Any, heads: Any, kv_heads: Any, head_dim: Any, ffn_hidden: Any, gated_mlp: Any, tp: Any
+) -> tuple[tuple[Any, Any], tuple[Any, Any], tuple[Any, Any], tuple[Any, Any]]:
+    """``(N, K)`` of the QKV, output-projection, MLP-up and MLP-down GEMMs on one device
+    (Megatron's column/row split over ``tp``; grouped K/V heads replicated when fewer
+    than ``tp``)."""
+    q_dev = heads / tp * head_dim
+    kv_dev = _kv_heads_per_device(kv_heads, tp) * head_dim
+    f_dev = ffn_hidden / tp
+    up_width = 2.0 * f_dev if gated_mlp else f_dev
+    return (q_dev + 2.0 * kv_dev, hidden), (hidden, q_dev), (up_width, hidden), (hidden, f_dev)
 
 
 _HASHABLE_SCALARS = frozenset({int, float, bool, type(None)})
@@ -494,10 +501,9 @@ def _linear_layer_parts(
     ``experts_run``)."""
     e = bytes_per_element
     ew = weight_bytes_per_element
-    q_dev = heads / tp * head_dim
-    kv_dev = _kv_heads_per_device(kv_heads, tp) * head_dim
-    f_dev = ffn_hidden / tp
-    up_width = 2.0 * f_dev if gated_mlp else f_dev
+    qkv, proj, up, down = _linear_widths(
+        hidden, heads, kv_heads, head_dim, ffn_hidden, gated_mlp, tp
+    )
     m_ffn = tokens if ffn_tokens is None else ffn_tokens
 
     def linear(m: Any, n: Any, k: Any) -> Any:
@@ -513,10 +519,10 @@ def _linear_layer_parts(
         return data + weight
 
     return (
-        linear(tokens, q_dev + 2.0 * kv_dev, hidden),
-        linear(tokens, hidden, q_dev),
-        experts_run * linear(m_ffn, up_width, hidden),
-        experts_run * linear(m_ffn, hidden, f_dev),
+        linear(tokens, *qkv),
+        linear(tokens, *proj),
+        experts_run * linear(m_ffn, *up),
+        experts_run * linear(m_ffn, *down),
     )
 
 
