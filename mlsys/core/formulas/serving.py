@@ -40,6 +40,7 @@ __all__ = [
     "tensor_parallel_allreduce_bytes",
     "decode_kv_reads",
     "decode_kv_reread_bytes",
+    "engine_step_time",
     "paged_kv_blocks",
     "paged_kv_waste_fraction",
     "littles_law_concurrency",
@@ -643,3 +644,63 @@ def max_sequences_in_memory(
     """
     per_seq = np.multiply(kv_bytes_per_token, tokens_per_sequence)
     return _ret(np.floor(np.maximum(np.divide(free_bytes, per_seq), 0.0)))
+
+
+def engine_step_time(
+    device_step_s: ArrayLike, host_step_s: ArrayLike, overlapped: bool = False
+) -> ArrayLike:
+    """Wall time of one engine iteration: the device's kernels and the engine's host work.
+
+    Every iteration of an iteration-level scheduler (a prefill pass or a decode step)
+    has host work around the device's kernels: scheduling the batch, building the
+    step's input metadata, copying the sampled tokens back and turning them into
+    per-request outputs. An engine whose loop is synchronous waits for a step's sampled
+    tokens before it schedules and launches the next, so the device idles through that
+    work and ``t = t_dev + t_host``. An engine that schedules one step ahead (overlap
+    scheduling) prepares step ``n + 1`` while the device runs step ``n``, so the host
+    work is hidden up to the device's time: ``t = max(t_dev, t_host)``.
+
+    Parameters
+    ----------
+    device_step_s : float or ndarray
+        Seconds of device work of the iteration (its kernels and collectives).
+    host_step_s : float or ndarray
+        Seconds of host work the engine does per iteration (the part the engine runs
+        between two launches, measured for that engine and version).
+    overlapped : bool
+        The engine schedules one step ahead (default ``False``: a synchronous loop).
+
+    Returns
+    -------
+    float or ndarray
+        Seconds per iteration.
+
+    References
+    ----------
+    Yu et al. (2022), "Orca: A Distributed Serving System for Transformer-Based
+    Generative Models", OSDI (the iteration-level scheduling loop); vLLM RFC 6854
+    (2024), "Multi-Step Scheduling": in a synchronous loop the GPU waits each step for the
+    sampled tokens' copy to the host, their conversion to Python objects, the next
+    step's input metadata and the scheduler; Zhu et al. (2024), "NanoFlow",
+    arXiv:2408.12757, and the SGLang v0.4 release post (LMSYS, 2024-12-04,
+    "zero-overhead batch scheduler"): the scheduler runs one batch ahead, so the
+    device does not wait for it.
+
+    Examples
+    --------
+    A 5.0 ms decode step with 1.5 ms of host work takes 6.5 ms in a synchronous loop and
+    5.0 ms when the engine schedules one step ahead; 7 ms of host work would then set
+    the pace on its own.
+
+    >>> round(engine_step_time(5.0e-3, 1.5e-3), 6), engine_step_time(5.0e-3, 1.5e-3, True)
+    (0.0065, 0.005)
+    >>> engine_step_time(5.0e-3, 7.0e-3, overlapped=True)
+    0.007
+    """
+    if overlapped:
+        if np.ndim(device_step_s) == 0 and np.ndim(host_step_s) == 0:
+            return float(max(device_step_s, host_step_s))
+        return _ret(np.maximum(device_step_s, host_step_s))
+    if np.ndim(device_step_s) == 0 and np.ndim(host_step_s) == 0:
+        return float(device_step_s + host_step_s)
+    return _ret(np.add(device_step_s, host_step_s))

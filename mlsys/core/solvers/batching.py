@@ -66,6 +66,7 @@ from mlsys.core.solvers.serving import (
     _flag,
     _gb,
     _heads_per_block,
+    _host_step,
     _Plan,
     _plan,
     _prefill,
@@ -446,6 +447,8 @@ class ContinuousBatchingModel:
         price_per_accelerator_hour: Any = None,
         decode_attention_heads_per_block: int | None = None,
         gate_up_fused: bool = True,
+        host_time_per_step: Any = 0.0,
+        host_overlap: bool = False,
     ) -> ContinuousBatchingResult:
         """Steady state at one arrival rate (and, given targets, the SLO capacity).
 
@@ -486,6 +489,12 @@ class ContinuousBatchingModel:
             As for :meth:`ServingModel.solve`: the engine runs a gated MLP's gate and
             up projections as one GEMM (default) or as two (``False``, lmdeploy v0.1
             with 16-bit weights).
+        host_time_per_step : float, str or Quantity
+            As for :meth:`ServingModel.solve`: the engine's host work per iteration of
+            its loop, in seconds (default 0), added to every decode step and prefill.
+        host_overlap : bool
+            As for :meth:`ServingModel.solve`: the engine schedules one step ahead, so
+            its host work costs time only where it exceeds the device step.
         ttft_slo, itl_slo : float or Quantity [s], optional
             Latency targets for the SLO search (either or both).
         price_per_accelerator_hour : float or Quantity [USD/hour], optional
@@ -536,6 +545,8 @@ class ContinuousBatchingModel:
             mu,
             _heads_per_block(decode_attention_heads_per_block),
             _flag(gate_up_fused, "gate_up_fused"),
+            _host_step(host_time_per_step),
+            _flag(host_overlap, "host_overlap"),
         )
 
         o_mean = outputs.mean

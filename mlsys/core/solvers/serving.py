@@ -80,7 +80,11 @@ from mlsys.core.formulas.layer_time import (
     transformer_layer_time,
 )
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
-from mlsys.core.formulas.serving import decode_kv_reads, decode_kv_reread_bytes
+from mlsys.core.formulas.serving import (
+    decode_kv_reads,
+    decode_kv_reread_bytes,
+    engine_step_time,
+)
 from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.provenance import record
@@ -411,6 +415,8 @@ class _Plan:
     kv_heads_dev: float  # KV heads on one device (split by tp, or one replica each)
     kv_reads: float  # times the decode-attention kernel reads each KV head per step
     gate_up_split: bool  # the engine runs a gated MLP's gate and up as two GEMMs
+    host_step: float  # the engine's host work per iteration, seconds
+    host_overlap: bool  # the engine schedules one step ahead (hides host work)
     weights_dev: float
     mem_avail: float  # bytes for weights + KV + activations
     mem_total: float
@@ -636,6 +642,9 @@ def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
         + _lm_head(plan, n_seq)
     )
     time = compute + tp_comm + pp_comm
+    if plan.host_step:
+        # the pass is one iteration of the engine's loop, with its host work
+        time = engine_step_time(time, plan.host_step, plan.host_overlap)
     return time, flops, bytes_, tp_comm, pp_comm, plan.pp * tc, plan.pp * tm
 
 
@@ -664,6 +673,8 @@ def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
     pp_comm = (p - 1) * (plan.p2p0 + plan.p2p1 * m) if p > 1 else 0.0
     cycles = micro if micro > p else float(p)
     itl = cycles * (t_stage + tp_stage) + pp_comm
+    if plan.host_step:
+        itl = engine_step_time(itl, plan.host_step, plan.host_overlap)
     return (
         itl,
         flops_mb * micro,
@@ -753,6 +764,8 @@ def _plan(
     memory_utilization: float | None,
     heads_per_block: int | None = None,
     gate_up_fused: bool = True,
+    host_step: float = 0.0,
+    host_overlap: bool = False,
 ) -> _Plan:
     objects = (model, hardware, fabric)
     values = (
@@ -765,6 +778,8 @@ def _plan(
         memory_utilization,
         heads_per_block,
         gate_up_fused,
+        host_step,
+        host_overlap,
     )
     hit = _PLANS.get(objects, values)
     if hit is not MISSING:
@@ -782,6 +797,8 @@ def _plan(
         memory_utilization,
         heads_per_block,
         gate_up_fused,
+        host_step,
+        host_overlap,
     )
     _PLANS.put(objects, values, plan)
     return plan
@@ -800,6 +817,8 @@ def _build_plan(
     memory_utilization,
     heads_per_block=None,
     gate_up_fused=True,
+    host_step=0.0,
+    host_overlap=False,
 ) -> _Plan:
     if not isinstance(model, TransformerWorkload):
         raise ParameterError(
@@ -916,6 +935,8 @@ def _build_plan(
         kv_heads_dev=kv_heads_dev,
         kv_reads=kv_reads,
         gate_up_split=not gate_up_fused,
+        host_step=host_step,
+        host_overlap=host_overlap,
         weights_dev=(shape.total_params * wb + shape.head_params * (head_bytes - wb)) / (tp * pp),
         head_bytes=head_bytes,
         head_flops=head_flops,
@@ -961,6 +982,11 @@ def _heads_per_block(value: Any) -> int | None:
     if value is None:
         return None
     return _count(value, "decode_attention_heads_per_block")
+
+
+def _host_step(value: Any) -> float:
+    """``host_time_per_step``: seconds of host work per engine iteration, >= 0."""
+    return as_si(value, "s", "host_time_per_step")
 
 
 def _gb(x: float) -> str:
@@ -1021,6 +1047,8 @@ class ServingModel:
         memory_utilization: float | None = DEFAULT_MEMORY_UTILIZATION,
         decode_attention_heads_per_block: int | None = None,
         gate_up_fused: bool = True,
+        host_time_per_step: Any = 0.0,
+        host_overlap: bool = False,
     ) -> ServingResult:
         """Solve one serving configuration.
 
@@ -1077,6 +1105,19 @@ class ServingModel:
             width ``f/t`` and one more kernel per layer, as lmdeploy v0.1's TurboMind
             runs 16-bit weights (``LlamaFfnLayer``: ``w1`` and ``w3`` apart; only INT4
             weights load the fused ``w13``).
+        host_time_per_step : float, str or Quantity
+            Host work the engine does in every iteration of its loop (scheduling, the
+            step's input metadata, the sampled tokens' copy to the host and their
+            processing), in seconds (default 0). A property of the engine and its
+            version, to be taken from a measurement of that engine: it is added to every
+            prefill pass and decode step
+            (:func:`mlsys.core.formulas.serving.engine_step_time`). The library knows
+            no engine's figure, so the default charges none.
+        host_overlap : bool
+            The engine schedules one step ahead of the device (SGLang's overlap
+            scheduler, TensorRT-LLM's overlap scheduler), so its host work costs time
+            only where it exceeds the device step (default ``False``: a synchronous
+            loop, where it adds to every step).
 
         Returns
         -------
@@ -1112,6 +1153,8 @@ class ServingModel:
             mu,
             _heads_per_block(decode_attention_heads_per_block),
             _flag(gate_up_fused, "gate_up_fused"),
+            _host_step(host_time_per_step),
+            _flag(host_overlap, "host_overlap"),
         )
         result = _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
         return record(
