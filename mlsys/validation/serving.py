@@ -66,6 +66,8 @@ def _serve(row: dict):
         decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
         gate_up_fused=row.get("gate_up_fused", True),
         batched_prefill=row.get("batched_prefill", False),
+        host_time_per_step=row.get("host_time_per_step", 0.0),
+        host_overlap=row.get("host_overlap", False),
     )
     return res
 
@@ -167,6 +169,8 @@ def capacity_cases() -> list[Case]:
             max_num_seqs=row["max_num_seqs"],
             decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
             gate_up_fused=row.get("gate_up_fused", True),
+            host_time_per_step=row.get("host_time_per_step", 0.0),
+            host_overlap=row.get("host_overlap", False),
         )
         bound = row.get("bound_only", False)
         row_ = dict(row, batch_size=row["max_num_seqs"])

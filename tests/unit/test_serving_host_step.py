@@ -98,3 +98,17 @@ def test_bad_host_time_is_rejected(bad):
 def test_overlap_flag_must_be_boolean():
     with pytest.raises(ParameterError, match="host_overlap"):
         _llama8b(host_time_per_step=1e-3, host_overlap=1)
+
+
+def test_validation_rows_may_carry_the_engines_host_work():
+    # the validation loader passes a row's host_time_per_step (a measured engine figure)
+    from mlsys.validation.serving import _serve
+
+    row = dict(model="Llama3_8B", hardware="H200", precision="bf16", tp_size=1, **_VLLM_SHAPE)
+    base = _serve(row).si("itl")
+    assert _serve(dict(row, host_time_per_step=2e-3)).si("itl") == pytest.approx(
+        base + 2e-3, rel=1e-9
+    )
+    assert _serve(dict(row, host_time_per_step=2e-3, host_overlap=True)).si("itl") == (
+        pytest.approx(base, rel=1e-12)
+    )
