@@ -33,6 +33,18 @@ _SOURCES = {
         "latency-tests.json",
         "https://buildkite.com/vllm/performance-benchmark/builds/9515",
     ),
+    "vllm-nightly-h100": (
+        "vLLM performance benchmark (buildkite vllm/performance-benchmark build 9555, "
+        "the weeks of vLLM PR 9768), 'Latency tests' on 8xH100: benchmark_latency.py, batch 8, "
+        "32 prompt and 128 output tokens, mean end-to-end latency",
+        "https://buildkite.com/vllm/performance-benchmark/builds/9555",
+    ),
+    "vllm-nightly-a100": (
+        "vLLM performance benchmark (buildkite vllm/performance-benchmark build 9523, "
+        "the weeks of vLLM PR 9768), 'Latency tests' on A100-SXM4-80GB: benchmark_latency.py, "
+        "batch 8, 32 prompt and 128 output tokens, mean end-to-end latency",
+        "https://buildkite.com/vllm/performance-benchmark/builds/9523",
+    ),
     "nim": (
         "NVIDIA NIM LLM benchmarking guide, 'Performance': Llama-3.3-70b-instruct NIM 1.8.0, "
         "2 x H100 80G, fp8 TP2, AIPerf at concurrency 1",
