@@ -56,13 +56,13 @@ __all__ = [
 
 
 def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
-    from mlsys.validation import compute, memory, operations, parallelism, serving, training
+    from mlsys.validation import compute, memory, operations, parallelism, serving, tpu, training
 
     return {
         "memory": [memory.zero_cases, memory.activation_cases, training.layout_fit_cases],
         "compute": [compute.param_cases, compute.flop_cases],
         "parallelism": [parallelism.parallelism_cases],
-        "training": [training.korthikanti_cases, training.other_run_cases],
+        "training": [training.korthikanti_cases, training.other_run_cases, tpu.tpu_cases],
         "serving": [serving.latency_cases, serving.throughput_cases, serving.capacity_cases],
         "operations": [operations.carbon_cases, operations.reliability_cases],
     }
