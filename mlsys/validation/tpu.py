@@ -169,26 +169,30 @@ def maxtext_model(scale: int) -> TransformerWorkload:
     )  # fmt: skip
 
 
-def maxtext_solve(row: dict) -> tuple[Any, Fleet]:
-    """DistributedModel's result for one row of MaxText's v5p table, and its fleet.
+def maxtext_solve(row: dict, section: str = "maxtext") -> tuple[Any, Fleet]:
+    """DistributedModel's result for one row of a MaxText table, and its fleet.
 
     Parameters
     ----------
     row : dict
-        A row of ``records("tpu", "maxtext")``.
+        A row of ``records("tpu", section)``.
+    section : str
+        ``"maxtext"`` (the TPU v5p table) or ``"maxtext_v5e"`` (the TPU v5e table); the
+        section names the catalog host and ICI fabric.
 
     Returns
     -------
     tuple
-        The DistributedResult and the fleet (one slice of 4-chip v5p hosts on the ICI).
+        The DistributedResult and the fleet (one slice of TPU hosts on its ICI torus).
     """
-    node = Nodes.TPU_V5P_HOST
+    m = load_data("tpu")[section]
+    node = Nodes[m["node"]]
     fleet = Fleet(node=node, count=row["chips"] // node.accelerators_per_node,
-                  fabric=Fabrics.TPU_ICI_V5P)  # fmt: skip
+                  fabric=Fabrics[m["fabric"]])  # fmt: skip
     res = DistributedModel().solve(
         maxtext_model(row["scale"]), fleet, batch_size=row["per_device_batch"] * row["chips"],
         tp_size=row["tp"], zero_stage=3, recompute=_REMAT[row["remat"]],
-        sequence_parallel=True, microbatch_count=1, flash_attention=True,
+        sequence_parallel=row["tp"] > 1, microbatch_count=1, flash_attention=True,
     )  # fmt: skip
     return res, fleet
 
@@ -236,12 +240,22 @@ def maxtext_flops_per_token(
     return 6.0 * params + 6.0 * layers * heads * head_dim * seq_len
 
 
-def maxtext_cases() -> list[Case]:
-    """MaxText's v5p table, one slice per row: model TFLOP/s per chip on MaxText's count."""
-    m = load_data("tpu")["maxtext"]
+def maxtext_cases(section: str = "maxtext") -> list[Case]:
+    """One MaxText table, one slice per row: model TFLOP/s per chip on MaxText's count.
+
+    Parameters
+    ----------
+    section : str
+        ``"maxtext"`` (TPU v5p) or ``"maxtext_v5e"`` (TPU v5e).
+
+    Returns
+    -------
+    list of Case
+    """
+    m = load_data("tpu")[section]
     out = []
-    for row in records("tpu", "maxtext"):
-        res, _ = maxtext_solve(row)
+    for row in records("tpu", section):
+        res, _ = maxtext_solve(row, section)
         model = maxtext_model(row["scale"])
         per_token = maxtext_flops_per_token(model.total_params, model.layers, model.heads,
                                             model.head_dim, model.seq_len)  # fmt: skip
@@ -250,7 +264,7 @@ def maxtext_cases() -> list[Case]:
         out.append(
             Case(
                 group="Training: TPU runs",
-                name=f"MaxText {row['scale']}B on {row['chips']} TPU v5p ({row['slice']})",
+                name=f"MaxText {row['scale']}B on {row['chips']} {m['device']} ({row['slice']})",
                 quantity="per-chip model FLOP rate (MaxText's count)", unit="TFLOP/s",
                 published=float(row["tflops_per_chip"]), predicted=got,
                 tolerance=m["tolerance"], basis="prediction", method="performance model",
@@ -263,5 +277,5 @@ def maxtext_cases() -> list[Case]:
 
 
 def tpu_cases() -> list[Case]:
-    """PaLM 540B on TPU v4 and MaxText's single-slice TPU v5p rows."""
-    return [*palm_cases(), *maxtext_cases()]
+    """PaLM 540B on TPU v4 and MaxText's single-slice TPU v5p and v5e rows."""
+    return [*palm_cases(), *maxtext_cases(), *maxtext_cases("maxtext_v5e")]

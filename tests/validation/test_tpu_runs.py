@@ -27,6 +27,7 @@ DATA = load_data("tpu")
 PALM = DATA["palm"]
 MT = DATA["maxtext"]
 MT_ROWS = records("tpu", "maxtext")
+V5E_ROWS = records("tpu", "maxtext_v5e")
 
 
 # -- PaLM 540B ------------------------------------------------------------------------------
@@ -76,14 +77,21 @@ def test_maxtext_shapes_follow_the_scale_rule_and_match_the_names():
         maxtext_shape(48, MT)
 
 
-def test_maxtext_rows_are_consistent_with_the_slice_and_peak():
-    peak = Hardware.TPU_V5P.peak_flops_s("bf16")
-    assert peak == pytest.approx(459e12)
-    for row in MT_ROWS:
-        # v5p-N counts TensorCores, two per chip
-        assert row["chips"] == int(row["slice"].split("-")[1]) // 2
-        # the table's MFU is its TFLOP/sec/chip over the 459 TFLOP/s peak
-        assert row["tflops_per_chip"] * 1e12 / peak == pytest.approx(row["mfu"], abs=1.5e-3)
+@pytest.mark.parametrize(
+    ("section", "device", "peak_tflops"),
+    [("maxtext", "TPU_V5P", 459), ("maxtext_v5e", "TPU_V5E", 197)],
+)
+def test_maxtext_rows_are_consistent_with_the_slice_and_peak(section, device, peak_tflops):
+    peak = Hardware[device].peak_flops_s("bf16")
+    assert peak == pytest.approx(peak_tflops * 1e12)
+    per_chip = DATA[section]["tensorcores_per_chip"]  # v5p: 2 TensorCores a chip, v5e: 1
+    for row in records("tpu", section):
+        # v5p-N / v5e-N count TensorCores
+        assert row["chips"] == int(row["slice"].split("-")[1]) // per_chip
+        # the table's MFU is its TFLOP/sec/chip over the chip's peak (TFLOP/s printed to
+        # the unit: +-0.5 of peak_tflops)
+        rounding = 0.5 / peak_tflops + 5e-5
+        assert row["tflops_per_chip"] * 1e12 / peak == pytest.approx(row["mfu"], abs=rounding)
 
 
 def test_maxtext_flop_count_is_papers_appendix_b_with_causal_attention():
@@ -93,15 +101,48 @@ def test_maxtext_flop_count_is_papers_appendix_b_with_causal_attention():
     assert maxtext_flops_per_token(m.total_params, 32, 32, 256, 2048) == pytest.approx(expected)
 
 
-def test_full_remat_rows_need_a_higher_matmul_fraction_than_the_default():
-    # The 512B row's open issue: MFU 0.64 with the whole forward recomputed is more
-    # hardware FLOP/s than the default TPU matmul fraction allows
+def _jax_rerun_share(m) -> float:
+    # Under full rematerialisation JAX recomputes only the residuals the backward pass
+    # consumes: a matmul's backward needs its input, not its output, so the attention and
+    # MLP output projections (whose outputs feed only the residual sum) are not rerun.
+    # Rerun: QKV (3 h d_attn, MHA) and the MLP up-projection (h f); of 4 h d_attn + 2 h f.
+    d_attn = m.heads * m.head_dim
+    return (3 * d_attn + m.ffn_hidden) / (4 * d_attn + 2 * m.ffn_hidden)
+
+
+def test_full_remat_rows_need_the_jax_rerun_count_or_a_higher_matmul_fraction():
+    # The 512B row's open issue, derived: at MFU 0.64 with the whole forward rerun the
+    # chip would sustain more than the default TPU matmul fraction allows; with JAX's
+    # rerun of only what the backward consumes it sustains about the default.
     (row,) = [r for r in MT_ROWS if r["scale"] == 512]
     res, _ = maxtext_solve(row)
-    hardware_over_model = res.hfu / res.mfu  # mlsys's own recompute count
-    assert hardware_over_model == pytest.approx(4 / 3, rel=0.03)
-    implied_hfu = row["mfu"] * hardware_over_model
-    assert implied_hfu > 0.84 > default_efficiency(Hardware.TPU_V5P, "bf16")
+    assert res.hfu / res.mfu == pytest.approx(4 / 3, rel=0.03)  # mlsys: whole forward rerun
+    default = default_efficiency(Hardware.TPU_V5P, "bf16")
+    assert row["mfu"] * res.hfu / res.mfu > 0.84 > default
+    m = maxtext_model(512)
+    share = _jax_rerun_share(m)
+    assert share == pytest.approx((3 * 16384 + 65536) / (4 * 16384 + 2 * 65536))  # 0.583
+    n_layers = m.layers * (4 * m.hidden * m.heads * m.head_dim + 2 * m.hidden * m.ffn_hidden)
+    s, att = m.seq_len, m.layers * m.heads * m.head_dim
+    model = 6 * m.total_params + 6 * att * s  # MaxText's count (causal attention)
+    hardware = model + 2 * share * n_layers + 2 * att * s  # + rerun matmuls and attention
+    assert row["mfu"] * hardware / model == pytest.approx(default, abs=0.03)
+
+
+V5E_FSDP = [r for r in V5E_ROWS if r["tp"] == 1]
+
+
+@pytest.mark.parametrize("row", V5E_FSDP, ids=[f"{r['scale']}B" for r in V5E_FSDP])
+def test_v5e_fsdp_rows_imply_more_than_the_default_on_the_whole_rerun_count(row):
+    # The pure-FSDP v5e rows (no tensor-parallel traffic) are pessimistic beyond 10%, and
+    # on mlsys's whole-forward rerun their published rate implies more hardware FLOP/s
+    # than the default TPU matmul fraction: the rerun count, not the network, is in doubt
+    name = f"MaxText {row['scale']}B on 256 TPU v5e"
+    (case,) = [c for c in tpu_cases() if c.name.startswith(name)]
+    assert case.rel_error < -0.10
+    res, _ = maxtext_solve(row, "maxtext_v5e")
+    assert res.si("tp_communication_time") == 0.0
+    assert row["mfu"] * res.hfu / res.mfu > default_efficiency(Hardware.TPU_V5E, "bf16")
 
 
 def test_the_two_1024b_slices_are_the_same_per_chip_work_to_mlsys():
@@ -115,4 +156,4 @@ def test_the_two_1024b_slices_are_the_same_per_chip_work_to_mlsys():
 def test_tpu_cases_are_in_the_training_suite():
     names = {c.name for c in run_group("training") if c.group == "Training: TPU runs"}
     assert names == {c.name for c in tpu_cases()}
-    assert len(names) == 1 + len(MT_ROWS)
+    assert len(names) == 1 + len(MT_ROWS) + len(V5E_ROWS)
