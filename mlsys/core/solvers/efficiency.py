@@ -23,8 +23,16 @@ The fractions are **estimates**, chosen to sit inside published measurements:
   records (``Accelerator.matmul_ceiling``) it scales with that ceiling over the A100's
   (:data:`REFERENCE_MATMUL_CEILING`): the share of the single-GEMM ceiling a run
   sustains (0.75/0.859 = 0.87) is what the fit measured, and the ceiling is the
-  device's. An H100 thus gets 0.75 × 0.801/0.859 = 0.70, a B200 0.68. TPUs' systolic
-  arrays are fed by the XLA compiler and sustain a similar 0.75.
+  device's. An H100 thus gets 0.75 × 0.801/0.859 = 0.70, a B200 0.68. TPUs keep 0.75
+  (the catalog has no measured TPU matmul ceiling), and published TPU runs that no
+  default was set on agree with it (:mod:`mlsys.validation.tpu`): MaxText's TPU v5p
+  runs with selective rematerialisation (AI-Hypercomputer/maxtext, ``configs/v5p``
+  README, December 2023: 32B-256B at 67-71% MFU) come out 4% slow to 3% fast, and PaLM
+  540B on 6144 TPU v4 (Chowdhery et al. 2022) 6% fast. MaxText's full-rematerialisation
+  runs (v5p 512B-1024B, v5e 16B-128B) imply 0.74-0.89 of peak in hardware FLOPs if the
+  whole forward pass were rerun, but 0.66-0.80 on JAX's count (only the residuals the
+  backward consumes are recomputed: not the attention and MLP output projections), so
+  they argue for that rerun count rather than a larger fraction.
   Solvers that know the shape of each GEMM (ServingModel, ContinuousBatchingModel:
   :mod:`mlsys.core.formulas.gemm`) multiply this fraction by the GEMM's own tile and
   wave quantisation and take each GEMM's own roofline, so thin per-device GEMMs run
