@@ -147,13 +147,20 @@ def maxtext_shape(scale: int, base: dict) -> dict[str, int]:
     }
 
 
-def maxtext_model(scale: int) -> TransformerWorkload:
-    """The MaxText v5p benchmark model of ``global_parameter_scale = scale``.
+_BASE_KEYS = ("base_emb_dim", "base_num_heads", "base_mlp_dim", "base_num_decoder_layers")
+
+
+def maxtext_model(scale: int, base: dict | None = None) -> TransformerWorkload:
+    """The MaxText benchmark model of ``global_parameter_scale = scale``.
 
     Parameters
     ----------
     scale : int
-        ``global_parameter_scale`` (32 to 1024 in the v5p table).
+        ``global_parameter_scale`` (32 to 1024 in the v5p table, 16 to 128 in the v5e
+        table, 1 in the v4 scripts, which set the ``base_*`` sizes themselves).
+    base : dict, optional
+        ``base_*`` sizes that override ``base.yml``'s (``tpu.toml`` ``[maxtext]``), as a
+        launch script passes them (elements, heads, elements, layers).
 
     Returns
     -------
@@ -162,11 +169,16 @@ def maxtext_model(scale: int) -> TransformerWorkload:
         embeddings over 32,768 tokens, sequence 2048 (``tpu.toml`` ``[maxtext]``).
     """
     m = load_data("tpu")["maxtext"]
+    sizes = {**{k: m[k] for k in _BASE_KEYS}, **(base or {})}
     return TransformerWorkload(
         name=f"MaxText {scale}B", head_dim=m["head_dim"], vocab=m["vocab"],
         seq_len=m["seq_len"], gated_mlp=False, tied_embeddings=True, bias=False,
-        position_embedding="rope", **maxtext_shape(scale, m),
+        position_embedding="rope", **maxtext_shape(scale, sizes),
     )  # fmt: skip
+
+
+def _row_model(row: dict) -> TransformerWorkload:
+    return maxtext_model(row["scale"], {k: row[k] for k in _BASE_KEYS if k in row})
 
 
 def maxtext_solve(row: dict, section: str = "maxtext") -> tuple[Any, Fleet]:
@@ -177,8 +189,8 @@ def maxtext_solve(row: dict, section: str = "maxtext") -> tuple[Any, Fleet]:
     row : dict
         A row of ``records("tpu", section)``.
     section : str
-        ``"maxtext"`` (the TPU v5p table) or ``"maxtext_v5e"`` (the TPU v5e table); the
-        section names the catalog host and ICI fabric.
+        ``"maxtext"`` (TPU v5p), ``"maxtext_v5e"`` (TPU v5e) or ``"maxtext_v4"`` (TPU
+        v4); the section names the catalog host and ICI fabric.
 
     Returns
     -------
@@ -190,7 +202,7 @@ def maxtext_solve(row: dict, section: str = "maxtext") -> tuple[Any, Fleet]:
     fleet = Fleet(node=node, count=row["chips"] // node.accelerators_per_node,
                   fabric=Fabrics[m["fabric"]])  # fmt: skip
     res = DistributedModel().solve(
-        maxtext_model(row["scale"]), fleet, batch_size=row["per_device_batch"] * row["chips"],
+        _row_model(row), fleet, batch_size=row["per_device_batch"] * row["chips"],
         tp_size=row["tp"], zero_stage=3, recompute=_REMAT[row["remat"]],
         sequence_parallel=row["tp"] > 1, microbatch_count=1, flash_attention=True,
     )  # fmt: skip
@@ -246,7 +258,7 @@ def maxtext_cases(section: str = "maxtext") -> list[Case]:
     Parameters
     ----------
     section : str
-        ``"maxtext"`` (TPU v5p) or ``"maxtext_v5e"`` (TPU v5e).
+        ``"maxtext"`` (TPU v5p), ``"maxtext_v5e"`` (TPU v5e) or ``"maxtext_v4"`` (TPU v4).
 
     Returns
     -------
@@ -256,7 +268,7 @@ def maxtext_cases(section: str = "maxtext") -> list[Case]:
     out = []
     for row in records("tpu", section):
         res, _ = maxtext_solve(row, section)
-        model = maxtext_model(row["scale"])
+        model = _row_model(row)
         per_token = maxtext_flops_per_token(model.total_params, model.layers, model.heads,
                                             model.head_dim, model.seq_len)  # fmt: skip
         got = res.si("tokens_per_second") / row["chips"] * per_token / 1e12
@@ -264,7 +276,8 @@ def maxtext_cases(section: str = "maxtext") -> list[Case]:
         out.append(
             Case(
                 group="Training: TPU runs",
-                name=f"MaxText {row['scale']}B on {row['chips']} {m['device']} ({row['slice']})",
+                name=f"MaxText {row.get('label', str(row['scale']) + 'B')} on {row['chips']} "
+                f"{m['device']} ({row['slice']})",
                 quantity="per-chip model FLOP rate (MaxText's count)", unit="TFLOP/s",
                 published=float(row["tflops_per_chip"]), predicted=got,
                 tolerance=m["tolerance"], basis="prediction", method="performance model",
@@ -277,5 +290,6 @@ def maxtext_cases(section: str = "maxtext") -> list[Case]:
 
 
 def tpu_cases() -> list[Case]:
-    """PaLM 540B on TPU v4 and MaxText's single-slice TPU v5p and v5e rows."""
-    return [*palm_cases(), *maxtext_cases(), *maxtext_cases("maxtext_v5e")]
+    """PaLM 540B on TPU v4 and MaxText's single-slice TPU v5p, v5e and v4 rows."""
+    sections = ("maxtext", "maxtext_v5e", "maxtext_v4")
+    return [*palm_cases(), *(case for sec in sections for case in maxtext_cases(sec))]

@@ -28,6 +28,7 @@ PALM = DATA["palm"]
 MT = DATA["maxtext"]
 MT_ROWS = records("tpu", "maxtext")
 V5E_ROWS = records("tpu", "maxtext_v5e")
+V4_ROWS = records("tpu", "maxtext_v4")
 
 
 # -- PaLM 540B ------------------------------------------------------------------------------
@@ -99,7 +100,7 @@ def test_maxtext_shapes_follow_the_scale_rule_and_match_the_names():
 
 @pytest.mark.parametrize(
     ("section", "device", "peak_tflops"),
-    [("maxtext", "TPU_V5P", 459), ("maxtext_v5e", "TPU_V5E", 197)],
+    [("maxtext", "TPU_V5P", 459), ("maxtext_v5e", "TPU_V5E", 197), ("maxtext_v4", "TPU_V4", 275)],
 )
 def test_maxtext_rows_are_consistent_with_the_slice_and_peak(section, device, peak_tflops):
     peak = Hardware[device].peak_flops_s("bf16")
@@ -112,6 +113,27 @@ def test_maxtext_rows_are_consistent_with_the_slice_and_peak(section, device, pe
         # the unit: +-0.5 of peak_tflops)
         rounding = 0.5 / peak_tflops + 5e-5
         assert row["tflops_per_chip"] * 1e12 / peak == pytest.approx(row["mfu"], abs=rounding)
+
+
+def test_v4_scripts_set_the_sizes_directly():
+    # configs/v4/22b.sh and 52b.sh: global_parameter_scale 1 with base_* set, so the
+    # scale rule leaves them as given; the README names them 22B and 52B
+    for row, billions in zip(V4_ROWS, (22, 52), strict=True):
+        m = maxtext_model(1, {k: row[k] for k in row if k.startswith("base_")})
+        assert (m.hidden, m.heads, m.ffn_hidden, m.layers) == (
+            row["base_emb_dim"], row["base_num_heads"], row["base_mlp_dim"],
+            row["base_num_decoder_layers"])  # fmt: skip
+        assert m.total_params / 1e9 == pytest.approx(billions, rel=0.01)
+        assert row["label"] == f"{billions}B"
+
+
+def test_v4_full_remat_rows_sit_at_the_default_on_the_whole_rerun_count():
+    # unlike v5e/v5p, the v4 rows' published rate on mlsys's whole-forward rerun is the
+    # default fraction itself: the rerun count alone does not explain every TPU
+    for row in V4_ROWS:
+        res, _ = maxtext_solve(row, "maxtext_v4")
+        implied = row["mfu"] * res.hfu / res.mfu
+        assert implied == pytest.approx(default_efficiency(Hardware.TPU_V4, "bf16"), abs=0.01)
 
 
 def test_maxtext_flop_count_is_papers_appendix_b_with_causal_attention():
@@ -176,4 +198,4 @@ def test_the_two_1024b_slices_are_the_same_per_chip_work_to_mlsys():
 def test_tpu_cases_are_in_the_training_suite():
     names = {c.name for c in run_group("training") if c.group == "Training: TPU runs"}
     assert names == {c.name for c in tpu_cases()}
-    assert len(names) == 1 + len(MT_ROWS) + len(V5E_ROWS)
+    assert len(names) == 1 + len(MT_ROWS) + len(V5E_ROWS) + len(V4_ROWS)
