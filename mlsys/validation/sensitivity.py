@@ -454,6 +454,14 @@ CONSTANTS: tuple[Constant, ...] = (
         "per ring step); vllm-project/vllm PR 8558 (8 H100: 1.10 µs per step)",
     ),
     Constant(
+        "compute slowdown under overlapped collectives",
+        "mlsys.core.formulas.overlap",
+        "OVERLAPPED_COMPUTE_SLOWDOWN",
+        None,
+        "Lee et al. (2025), arXiv:2507.03114: 18.9% average (40.0% maximum) compute "
+        "slowdown while communication overlaps it, GPT and LLaMA steps on A100 and H100",
+    ),
+    Constant(
         "fixed time per kernel",
         "mlsys.core.formulas.overheads",
         "KERNEL_OVERHEAD_S",

@@ -22,6 +22,7 @@ __all__ = [
     "layout_fit_cases",
     "llama3_mfu",
     "llama3_solve",
+    "mosaic_solve",
     "mtnlg_solve",
     "narayanan_solve",
     "neox_logged_flops_per_token",
@@ -525,9 +526,76 @@ def _opt() -> Case:
     )  # fmt: skip
 
 
+_MOSAIC_FLEETS = {"h100_80gb": _H100_FLEET, "a100_80gb": _A100_FLEET}
+_MOSAIC_GPU_NAMES = {"h100_80gb": "H100", "a100_80gb": "A100 80GB"}
+
+
+def mosaic_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
+    """DistributedModel's result for one row of MosaicML llm-foundry's MPT benchmark
+    tables (eager PyTorch with FSDP FULL_SHARD), and its fleet.
+
+    The row's own layout: every GPU one FSDP (ZeRO-3) rank, its micro-batch and gradient
+    accumulation, full recomputation where the table says activation checkpointing,
+    bf16 under autocast, PyTorch's separate gradient-accumulation kernel, the fused
+    Triton attention kernel the benchmark ran (``[mosaic]`` of the training data file).
+
+    Parameters
+    ----------
+    row : dict
+        A row of ``records("training", "mosaic")``.
+    **overrides
+        Keyword arguments of :meth:`DistributedModel.solve` to change (a what-if).
+
+    Returns
+    -------
+    tuple
+        The DistributedResult and the fleet it ran on.
+    """
+    c = load_data("training")["mosaic"]
+    fleet = _fleet(row["gpus"], _MOSAIC_FLEETS[row["gpu"]])
+    model = _gpt(row["layers"], row["hidden"], row["heads"], c["vocab"], row["seq_len"])
+    kw: dict[str, Any] = dict(
+        batch_size=row["global_batch"], precision=c["precision"], seq_len=row["seq_len"],
+        microbatch_count=row["grad_accum"], zero_stage=3,
+        recompute="full" if row["act_ckpt"] else "none", flash_attention=True,
+        grad_accumulation_fusion=False, grad_dtype=c["grad_dtype"],
+    )  # fmt: skip
+    res = DistributedModel().solve(model, fleet, **{**kw, **overrides})
+    return res, fleet
+
+
+def _mosaic_key(row: dict) -> str:
+    return f"{row['model']}/{row['gpu']}/{row['gpus']}/{row['seq_len']}"
+
+
+def _mosaic() -> list[Case]:
+    c = load_data("training")["mosaic"]
+    out = []
+    for row in records("training", "mosaic"):
+        res, _ = mosaic_solve(row)
+        got = res.si("tokens_per_second")
+        key = _mosaic_key(row)
+        issue = c.get("open_issues", {}).get(key, "")
+        off = abs(got / row["tokens_per_s"] - 1) > 0.10
+        note = (c.get("notes", {}).get(key) or c["note_if_off"]) if off else ""
+        ckpt = ", act. checkpointing" if row["act_ckpt"] else ""
+        name = (f"MPT-{row['model'].upper()} on {row['gpus']} {_MOSAIC_GPU_NAMES[row['gpu']]}, "
+                f"seq {row['seq_len']}{ckpt} (llm-foundry FSDP)")  # fmt: skip
+        out.append(
+            Case(
+                group=_GROUP_OTHER, name=name, quantity="tokens/s", unit="token/s",
+                published=float(row["tokens_per_s"]), predicted=got,
+                tolerance=c["tolerance"], basis="prediction", method="performance model",
+                citation=c["citation"], url=c["url"], note=issue or note, open_issue=issue,
+                assumptions=assumptions_of(c),
+            )
+        )  # fmt: skip
+    return out
+
+
 def other_run_cases() -> list[Case]:
     """Narayanan Table 1, MT-NLG 530B, Llama 3 405B, Megatron-Bridge's Llama 3 FP8 runs
     on H100 and B200 (25.11, and later releases' rows the model was not built against),
-    BLOOM 176B, GPT-NeoX-20B and OPT-175B."""
+    BLOOM 176B, GPT-NeoX-20B, OPT-175B and MosaicML's MPT benchmarks (FSDP)."""
     return [*_narayanan(), *_mtnlg(), *_llama3(), *_bridge(), *_bridge("bridge_archive"),
-            _bloom(), _neox(), _opt()]  # fmt: skip
+            _bloom(), _neox(), _opt(), *_mosaic()]  # fmt: skip

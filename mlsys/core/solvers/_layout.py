@@ -85,7 +85,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   when the group spans nodes with several members per node. With ``overlap`` the
   reduction hides behind the backward pass of the last micro-batch (ZeRO-2: of every
   micro-batch; ZeRO-3: behind all compute) and the parameter all-gather behind the next
-  forward; what does not fit is exposed. With tied embeddings and a pipeline the
+  forward; what does not fit is exposed, and what is hidden slows the kernels it runs
+  beside by :data:`~mlsys.core.formulas.overlap.OVERLAPPED_COMPUTE_SLOWDOWN` of its
+  duration (18.9%, Lee et al. 2025, arXiv:2507.03114; charged in
+  ``dp_communication_time``). With tied embeddings and a pipeline the
   first and last stage then all-reduce the shared embedding's gradient (``V·h/t``
   elements at the gradient dtype), exposed (Megatron-LM ``train_step``,
   "backward-embedding-all-reduce"; Megatron-Core ``finalize_model_grads``).
@@ -141,7 +144,11 @@ from mlsys.core.formulas.memory import (
     zero_model_state_breakdown,
 )
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
-from mlsys.core.formulas.overlap import userbuffers_exposed_time
+from mlsys.core.formulas.overlap import (
+    OVERLAPPED_COMPUTE_SLOWDOWN,
+    overlap_slowdown_time,
+    userbuffers_exposed_time,
+)
 from mlsys.core.formulas.parallel import group_placement
 from mlsys.core.formulas.pipeline import interleaved_bubble_ratio
 from mlsys.core.formulas.transformer import training_flops_per_token
@@ -1255,8 +1262,13 @@ def evaluate(
         exposed = o.max(t_grad - grad_window, 0.0) + o.max(t_param - param_window, 0.0)
         # the two share the compute of ZeRO-3: never hide more than the compute itself
         exposed = o.where(z3, o.max(t_dp_total - compute_all, 0.0), exposed)
+        # what is hidden still slows the kernels it runs beside (NCCL takes SMs and HBM
+        # bandwidth): charged with the exposed part, the overlap fraction counts only
+        # the communication that shows
+        t_slow = overlap_slowdown_time(t_dp_total - exposed, OVERLAPPED_COMPUTE_SLOWDOWN)
     else:
         exposed = t_dp_total
+        t_slow = 0.0
     # ---- tied word embeddings under a pipeline: the first stage's input embedding and the
     # last stage's output layer are one matrix, so their gradients (V·h/t per rank) are
     # all-reduced between the two stages after the backward pass, synchronously, in every
@@ -1268,6 +1280,7 @@ def evaluate(
         exposed = exposed + t_emb
         t_dp_total = t_dp_total + t_emb
     overlap_fraction = o.where(t_dp_total > 0.0, 1.0 - exposed / o.max(t_dp_total, 1e-300), 0.0)
+    exposed = exposed + t_slow
     # ---- optimizer step: Adam over the locally owned (ZeRO-sharded) parameters -----------
     owned = psi_dense / o.where(z1, dp * ep * cp, 1.0) + psi_exp / o.where(z1, dp * cp, 1.0)
     t_opt = owned * P.opt_step_bytes / (P.hbm_bw * P.eta_m)
