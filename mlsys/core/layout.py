@@ -154,6 +154,13 @@ class TrainingLayout(BaseModel):
         Megatron sequence parallelism (no effect with ``tp = 1``).
     flash_attention : bool
         Fused attention that never writes the ``s×s`` scores to memory (default True).
+    attention_kernel : {"fused", "flash2"}
+        Which fused attention kernel (with ``flash_attention``): ``"fused"`` the device's
+        best measured one (cuDNN's on Hopper and later, as Transformer Engine calls it;
+        FlashAttention-2 on Ampere), ``"flash2"`` FlashAttention-2 or a kernel of its
+        generation on any device (eager PyTorch stacks of 2023: flash-attn 2, MosaicML's
+        Triton kernel), priced at its own measured fractions
+        (:data:`mlsys.core.formulas.gemm.HOPPER_FLASH_ATTENTION_2_FRACTIONS` on Hopper).
     grad_dtype : str or None
         Precision of the gradient buffers and their reduction (None: the default for
         the compute precision).
@@ -204,6 +211,7 @@ class TrainingLayout(BaseModel):
     recompute: Literal["none", "selective", "full"] = "none"
     sequence_parallel: bool = False
     flash_attention: bool = True
+    attention_kernel: Literal["fused", "flash2"] = "fused"
     grad_dtype: str | None = None
     tp_comm_overlap: bool = False
     cp_comm_type: Literal["p2p", "all_gather"] = "p2p"
@@ -275,6 +283,14 @@ class TrainingLayout(BaseModel):
         ):
             return bool(value)
         raise ParameterError(info.field_name, value, "True or False")
+
+    @field_validator("attention_kernel", mode="before")
+    @classmethod
+    def _attention_kernel(cls, value: Any) -> str:
+        key = value.lower().replace("-", "").replace("_", "") if isinstance(value, str) else value
+        if key not in ("fused", "flash2"):
+            raise ParameterError("attention_kernel", value, "'fused' or 'flash2'")
+        return key
 
     @field_validator("cp_comm_type", mode="before")
     @classmethod

@@ -62,6 +62,7 @@ __all__ = [
     "SPLIT_K_MIN_DEPTH",
     "FLASH_ATTENTION_FORWARD_FRACTION",
     "FLASH_ATTENTION_BACKWARD_FRACTION",
+    "HOPPER_FLASH_ATTENTION_2_FRACTIONS",
     "HOPPER_FUSED_ATTENTION_FRACTIONS",
     "gemm_flops",
     "gemm_bytes",
@@ -107,6 +108,15 @@ attention runs it (the kernel Transformer Engine, hence Megatron-LM and NeMo, ca
 600 and 518 of 989 TFLOP/s (Shah et al. 2024, "FlashAttention-3", arXiv:2407.08608,
 Fig. 5-6; FlashAttention-2 reaches only 370 and 318 there, FlashAttention-3 646 and
 559). The A100 fractions above are FlashAttention-2's own on Ampere."""
+
+HOPPER_FLASH_ATTENTION_2_FRACTIONS = (0.374, 0.322)
+"""Forward and backward fractions of the H100's dense 16-bit peak FlashAttention-2
+sustains (head dim 128, 8k tokens, no mask): 370 and 318 of 989 TFLOP/s (Shah et al.
+2024, "FlashAttention-3", arXiv:2407.08608, Fig. 5-6). FlashAttention-2 and kernels of
+its generation (MosaicML's Triton port among them) use Ampere's synchronous ``mma``
+instructions, not Hopper's asynchronous warpgroup GEMMs and TMA, so they reach a far
+smaller share of Hopper's doubled peak than cuDNN's kernel
+(:data:`HOPPER_FUSED_ATTENTION_FRACTIONS`)."""
 
 _SCALARS = frozenset(
     {int, float}

@@ -124,6 +124,8 @@ from mlsys.core.formulas._ops import ops as _ops
 from mlsys.core.formulas.gemm import (
     FLASH_ATTENTION_BACKWARD_FRACTION,
     FLASH_ATTENTION_FORWARD_FRACTION,
+    HOPPER_FLASH_ATTENTION_2_FRACTIONS,
+    HOPPER_FUSED_ATTENTION_FRACTIONS,
     attention_time,
 )
 from mlsys.core.formulas.layer_time import (
@@ -428,6 +430,15 @@ def _mlp_width_per_token(model: Any) -> float:
     ) / float(model.layers)
 
 
+def _flash2_fractions(best: tuple[float, float]) -> tuple[float, float]:
+    """FlashAttention-2's (forward, backward) fractions of peak on the device whose best
+    fused kernel reaches ``best``: its own measured ones on Hopper and later
+    (:data:`~mlsys.core.formulas.gemm.HOPPER_FLASH_ATTENTION_2_FRACTIONS`, Shah et al.
+    2024, Fig. 5-6), and the device's best elsewhere (on Ampere that is FlashAttention-2,
+    Dao 2023)."""
+    return HOPPER_FLASH_ATTENTION_2_FRACTIONS if best == HOPPER_FUSED_ATTENTION_FRACTIONS else best
+
+
 @identity_memo(objects=2)
 def build_problem(
     model: Any,
@@ -439,6 +450,7 @@ def build_problem(
     grad_dtype: str | None = None,
     flash_attention: bool | None = None,
     optimizer: str = "adam",
+    attention_kernel: str = "fused",
 ) -> Problem:
     """Reduce a model, a fleet (or one accelerator) and a precision to the floats of a layout.
 
@@ -463,6 +475,10 @@ def build_problem(
         Fused attention that never writes the scores (default True).
     optimizer : str
         Optimizer whose state is kept (:func:`optimizer_state_bytes_per_param`).
+    attention_kernel : {"fused", "flash2"}
+        The fused attention kernel's fractions of peak: the device's best
+        (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`) or
+        FlashAttention-2's on the device (:func:`_flash2_fractions`).
 
     Returns
     -------
@@ -580,7 +596,11 @@ def build_problem(
         batch=float(batch_size),
         flash=True if flash_attention is None else bool(flash_attention),
         sm_count=None if acc.sm_count is None else float(acc.sm_count),
-        attention_fractions=fused_attention_fractions(acc),
+        attention_fractions=(
+            _flash2_fractions(fused_attention_fractions(acc))
+            if attention_kernel == "flash2"
+            else fused_attention_fractions(acc)
+        ),
         scaleup_link_Bps=link_bw,
         scaleup_link=link,
         in_network_reduction=in_net,

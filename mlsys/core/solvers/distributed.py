@@ -192,12 +192,14 @@ def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
     cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
+    attn: Any = "fused",
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
         recompute=rc, sequence_parallel=sp, schedule=sched, flash_attention=flash,
         grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
         grad_accumulation_fusion=gaf, recompute_num_layers=rnl, pipeline_p2p=p2p,
+        attention_kernel=attn,
     )  # fmt: skip
 
 
@@ -210,7 +212,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
     **kw
         ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
         ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
-        ``rnl`` (recompute_num_layers) and ``p2p`` (pipeline_p2p).
+        ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p) and ``attn``
+        (attention_kernel).
 
     Returns
     -------
@@ -220,7 +223,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         kw["tp"], kw["pp"], kw["ep"], kw["cp"], kw["v"], kw["m"], kw["zero"], kw["rc"],
         kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
         kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
-        kw.get("p2p", "megatron"),
+        kw.get("p2p", "megatron"), kw.get("attn", "fused"),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -308,6 +311,7 @@ class DistributedModel:
         grad_accumulation_fusion: bool = True,
         recompute_num_layers: int | None = None,
         pipeline_p2p: str = "megatron",
+        attention_kernel: str = "fused",
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -404,6 +408,15 @@ class DistributedModel:
             transfers one after another (``deepspeed/runtime/pipe/schedule.py``,
             ``TrainSchedule``: ``SendGrad``, ``RecvActivation``, ``SendActivation``,
             ``RecvGrad`` as separate blocking commands).
+        attention_kernel : {"fused", "flash2"}
+            Which fused attention kernel prices attention (with ``flash_attention``):
+            ``"fused"`` the device's best measured one (cuDNN's on Hopper and later,
+            FlashAttention-2 on Ampere:
+            :func:`mlsys.core.solvers.efficiency.fused_attention_fractions`),
+            ``"flash2"`` FlashAttention-2 or a kernel of its generation on any device
+            (eager PyTorch stacks: flash-attn 2, MosaicML's Triton kernel), at its own
+            measured fractions (H100: 370 and 318 of 989 TFLOP/s, Shah et al. 2024,
+            Fig. 5-6; :data:`mlsys.core.formulas.gemm.HOPPER_FLASH_ATTENTION_2_FRACTIONS`).
 
         Returns
         -------
@@ -425,7 +438,7 @@ class DistributedModel:
                 zero=zero_stage, rc=recompute, sp=sequence_parallel, sched=schedule,
                 flash=flash_attention, grad_dtype=grad_dtype, tp_overlap=tp_comm_overlap,
                 cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
-                rnl=recompute_num_layers, p2p=pipeline_p2p,
+                rnl=recompute_num_layers, p2p=pipeline_p2p, attn=attention_kernel,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -439,7 +452,7 @@ class DistributedModel:
             )
         P = build_problem(
             model, fleet, batch, precision, efficiency, seq_len, layout.grad_dtype,
-            layout.flash_attention,
+            layout.flash_attention, attention_kernel=layout.attention_kernel,
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
