@@ -492,6 +492,15 @@ CONSTANTS: tuple[Constant, ...] = (
         "Blackwell sweep",
     ),
     Constant(
+        "FlashAttention-2 fractions of peak on Hopper (forward / backward)",
+        "mlsys.core.formulas.gemm",
+        "HOPPER_FLASH_ATTENTION_2_FRACTIONS",
+        None,
+        "Shah et al. (2024), FlashAttention-3, Fig. 5–6: FlashAttention-2 370 and 318 of "
+        "989 TFLOP/s on H100 (head dim 128, 8k tokens); read only with "
+        "attention_kernel='flash2' (the MPT rows)",
+    ),
+    Constant(
         "per-GPU failure rates (per component)",
         "mlsys.core.solvers.reliability",
         "DEFAULT_FAILURE_RATES",
