@@ -184,6 +184,14 @@ class TrainingLayout(BaseModel):
     recompute_num_layers : int or None
         With ``recompute="full"``, recompute only this many layers of each model chunk
         (Megatron-LM's ``--recompute-method block --recompute-num-layers``); None: all.
+    recompute_rerun : {"layer", "residuals"}
+        What a full recompute reruns: ``"layer"`` the whole forward of each layer
+        (Megatron-LM's and PyTorch's checkpointing re-run the layer's function), or
+        ``"residuals"`` only the values the backward pass consumes (JAX's
+        ``jax.checkpoint``, whose recomputation is dead-code-eliminated: the attention
+        and MLP output projections and the collectives that carry only their outputs
+        are not rerun; :func:`mlsys.core.formulas.transformer.residual_rerun_share`).
+        No effect unless ``recompute="full"``.
     pipeline_p2p : {"megatron", "deepspeed"}
         How activations travel between pipeline stages: Megatron-LM's scatter/gather
         split with paired sends (Narayanan et al. 2021, Sec. 4.1), or DeepSpeed's
@@ -218,6 +226,7 @@ class TrainingLayout(BaseModel):
     grad_accumulation_fusion: bool = True
     recompute_num_layers: int | None = None
     pipeline_p2p: Literal["megatron", "deepspeed"] = "megatron"
+    recompute_rerun: Literal["layer", "residuals"] = "layer"
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -311,6 +320,14 @@ class TrainingLayout(BaseModel):
         key = value.lower() if isinstance(value, str) else value
         if key not in ("megatron", "deepspeed"):
             raise ParameterError("pipeline_p2p", value, "'megatron' or 'deepspeed'")
+        return key
+
+    @field_validator("recompute_rerun", mode="before")
+    @classmethod
+    def _recompute_rerun(cls, value: Any) -> str:
+        key = value.lower() if isinstance(value, str) else value
+        if key not in ("layer", "residuals"):
+            raise ParameterError("recompute_rerun", value, "'layer' or 'residuals'")
         return key
 
     @field_validator("grad_dtype", mode="before")

@@ -32,6 +32,7 @@ __all__ = [
     "attention_flops_per_token",
     "forward_flops_per_token",
     "training_flops_per_token",
+    "residual_rerun_share",
     "megatron_flops_per_iteration",
     "korthikanti_model_flops",
     "korthikanti_hardware_flops",
@@ -454,6 +455,58 @@ def training_flops_per_token(
     elif mode == "selective":
         total = total + attn_fwd
     return total
+
+
+def residual_rerun_share(
+    q_dim: ArrayLike, kv_dim: ArrayLike, ffn_width: ArrayLike, gated: bool = False
+) -> ArrayLike:
+    """Share of a layer's forward matmul FLOPs that a residual-only rerun recomputes.
+
+    Full recomputation that reruns only what the backward pass consumes (JAX's
+    ``jax.checkpoint``: the recomputation is dead-code-eliminated to the residuals the
+    backward needs) skips the two output projections: a matmul ``Y = XW`` needs ``X``
+    (for ``dW = XᵀdY``) and ``W`` (for ``dX = dYWᵀ``) in the backward pass, never
+    ``Y``, and the outputs of the attention output projection and of the MLP down
+    projection feed only the residual sum. The query/key/value and MLP input
+    projections are rerun, as their outputs are the inputs of the next matmuls.
+    Megatron-LM's and PyTorch's checkpointing rerun the whole layer (share 1).
+
+    Parameters
+    ----------
+    q_dim : float or ndarray
+        Query width ``heads·d_head`` (elements).
+    kv_dim : float or ndarray
+        Key (= value) width ``kv_heads·d_head`` (elements).
+    ffn_width : float or ndarray
+        MLP width a token passes through (elements; for a mixture of experts, the
+        active experts' summed width).
+    gated : bool
+        Gated (SwiGLU) MLP: two input projections of ``ffn_width``.
+
+    Returns
+    -------
+    float or ndarray
+        ``(q + 2kv + (1+g)f) / (q + 2kv + q + (1+g)f + f)`` (fraction, dimensionless).
+
+    References
+    ----------
+    JAX documentation, "Control autodiff's saved values with jax.checkpoint (aka
+    jax.remat)": only the inputs of a checkpointed function are saved, "and any
+    residuals consumed on the backward pass are re-computed from those inputs as
+    needed". Griewank & Walther (2008), *Evaluating Derivatives*, Sec. 3 (the adjoint
+    of a linear map needs its input, not its output).
+
+    Examples
+    --------
+    PaLM 540B (48 query heads of 256, one K/V head, SwiGLU of 73,728):
+    ``(12288 + 512 + 147456) / (12288 + 512 + 12288 + 147456 + 73728) = 0.6507``.
+
+    >>> round(float(residual_rerun_share(12288, 256, 73728, gated=True)), 4)
+    0.6507
+    """
+    q, kv, f = num(q_dim), num(kv_dim), num(ffn_width)
+    rerun = q + 2.0 * kv + (2.0 if gated else 1.0) * f
+    return rerun / (rerun + q + f)
 
 
 def megatron_flops_per_iteration(

@@ -153,7 +153,7 @@ from mlsys.core.formulas.overlap import (
 )
 from mlsys.core.formulas.parallel import group_placement
 from mlsys.core.formulas.pipeline import interleaved_bubble_ratio
-from mlsys.core.formulas.transformer import training_flops_per_token
+from mlsys.core.formulas.transformer import residual_rerun_share, training_flops_per_token
 from mlsys.core.layout import (
     RECOMPUTE_NAMES,
     SCHEDULE_NAMES,
@@ -351,6 +351,10 @@ class Problem:
     tied_embeddings : bool
         The input embedding and the output layer share one matrix: with a pipeline
         their gradients are all-reduced between the first and last stage.
+    residual_rerun_share : float
+        Share of a layer's forward matmul FLOPs a full recompute reruns when it reruns
+        only the residuals the backward consumes (JAX; not the attention and MLP output
+        projections): :func:`mlsys.core.formulas.transformer.residual_rerun_share`.
     """
 
     L: float
@@ -408,6 +412,7 @@ class Problem:
     tied_embeddings: bool = False
     opt_step_bytes: float = 38.0
     rotary: bool = False
+    residual_rerun_share: float = 1.0
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -554,13 +559,14 @@ def build_problem(
         link_bw = intra.effective_bandwidth_Bps
         in_net = bool(intra.in_network_reduction)
         ll_step = coll.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(intra.name)
+    kv_dim = float(model.kv_heads * model.head_dim)
     return Problem(
         L=L,
         h=float(model.hidden),
         a=float(model.heads),
         kv=float(model.kv_heads),
         d_attn=d_attn,
-        kv_dim=float(model.kv_heads * model.head_dim),
+        kv_dim=kv_dim,
         ffn=float(model.ffn_hidden),
         V=float(model.vocab),
         s=float(s),
@@ -614,6 +620,9 @@ def build_problem(
             opt_bytes, g_bytes, w_bytes, master_weights=master, loss_scaling=prec == "fp16"
         ),
         rotary=str(model.position_embedding).lower() == "rope",
+        residual_rerun_share=float(
+            residual_rerun_share(d_attn, kv_dim, _mlp_width_per_token(model), model.gated_mlp)
+        ),
     )
 
 
@@ -1028,6 +1037,7 @@ def evaluate(
     grad_accum_fusion: bool = True,
     recompute_fraction: float = 1.0,
     deepspeed_p2p: bool = False,
+    rerun_residuals: bool = False,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -1081,6 +1091,13 @@ def evaluate(
         (scatter/gather, Narayanan et al. 2021, Sec. 4.1), and a send is paired with
         the opposite receive (``send_forward_recv_backward``), two transfer times per
         micro-batch and model chunk.
+    rerun_residuals : bool
+        Full recomputation reruns only the residuals the backward pass consumes (JAX's
+        ``jax.checkpoint``): the attention and MLP output projections are not rerun
+        (``P.residual_rerun_share`` of the layer's matmuls are), nor the collectives
+        that carry only their outputs (the reduce-scatters after them under sequence
+        parallelism; the all-reduces after them without it; the expert combine
+        all-to-all). False (Megatron-LM, PyTorch): the whole forward reruns.
 
     Returns
     -------
@@ -1101,7 +1118,10 @@ def evaluate(
     # ---- compute per layer per micro-batch (seconds) ------------------------------------
     fwd_passes = 3.0 + full  # forward + backward(2x) + rerun of the forward
     moe_frac = P.moe_layers / P.L
-    lin_flops = 2.0 * P.n_layer * T / tp * fwd_passes
+    # JAX reruns only the matmuls whose outputs the backward consumes (not the output
+    # projections: residual_rerun_share); Megatron-LM's checkpointing the whole layer
+    lin_rerun = full * P.residual_rerun_share if rerun_residuals else full
+    lin_flops = 2.0 * P.n_layer * T / tp * (3.0 + lin_rerun)
     # the local queries attend to all s keys (ring attention brings the others' K, V)
     attn_fwd = 4.0 * s * P.d_attn * T / tp
     if P.flash:
@@ -1144,7 +1164,11 @@ def evaluate(
     # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
     M_tp = T * h * e
     tp_k, tp_n = group_placement(tp, 1.0, g)
-    n_ar = 4.0 + 2.0 * full
+    # forward and backward two all-reduce equivalents each, the forward's again under
+    # full recompute; a residual-only rerun repeats only the all-gathers that feed the
+    # rerun QKV and MLP input projections (half of them under sequence parallelism;
+    # without it the input is replicated and no collective reruns)
+    n_ar = 4.0 + (full * sp if rerun_residuals else 2.0 * full)
     if o is ScalarOps and tp == 1.0:  # one solve without tensor parallelism
         t_tp_layer = 0.0
     else:
@@ -1206,7 +1230,10 @@ def evaluate(
     else:
         ep_k, ep_n = group_placement(ep, tp * cp, g)
         a2a = _two_level(coll.alltoall_time, M_ep, ep_k, ep_n, P)
-        t_ep_layer = moe_frac * (4.0 + 2.0 * full) * o.where(ep > 1.0, a2a, 0.0)
+        # the dispatch all-to-all feeds the rerun expert input projections; the combine
+        # carries only their outputs, which a residual-only rerun skips
+        ep_rerun = 1.0 if rerun_residuals else 2.0
+        t_ep_layer = moe_frac * (4.0 + ep_rerun * full) * o.where(ep > 1.0, a2a, 0.0)
     # ---- the heaviest device, per micro-batch ----------------------------------------------
     layers_dev = mem["layers_per_device"]
     head_flops = 2.0 * P.n_head * T / tp * 3.0
@@ -1311,7 +1338,10 @@ def evaluate(
     model_flops = tokens * P.model_flops_per_token
     # selective recomputation is already what a fused attention kernel does: no extra
     sel_extra = 0.0 if P.flash else P.selective_flops_per_token
-    hw_flops = model_flops + tokens * (full * P.full_flops_per_token + o.where(sel, sel_extra, 0.0))
+    rerun_flops = P.full_flops_per_token
+    if rerun_residuals:  # the output projections' share of the layers' forward is skipped
+        rerun_flops = rerun_flops - (1.0 - P.residual_rerun_share) * 2.0 * P.n_layer * P.L
+    hw_flops = model_flops + tokens * (full * rerun_flops + o.where(sel, sel_extra, 0.0))
     peak_total = P.total * P.peak
     mfu = model_flops / (step * peak_total)
     return {

@@ -192,14 +192,14 @@ def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
     cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
-    attn: Any = "fused",
+    attn: Any = "fused", rerun: Any = "layer",
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
         recompute=rc, sequence_parallel=sp, schedule=sched, flash_attention=flash,
         grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
         grad_accumulation_fusion=gaf, recompute_num_layers=rnl, pipeline_p2p=p2p,
-        attention_kernel=attn,
+        attention_kernel=attn, recompute_rerun=rerun,
     )  # fmt: skip
 
 
@@ -212,8 +212,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
     **kw
         ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
         ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
-        ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p) and ``attn``
-        (attention_kernel).
+        ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p), ``attn``
+        (attention_kernel) and ``rerun`` (recompute_rerun).
 
     Returns
     -------
@@ -223,7 +223,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         kw["tp"], kw["pp"], kw["ep"], kw["cp"], kw["v"], kw["m"], kw["zero"], kw["rc"],
         kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
         kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
-        kw.get("p2p", "megatron"), kw.get("attn", "fused"),
+        kw.get("p2p", "megatron"), kw.get("attn", "fused"), kw.get("rerun", "layer"),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -312,6 +312,7 @@ class DistributedModel:
         recompute_num_layers: int | None = None,
         pipeline_p2p: str = "megatron",
         attention_kernel: str = "fused",
+        recompute_rerun: str = "layer",
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -373,7 +374,8 @@ class DistributedModel:
             ``pp_size``, ``ep_size``, ``cp_size``, ``v_stages``, ``microbatch_count``,
             ``zero_stage``, ``recompute``, ``sequence_parallel``, ``schedule``,
             ``flash_attention``, ``grad_dtype``, ``tp_comm_overlap``, ``cp_comm_type``,
-            ``grad_accumulation_fusion``, ``recompute_num_layers`` and ``pipeline_p2p``.
+            ``grad_accumulation_fusion``, ``recompute_num_layers``, ``pipeline_p2p``,
+            ``attention_kernel`` and ``recompute_rerun``.
         tp_comm_overlap : bool
             Overlap each tensor-parallel collective with the GEMM that produces or
             consumes it, as Transformer Engine's userbuffers pair them (Megatron-LM's
@@ -417,6 +419,14 @@ class DistributedModel:
             (eager PyTorch stacks: flash-attn 2, MosaicML's Triton kernel), at its own
             measured fractions (H100: 370 and 318 of 989 TFLOP/s, Shah et al. 2024,
             Fig. 5-6; :data:`mlsys.core.formulas.gemm.HOPPER_FLASH_ATTENTION_2_FRACTIONS`).
+        recompute_rerun : {"layer", "residuals"}
+            What ``recompute="full"`` reruns: ``"layer"`` (default) the whole forward of
+            each layer, as Megatron-LM's and PyTorch's checkpointing re-run the layer's
+            function; ``"residuals"`` only what the backward pass consumes, as JAX's
+            ``jax.checkpoint`` does (its recomputation is dead-code-eliminated): not the
+            attention and MLP output projections, whose outputs feed only the residual
+            sum (:func:`mlsys.core.formulas.transformer.residual_rerun_share` of the
+            layer's matmuls rerun), nor the collectives that carry only those outputs.
 
         Returns
         -------
@@ -439,6 +449,7 @@ class DistributedModel:
                 flash=flash_attention, grad_dtype=grad_dtype, tp_overlap=tp_comm_overlap,
                 cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
                 rnl=recompute_num_layers, p2p=pipeline_p2p, attn=attention_kernel,
+                rerun=recompute_rerun,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -477,6 +488,7 @@ class DistributedModel:
             lay.grad_accumulation_fusion,
             fraction,
             lay.pipeline_p2p == "deepspeed",
+            residuals := lay.recompute_rerun == "residuals",
         )
         notes = []
         if model.layers % (pp * v):
@@ -486,6 +498,8 @@ class DistributedModel:
             )
         if lay.recompute_num_layers is not None and lay.recompute_code != Recompute.FULL:
             notes.append('recompute_num_layers needs recompute="full": no effect')
+        if residuals and lay.recompute_code != Recompute.FULL:
+            notes.append('recompute_rerun needs recompute="full": no effect')
         if lay.sequence_parallel and tp == 1:
             notes.append("sequence_parallel has no effect with tp_size = 1")
         if lay.tp_comm_overlap and not (lay.sequence_parallel and tp > 1):
