@@ -526,8 +526,20 @@ def _opt() -> Case:
     )  # fmt: skip
 
 
-_MOSAIC_FLEETS = {"h100_80gb": _H100_FLEET, "a100_80gb": _A100_FLEET}
-_MOSAIC_GPU_NAMES = {"h100_80gb": "H100", "a100_80gb": "A100 80GB"}
+_MOSAIC_GPU_NAMES = {"h100_80gb": "H100", "a100_80gb": "A100 80GB", "a100_40gb": "A100 40GB"}
+
+
+def _mosaic_fleet(gpu: str, gpus: int) -> Fleet:
+    if gpu == "h100_80gb":
+        return _fleet(gpus, _H100_FLEET)
+    if gpu == "a100_80gb":
+        return _fleet(gpus, _A100_FLEET)
+    # eight A100 40GB with NVLink 3 and 1,600 Gbps to the network, a DGX A100's shape
+    base = Nodes.DGX_A100
+    node = Node(**{**base.model_dump(), "name": "8 x A100 40GB, 1600 Gbps",
+                   "accelerator": Hardware.A100_40GB,
+                   "intra_fabric": base.intra_fabric})  # fmt: skip
+    return Fleet(node=node, count=gpus // node.accelerators_per_node, fabric=Fabrics.IB_HDR)
 
 
 def mosaic_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
@@ -553,7 +565,7 @@ def mosaic_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
         The DistributedResult and the fleet it ran on.
     """
     c = load_data("training")["mosaic"]
-    fleet = _fleet(row["gpus"], _MOSAIC_FLEETS[row["gpu"]])
+    fleet = _mosaic_fleet(row["gpu"], row["gpus"])
     model = _gpt(row["layers"], row["hidden"], row["heads"], c["vocab"], row["seq_len"])
     kw: dict[str, Any] = dict(
         batch_size=row["global_batch"], precision=c["precision"], seq_len=row["seq_len"],
