@@ -56,32 +56,33 @@ def test_palm_layout_is_the_papers():
     assert res.si("microbatch_size") == pytest.approx(2048 / 512)
 
 
-def test_palm_rematerialisation_adds_less_than_a_whole_forward_pass():
+def test_palm_rematerialisation_count_is_jaxs_and_below_the_papers():
     # Table 3 / Sec. 4.1: HFU 57.8% over MFU 46.2% = 1.251 hardware FLOPs per model FLOP.
-    # mlsys's full recompute reruns the whole forward (Megatron-LM's checkpointing): about
-    # 4/3. Rerunning only what the backward consumes (no attention output or MLP down
-    # projection, as JAX's rematerialisation does) gives less; the paper lies between.
-    res, _ = palm_solve()
-    whole = res.hfu / res.mfu
-    assert whole == pytest.approx(4 / 3, rel=0.01)
+    # A whole-layer rerun (Megatron-LM's checkpointing) adds about 1/3; JAX's rerun of
+    # only what the backward consumes (no attention output or MLP down projection) less.
+    # mlsys prices PaLM with JAX's (recompute_rerun="residuals"); the paper lies between.
     m = palm_model()
     h, d_attn, kv, f = m.hidden, m.heads * m.head_dim, m.kv_heads * m.head_dim, m.ffn_hidden
     qkv, out, up, down = h * (d_attn + 2 * kv), d_attn * h, 2 * h * f, f * h  # SwiGLU: 2 up
     n_layers = m.layers * (qkv + out + up + down)
+    assert n_layers / 535.7e9 == pytest.approx(1.0, abs=1e-3)
     att = 12 * m.layers * m.heads * m.head_dim * m.seq_len  # PaLM's attention term
     model = 6 * 540.35e9 + att
+    whole = (model + 2 * n_layers + att / 3) / model
     residuals_only = (model + 2 * m.layers * (qkv + up) + att / 3) / model
     assert residuals_only == pytest.approx(1.216, abs=0.002)
-    assert n_layers / 535.7e9 == pytest.approx(1.0, abs=1e-3)
     assert residuals_only < 0.578 / 0.462 < whole
+    res, _ = palm_solve()
+    assert res.hfu / res.mfu == pytest.approx(residuals_only, abs=0.003)
 
 
-def test_palm_within_tolerance_and_optimistic_by_less_than_its_stated_gaps():
+def test_palm_within_tolerance_and_optimistic_as_its_note_says():
     (case,) = [c for c in tpu_cases() if c.name.startswith("PaLM")]
     assert case.passed
-    # The stated unpriced costs (cross-pod exchange: 1.95x on twice the batch, 2.5%)
-    # make mlsys optimistic, not pessimistic
-    assert case.rel_error > 0
+    # the unpriced costs the note names (the cross-pod exchange, 1.95x on twice the
+    # batch: 2.5%; a rematerialisation count below the paper's) make mlsys optimistic
+    assert case.rel_error > 0.10
+    assert case.note.startswith(f"mlsys is {case.rel_error:.0%} optimistic")
 
 
 # -- MaxText on TPU v5p ---------------------------------------------------------------------
@@ -127,13 +128,20 @@ def test_v4_scripts_set_the_sizes_directly():
         assert row["label"] == f"{billions}B"
 
 
-def test_v4_full_remat_rows_sit_at_the_default_on_the_whole_rerun_count():
-    # unlike v5e/v5p, the v4 rows' published rate on mlsys's whole-forward rerun is the
-    # default fraction itself: the rerun count alone does not explain every TPU
+def test_v4_rows_sit_at_the_default_on_a_whole_rerun_and_below_it_on_jaxs():
+    # unlike v5e/v5p, the v4 rows' published rate on a whole-layer rerun is the default
+    # fraction itself; on JAX's residual-only count (what mlsys prices) it is below it,
+    # so mlsys is optimistic there: the rerun count alone does not explain every TPU
+    default = default_efficiency(Hardware.TPU_V4, "bf16")
     for row in V4_ROWS:
+        m = maxtext_model(row["scale"], {k: row[k] for k in row if k.startswith("base_")})
+        model, whole, jax = _maxtext_counts(m)
+        assert row["mfu"] * whole / model == pytest.approx(default, abs=0.01)
         res, _ = maxtext_solve(row, "maxtext_v4")
-        implied = row["mfu"] * res.hfu / res.mfu
-        assert implied == pytest.approx(default_efficiency(Hardware.TPU_V4, "bf16"), abs=0.01)
+        assert res.hfu / res.mfu == pytest.approx(jax / model, rel=0.01)
+        assert row["mfu"] * jax / model < default - 0.05
+        (case,) = [c for c in tpu_cases() if c.name.startswith(f"MaxText {row['label']} ")]
+        assert 0 < case.rel_error < 0.10
 
 
 def test_maxtext_flop_count_is_papers_appendix_b_with_causal_attention():
@@ -154,48 +162,55 @@ def test_selective_remat_v5p_rows_are_within_five_percent_at_the_default():
         assert abs(case.rel_error) < 0.05, (case.name, case.rel_error)
 
 
-def _jax_rerun_share(m) -> float:
-    # Under full rematerialisation JAX recomputes only the residuals the backward pass
-    # consumes: a matmul's backward needs its input, not its output, so the attention and
-    # MLP output projections (whose outputs feed only the residual sum) are not rerun.
-    # Rerun: QKV (3 h d_attn, MHA) and the MLP up-projection (h f); of 4 h d_attn + 2 h f.
+def _maxtext_counts(m) -> tuple[float, float, float]:
+    # FLOPs per token on MaxText's count (6P + causal attention), and the hardware FLOPs
+    # of full rematerialisation rerunning the whole layer or only what the backward pass
+    # consumes: a matmul's backward needs its input, not its output, so JAX does not
+    # rerun the attention and MLP output projections (their outputs feed only the
+    # residual sum). MHA, ReLU MLP: QKV 3 h d_attn and MLP-in h f of 4 h d_attn + 2 h f.
     d_attn = m.heads * m.head_dim
-    return (3 * d_attn + m.ffn_hidden) / (4 * d_attn + 2 * m.ffn_hidden)
+    share = (3 * d_attn + m.ffn_hidden) / (4 * d_attn + 2 * m.ffn_hidden)
+    n_layers = m.layers * (4 * m.hidden * d_attn + 2 * m.hidden * m.ffn_hidden)
+    att = m.layers * d_attn * m.seq_len
+    model = 6 * m.total_params + 6 * att
+    rerun_attention = 2 * att  # causal forward attention
+    whole = model + 2 * n_layers + rerun_attention
+    jax = model + 2 * share * n_layers + rerun_attention
+    return model, whole, jax
 
 
-def test_full_remat_rows_need_the_jax_rerun_count_or_a_higher_matmul_fraction():
-    # The 512B row's open issue, derived: at MFU 0.64 with the whole forward rerun the
-    # chip would sustain more than the default TPU matmul fraction allows; with JAX's
-    # rerun of only what the backward consumes it sustains about the default.
+def test_512b_row_implies_the_default_on_jaxs_rerun_count():
+    # The 512B row's open issue, derived: at MFU 0.64 a whole-layer rerun would need more
+    # than the default TPU matmul fraction; JAX's rerun (mlsys's count for it) about the
+    # default, and the rest of the gap is the exposed 16-way tensor-parallel traffic
     (row,) = [r for r in MT_ROWS if r["scale"] == 512]
-    res, _ = maxtext_solve(row)
-    assert res.hfu / res.mfu == pytest.approx(4 / 3, rel=0.03)  # mlsys: whole forward rerun
-    default = default_efficiency(Hardware.TPU_V5P, "bf16")
-    assert row["mfu"] * res.hfu / res.mfu > 0.84 > default
     m = maxtext_model(512)
-    share = _jax_rerun_share(m)
-    assert share == pytest.approx((3 * 16384 + 65536) / (4 * 16384 + 2 * 65536))  # 0.583
-    n_layers = m.layers * (4 * m.hidden * m.heads * m.head_dim + 2 * m.hidden * m.ffn_hidden)
-    s, att = m.seq_len, m.layers * m.heads * m.head_dim
-    model = 6 * m.total_params + 6 * att * s  # MaxText's count (causal attention)
-    hardware = model + 2 * share * n_layers + 2 * att * s  # + rerun matmuls and attention
-    assert row["mfu"] * hardware / model == pytest.approx(default, abs=0.03)
+    model, whole, jax = _maxtext_counts(m)
+    default = default_efficiency(Hardware.TPU_V5P, "bf16")
+    assert row["mfu"] * whole / model > 0.84 > default
+    assert row["mfu"] * jax / model == pytest.approx(default, abs=0.03)
+    res, _ = maxtext_solve(row)
+    assert res.hfu / res.mfu == pytest.approx(jax / model, rel=0.01)
+    assert res.si("tp_communication_time") / res.si("step_time") > 0.10
 
 
 V5E_FSDP = [r for r in V5E_ROWS if r["tp"] == 1]
 
 
 @pytest.mark.parametrize("row", V5E_FSDP, ids=[f"{r['scale']}B" for r in V5E_FSDP])
-def test_v5e_fsdp_rows_imply_more_than_the_default_on_the_whole_rerun_count(row):
-    # The pure-FSDP v5e rows (no tensor-parallel traffic) are pessimistic beyond 10%, and
-    # on mlsys's whole-forward rerun their published rate implies more hardware FLOP/s
-    # than the default TPU matmul fraction: the rerun count, not the network, is in doubt
-    name = f"MaxText {row['scale']}B on 256 TPU v5e"
-    (case,) = [c for c in tpu_cases() if c.name.startswith(name)]
-    assert case.rel_error < -0.10
+def test_v5e_fsdp_rows_need_jaxs_rerun_count(row):
+    # The pure-FSDP v5e rows (no tensor-parallel traffic): on a whole-layer rerun their
+    # published rate implies more than the default TPU fraction; priced with JAX's rerun
+    # they are within the suite's tolerance (16B and 64B within 7%)
+    m = maxtext_model(row["scale"])
+    model, whole, _ = _maxtext_counts(m)
+    assert row["mfu"] * whole / model > default_efficiency(Hardware.TPU_V5E, "bf16")
     res, _ = maxtext_solve(row, "maxtext_v5e")
     assert res.si("tp_communication_time") == 0.0
-    assert row["mfu"] * res.hfu / res.mfu > default_efficiency(Hardware.TPU_V5E, "bf16")
+    (case,) = [c for c in tpu_cases() if c.name.startswith(f"MaxText {row['scale']}B on 256 TPU")]
+    assert case.passed
+    if row["scale"] != 32:
+        assert abs(case.rel_error) < 0.07
 
 
 def test_the_two_1024b_slices_are_the_same_per_chip_work_to_mlsys():
