@@ -27,13 +27,13 @@ The fractions are **estimates**, chosen to sit inside published measurements:
   (the catalog has no measured TPU matmul ceiling), and published TPU runs that no
   default was set on agree with it (:mod:`mlsys.validation.tpu`): MaxText's TPU v5p
   runs with selective rematerialisation (AI-Hypercomputer/maxtext, ``configs/v5p``
-  README, December 2023: 32B-256B at 67-71% MFU) come out 4% slow to 3% fast, and PaLM
-  540B on 6144 TPU v4 (Chowdhery et al. 2022) 4-6% fast, MaxText's TPU v4 runs (22B,
-  52B) 4-8% slow. MaxText's full-rematerialisation runs (v4 22B-52B, v5e 16B-128B, v5p
-  512B-1024B) imply 0.74-0.89 of peak in hardware FLOPs if the whole forward pass were
-  rerun (the v4 ones 0.75, the default itself), but 0.66-0.80 on JAX's count (only the
-  residuals the backward consumes are recomputed: not the attention and MLP output
-  projections), so they argue for that rerun count rather than a larger fraction.
+  README, December 2023: 32B-256B at 67-71% MFU) come out 4% slow to 2% fast.
+  MaxText's full-rematerialisation runs (v4 22B-52B, v5e 16B-128B, v5p 512B-1024B)
+  would imply 0.74-0.89 of peak in hardware FLOPs if the whole layer were rerun, but
+  JAX reruns only the residuals the backward consumes (not the attention and MLP output
+  projections: ``DistributedModel.solve(recompute_rerun="residuals")``), on which count
+  they imply 0.66-0.80 around the default, so the rerun count, not a larger fraction,
+  is what they asked for.
   Solvers that know the shape of each GEMM (ServingModel, ContinuousBatchingModel:
   :mod:`mlsys.core.formulas.gemm`) multiply this fraction by the GEMM's own tile and
   wave quantisation and take each GEMM's own roofline, so thin per-device GEMMs run
