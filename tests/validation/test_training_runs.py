@@ -370,3 +370,19 @@ def test_mosaic_fsdp_traffic_is_hidden_and_slows_the_compute():
     assert serial.si("step_time") - res.si("step_time") == pytest.approx(
         (1 - 0.189) * total, rel=1e-6
     )
+
+
+def test_mosaic_a100_40gb_rows_run_on_40gb_nodes_with_1600_gbps():
+    # the table's header: A100 40GB, 1,600 Gbps node-node interconnect = 8 x 200 Gb/s HDR
+    from mlsys import Fabrics, Hardware
+
+    row = next(r for r in MOSAIC_ROWS if r["gpu"] == "a100_40gb" and r["gpus"] == 128)
+    res, fleet = mosaic_solve(row)
+    assert fleet.accelerator.name == Hardware.A100_40GB.name
+    assert fleet.count == 16 and fleet.node.accelerators_per_node == 8
+    node_Bps = fleet.fabric.bandwidth_Bps * fleet.node.accelerators_per_node
+    assert node_Bps * 8 == pytest.approx(1600e9, rel=0.01)
+    assert fleet.fabric.name == Fabrics.IB_HDR.name
+    # the layout fits the 40 GB device with its 128-way shards
+    assert res.feasible
+    assert res.memory_per_accelerator.si("total") < fleet.accelerator.memory_bytes
