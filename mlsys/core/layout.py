@@ -192,6 +192,12 @@ class TrainingLayout(BaseModel):
         and MLP output projections and the collectives that carry only their outputs
         are not rerun; :func:`mlsys.core.formulas.transformer.residual_rerun_share`).
         No effect unless ``recompute="full"``.
+    fsdp_flat_params : bool
+        PyTorch (or fairscale) FSDP's flat parameters: each micro-batch's gradients are
+        concatenated from the parameters' views into the flat gradient and pre-divided in
+        place before the reduce-scatter
+        (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`). False
+        (default): Megatron's gradient buffers, which need neither pass.
     pipeline_p2p : {"megatron", "deepspeed"}
         How activations travel between pipeline stages: Megatron-LM's scatter/gather
         split with paired sends (Narayanan et al. 2021, Sec. 4.1), or DeepSpeed's
@@ -227,6 +233,7 @@ class TrainingLayout(BaseModel):
     recompute_num_layers: int | None = None
     pipeline_p2p: Literal["megatron", "deepspeed"] = "megatron"
     recompute_rerun: Literal["layer", "residuals"] = "layer"
+    fsdp_flat_params: bool = False
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -280,6 +287,7 @@ class TrainingLayout(BaseModel):
         "flash_attention",
         "tp_comm_overlap",
         "grad_accumulation_fusion",
+        "fsdp_flat_params",
         mode="before",
     )
     @classmethod

@@ -131,6 +131,7 @@ from mlsys.core.formulas.gemm import (
 from mlsys.core.formulas.layer_time import (
     FP8_CURRENT_SCALING_CAST_BYTES,
     fp8_cast_bytes,
+    fsdp_flat_gradient_bytes,
     gradient_accumulation_bytes,
     linear_gemm_times,
     linear_layers_time,
@@ -1038,6 +1039,7 @@ def evaluate(
     recompute_fraction: float = 1.0,
     deepspeed_p2p: bool = False,
     rerun_residuals: bool = False,
+    flat_params: bool = False,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -1099,6 +1101,11 @@ def evaluate(
         parallelism; the all-reduces after them without it; the expert combine
         all-to-all). False (Megatron-LM, PyTorch): the whole forward reruns.
 
+    flat_params : bool
+        PyTorch (or fairscale) FSDP's flat parameters: every micro-batch's gradients are
+        gathered from the parameters' views into the flat gradient and divided in place
+        before the reduce-scatter, ``4·e`` bytes per locally held parameter at HBM speed
+        (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`).
     Returns
     -------
     dict of str to float or ndarray
@@ -1247,6 +1254,11 @@ def evaluate(
         shard = o.where(zero >= 2, P.params_dense / (tp * pp * dp * ep * cp), local)
         acc = gradient_accumulation_bytes(shard, e, P.g_bytes)
         t_mb_compute = t_mb_compute + acc / (P.hbm_bw * P.eta_m)
+    if flat_params:
+        # FSDP's flat parameters: the views' gradients concatenated into the flat gradient
+        # and pre-divided in place, over everything the device holds unsharded
+        held = P.params_dense / (tp * pp) + P.params_expert / (tp * pp * ep)
+        t_mb_compute = t_mb_compute + fsdp_flat_gradient_bytes(held, e) / (P.hbm_bw * P.eta_m)
     t_mb_tp = layers_dev * t_tp_layer
     t_mb_ep = layers_dev * t_ep_layer
     t_mb_cp = layers_dev * o.where(cp > 1.0, t_cp_layer, 0.0)

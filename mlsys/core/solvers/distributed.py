@@ -192,14 +192,14 @@ def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
     cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
-    attn: Any = "fused", rerun: Any = "layer",
+    attn: Any = "fused", rerun: Any = "layer", ffp: Any = False,
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
         recompute=rc, sequence_parallel=sp, schedule=sched, flash_attention=flash,
         grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
         grad_accumulation_fusion=gaf, recompute_num_layers=rnl, pipeline_p2p=p2p,
-        attention_kernel=attn, recompute_rerun=rerun,
+        attention_kernel=attn, recompute_rerun=rerun, fsdp_flat_params=ffp,
     )  # fmt: skip
 
 
@@ -213,7 +213,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
         ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
         ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p), ``attn``
-        (attention_kernel) and ``rerun`` (recompute_rerun).
+        (attention_kernel), ``rerun`` (recompute_rerun) and ``ffp``
+        (fsdp_flat_params).
 
     Returns
     -------
@@ -224,6 +225,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
         kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
         kw.get("p2p", "megatron"), kw.get("attn", "fused"), kw.get("rerun", "layer"),
+        kw.get("ffp", False),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -313,6 +315,7 @@ class DistributedModel:
         pipeline_p2p: str = "megatron",
         attention_kernel: str = "fused",
         recompute_rerun: str = "layer",
+        fsdp_flat_params: bool = False,
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -427,6 +430,12 @@ class DistributedModel:
             attention and MLP output projections, whose outputs feed only the residual
             sum (:func:`mlsys.core.formulas.transformer.residual_rerun_share` of the
             layer's matmuls rerun), nor the collectives that carry only those outputs.
+        fsdp_flat_params : bool
+            PyTorch (or fairscale) FSDP's flat parameters (default False: Megatron's
+            gradient buffers): each micro-batch's gradients are concatenated from the
+            parameters' views into the flat gradient and pre-divided in place before the
+            reduce-scatter, ``4·e`` bytes per locally held parameter
+            (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`).
 
         Returns
         -------
@@ -449,7 +458,7 @@ class DistributedModel:
                 flash=flash_attention, grad_dtype=grad_dtype, tp_overlap=tp_comm_overlap,
                 cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
                 rnl=recompute_num_layers, p2p=pipeline_p2p, attn=attention_kernel,
-                rerun=recompute_rerun,
+                rerun=recompute_rerun, ffp=fsdp_flat_params,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -463,7 +472,7 @@ class DistributedModel:
             )
         P = build_problem(
             model, fleet, batch, precision, efficiency, seq_len, layout.grad_dtype,
-            layout.flash_attention, attention_kernel=layout.attention_kernel,
+            layout.flash_attention, "adam", layout.attention_kernel,  # positional: the memo's fast path
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
@@ -489,6 +498,7 @@ class DistributedModel:
             fraction,
             lay.pipeline_p2p == "deepspeed",
             residuals := lay.recompute_rerun == "residuals",
+            lay.fsdp_flat_params,
         )
         notes = []
         if model.layers % (pp * v):
