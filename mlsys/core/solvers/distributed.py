@@ -470,9 +470,10 @@ class DistributedModel:
             raise ParameterError(
                 "topology_override", topology_override, "None, 'ring', 'tree' or 'hierarchical'"
             )
+        # every argument positional: the memo's fast path (no sorted keyword items)
         P = build_problem(
             model, fleet, batch, precision, efficiency, seq_len, layout.grad_dtype,
-            layout.flash_attention, "adam", layout.attention_kernel,  # positional: the memo's fast path
+            layout.flash_attention, "adam", layout.attention_kernel,
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
