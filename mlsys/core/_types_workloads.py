@@ -103,6 +103,13 @@ class TransformerWorkload(_Model):
         Linear layers carry biases (GPT-style) or not (Llama-style).
     tied_embeddings : bool
         Input embedding and output projection share one matrix.
+    parallel_block : bool
+        Attention and MLP read the same normalised input and their outputs are summed
+        into the residual once (GPT-J, GPT-NeoX, PaLM: "parallel layers", Chowdhery et
+        al. 2022, Sec. 2), instead of running one after the other. Parameters and FLOPs
+        are unchanged; under tensor parallelism the two row-parallel outputs are summed
+        before one all-reduce, so a layer's forward needs one tensor-parallel reduction
+        instead of two (GPT-NeoX ``gpt_j_residual``).
     position_embedding : {"learned", "rope", "alibi", "none"}
         Learned positions add ``seq_len × hidden`` parameters.
     encoder_only : bool
@@ -133,6 +140,7 @@ class TransformerWorkload(_Model):
     norm: Literal["layernorm", "rmsnorm"] = "layernorm"
     bias: bool = True
     tied_embeddings: bool = True
+    parallel_block: bool = False
     position_embedding: Literal["learned", "rope", "alibi", "none"] = "learned"
     encoder_only: bool = False
     training_tokens: float | None = Field(None, gt=0)
