@@ -192,6 +192,13 @@ class TrainingLayout(BaseModel):
         and MLP output projections and the collectives that carry only their outputs
         are not rerun; :func:`mlsys.core.formulas.transformer.residual_rerun_share`).
         No effect unless ``recompute="full"``.
+    dropout : bool
+        The attention and hidden dropouts run (default True, as in GPT-3-style training
+        with p = 0.1): a one-byte mask written and the tensor read and written again at
+        each block's bias-dropout-residual, and, where the scores are materialised, a
+        dropout pass over them. False for runs that train with p = 0 (GPT-NeoX-20B's
+        ``attention-dropout: 0``, ``hidden-dropout: 0``), whose dropout kernels
+        PyTorch skips.
     fsdp_flat_params : bool
         PyTorch (or fairscale) FSDP's flat parameters: each micro-batch's gradients are
         concatenated from the parameters' views into the flat gradient and pre-divided in
@@ -234,6 +241,7 @@ class TrainingLayout(BaseModel):
     pipeline_p2p: Literal["megatron", "deepspeed"] = "megatron"
     recompute_rerun: Literal["layer", "residuals"] = "layer"
     fsdp_flat_params: bool = False
+    dropout: bool = True
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -288,6 +296,7 @@ class TrainingLayout(BaseModel):
         "tp_comm_overlap",
         "grad_accumulation_fusion",
         "fsdp_flat_params",
+        "dropout",
         mode="before",
     )
     @classmethod

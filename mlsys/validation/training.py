@@ -429,8 +429,10 @@ def neox_solve() -> tuple[Any, Fleet]:
     fabric = Fabric(**{**Fabrics.IB_HDR.model_dump(), "name": "IB_HDR, 4 HCAs per 8 GPUs",
                        "bandwidth": c["nic_bandwidth"]})  # fmt: skip
     fleet = Fleet(node=node, count=c["gpus"] // node.accelerators_per_node, fabric=fabric)
+    # gpt_j_residual: true in configs/20B.yml: attention and MLP in parallel, one
+    # tensor-parallel all-reduce per forward (Black et al. 2022, Sec. 2.1)
     model = _gpt(c["layers"], c["hidden"], c["heads"], c["vocab"], c["seq_len"],
-                 tied_embeddings=False)  # fmt: skip
+                 tied_embeddings=False, parallel_block=True)  # fmt: skip
     dp = c["gpus"] // (c["tp"] * c["pp"])
     res = DistributedModel().solve(
         model, fleet, batch_size=dp * c["micro_batch"] * c["microbatches"], precision="fp16",
@@ -438,6 +440,7 @@ def neox_solve() -> tuple[Any, Fleet]:
         recompute="full", flash_attention=False,
         grad_accumulation_fusion=c["grad_accumulation_fusion"], pipeline_p2p=c["pipeline_p2p"],
         overlap=False,  # DeepSpeed's engine reduces gradients after the batch ([mtnlg])
+        dropout=False,  # attention-dropout: 0, hidden-dropout: 0 (configs/20B.yml)
     )  # fmt: skip
     return res, fleet
 

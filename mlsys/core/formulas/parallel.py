@@ -23,6 +23,7 @@ from mlsys.core.formulas._ops import ScalarOps, all_float, num, ops, ret
 
 __all__ = [
     "tp_collectives_per_layer",
+    "tp_reductions_per_layer",
     "tp_bytes_per_layer",
     "dp_gradient_bytes",
     "zero_dp_bytes_per_rank",
@@ -97,6 +98,75 @@ def tp_collectives_per_layer(
     if sequence_parallel:
         return {"all_reduce": 0, "all_gather": n, "reduce_scatter": n}
     return {"all_reduce": n, "all_gather": 0, "reduce_scatter": 0}
+
+
+def tp_reductions_per_layer(
+    full: ArrayLike,
+    sequence_parallel: ArrayLike = 0.0,
+    rerun_residuals: bool = False,
+    parallel_block: bool = False,
+) -> ArrayLike:
+    """Tensor-parallel collectives of one layer per micro-batch, in all-reduce equivalents.
+
+    A sequential (Megatron) layer reduces the attention output and the MLP output in the
+    forward pass (two all-reduces; under sequence parallelism two reduce-scatters, after
+    two all-gathers of the blocks' inputs) and the two blocks' input gradients in the
+    backward pass: ``2 + 2``, an all-gather plus a reduce-scatter counting as one
+    all-reduce (the same bytes). Full recomputation reruns the forward's
+    (``2·full``); a rerun of only the residuals (JAX) reruns only the all-gathers that
+    feed the rerun input projections (``full·sp``). In a **parallel block** (GPT-J,
+    GPT-NeoX ``gpt_j_residual``, PaLM) the attention and MLP outputs are summed before
+    one reduction, so each forward pass issues one all-reduce (or one reduce-scatter)
+    instead of two; the backward still all-reduces both blocks' input gradients without
+    sequence parallelism (the reduction's backward is the identity), and under it runs
+    one all-gather fewer (the backward of the one reduce-scatter). Per pass, without
+    sequence parallelism: forward ``2 − p``, backward 2; with it: ``2 − p/2`` each
+    (``p`` = 1 for a parallel block).
+
+    Parameters
+    ----------
+    full : float or ndarray
+        Share of the layer's forward rerun by full recomputation (0 none, 1 all).
+    sequence_parallel : float or ndarray
+        1 under Megatron sequence parallelism, else 0.
+    rerun_residuals : bool
+        The rerun recomputes only what the backward consumes (JAX's
+        ``jax.checkpoint``): no reduction reruns, only the input all-gathers under
+        sequence parallelism.
+    parallel_block : bool
+        Attention and MLP in parallel, summed into the residual once.
+
+    Returns
+    -------
+    float or ndarray
+        All-reduce equivalents per layer per micro-batch.
+
+    References
+    ----------
+    Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053, Sec. 3 and Fig. 4 (two
+    all-reduces forward, two backward); Korthikanti et al. (2022), arXiv:2205.05198,
+    Sec. 4.2.2 (all-gather + reduce-scatter pairs of the same volume); Black et al.
+    (2022), GPT-NeoX-20B, Sec. 2.1 and EleutherAI/gpt-neox ``megatron/model/
+    transformer.py`` ``ParallelTransformerLayer`` (``gpt_j_residual``: the attention and
+    MLP outputs summed, then one all-reduce); Chowdhery et al. (2022), "PaLM",
+    arXiv:2204.02311, Sec. 2 ("Parallel Layers").
+
+    Examples
+    --------
+    Megatron's layer under full recomputation: 6; GPT-NeoX's parallel block: 4, as
+    GPT-NeoX's own code issues (1 forward, 2 backward, 1 again in the rerun).
+
+    >>> tp_reductions_per_layer(1.0), tp_reductions_per_layer(1.0, parallel_block=True)
+    (6.0, 4.0)
+    """
+    p = 1.0 if parallel_block else 0.0
+    fwd = 2.0 - p * (1.0 - 0.5 * sequence_parallel)
+    bwd = 2.0 - p * 0.5 * sequence_parallel
+    rerun = full * sequence_parallel if rerun_residuals else full * fwd
+    out = fwd + bwd + rerun
+    if type(out) is float:  # one solve: skip numpy's dimension check
+        return out
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def tp_bytes_per_layer(

@@ -152,7 +152,7 @@ from mlsys.core.formulas.overlap import (
     overlap_slowdown_time,
     userbuffers_exposed_time,
 )
-from mlsys.core.formulas.parallel import group_placement
+from mlsys.core.formulas.parallel import group_placement, tp_reductions_per_layer
 from mlsys.core.formulas.pipeline import interleaved_bubble_ratio
 from mlsys.core.formulas.transformer import residual_rerun_share, training_flops_per_token
 from mlsys.core.layout import (
@@ -316,6 +316,9 @@ class Problem:
     rotary : bool
         Rotary position embeddings: an element-wise pass over the queries and keys of
         every layer (:func:`mlsys.core.formulas.layer_time.rotary_embedding_bytes`).
+    parallel_block : bool
+        Attention and MLP in parallel, one tensor-parallel reduction per forward pass
+        (:func:`mlsys.core.formulas.parallel.tp_reductions_per_layer`).
     batch : float
         Global batch in sequences.
     flash : bool
@@ -414,6 +417,7 @@ class Problem:
     opt_step_bytes: float = 38.0
     rotary: bool = False
     residual_rerun_share: float = 1.0
+    parallel_block: bool = False
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -621,6 +625,7 @@ def build_problem(
             opt_bytes, g_bytes, w_bytes, master_weights=master, loss_scaling=prec == "fp16"
         ),
         rotary=str(model.position_embedding).lower() == "rope",
+        parallel_block=bool(getattr(model, "parallel_block", False)),
         residual_rerun_share=float(
             residual_rerun_share(d_attn, kv_dim, _mlp_width_per_token(model), model.gated_mlp)
         ),
@@ -1040,6 +1045,7 @@ def evaluate(
     deepspeed_p2p: bool = False,
     rerun_residuals: bool = False,
     flat_params: bool = False,
+    dropout: bool = True,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -1106,6 +1112,12 @@ def evaluate(
         gathered from the parameters' views into the flat gradient and divided in place
         before the reduce-scatter, ``4·e`` bytes per locally held parameter at HBM speed
         (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`).
+    dropout : bool
+        The attention and hidden dropouts run: one-byte masks at the block boundaries
+        (``2·h`` bytes per token) and, with materialised scores, a read, a write and a
+        one-byte mask per score (``2e + 1`` of the ``6e + 1`` bytes); False (p = 0):
+        neither.
+
     Returns
     -------
     dict of str to float or ndarray
@@ -1140,9 +1152,12 @@ def evaluate(
     else:
         attn_passes = 3.0 + full + sel
         attn_flops = attn_fwd * attn_passes
-        score_bytes = (6.0 * e + 1.0) * P.a * s * T / tp
+        # write QK^T, read and write the softmax, read for AV (4e); dropout reads and
+        # writes the probabilities again and writes a one-byte mask (2e + 1)
+        score_bytes = (4.0 * e + (2.0 * e + 1.0 if dropout else 0.0)) * P.a * s * T / tp
         attn_bytes = score_bytes * attn_passes
-    boundary = (10.0 * e * h + 2.0 * h) * T * o.where(sp, 1.0 / tp, 1.0)
+    # two one-byte dropout masks at the bias-dropout-residuals, when dropout runs
+    boundary = (10.0 * e * h + (2.0 * h if dropout else 0.0)) * T * o.where(sp, 1.0 / tp, 1.0)
     mlp_elem = (2.0 + P.gated) * e * P.ffn * T / tp
     elem_bytes = (boundary + mlp_elem) * fwd_passes
     if P.rotary:  # rotate Q and K forward (again under full recompute), their gradients back
@@ -1171,11 +1186,12 @@ def evaluate(
     # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
     M_tp = T * h * e
     tp_k, tp_n = group_placement(tp, 1.0, g)
-    # forward and backward two all-reduce equivalents each, the forward's again under
-    # full recompute; a residual-only rerun repeats only the all-gathers that feed the
-    # rerun QKV and MLP input projections (half of them under sequence parallelism;
-    # without it the input is replicated and no collective reruns)
-    n_ar = 4.0 + (full * sp if rerun_residuals else 2.0 * full)
+    # forward and backward two all-reduce equivalents each (a parallel block one fewer
+    # reduction per forward), the forward's again under full recompute; a residual-only
+    # rerun repeats only the all-gathers that feed the rerun input projections
+    # (tp_reductions_per_layer). The userbuffers pairing below keeps the sequential
+    # layer's collectives.
+    n_ar = tp_reductions_per_layer(full, sp, rerun_residuals, P.parallel_block)
     if o is ScalarOps and tp == 1.0:  # one solve without tensor parallelism
         t_tp_layer = 0.0
     else:

@@ -192,14 +192,14 @@ def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
     cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
-    attn: Any = "fused", rerun: Any = "layer", ffp: Any = False,
+    attn: Any = "fused", rerun: Any = "layer", ffp: Any = False, drop: Any = True,
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
         recompute=rc, sequence_parallel=sp, schedule=sched, flash_attention=flash,
         grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
         grad_accumulation_fusion=gaf, recompute_num_layers=rnl, pipeline_p2p=p2p,
-        attention_kernel=attn, recompute_rerun=rerun, fsdp_flat_params=ffp,
+        attention_kernel=attn, recompute_rerun=rerun, fsdp_flat_params=ffp, dropout=drop,
     )  # fmt: skip
 
 
@@ -213,8 +213,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
         ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
         ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p), ``attn``
-        (attention_kernel), ``rerun`` (recompute_rerun) and ``ffp``
-        (fsdp_flat_params).
+        (attention_kernel), ``rerun`` (recompute_rerun), ``ffp`` (fsdp_flat_params)
+        and ``drop`` (dropout).
 
     Returns
     -------
@@ -225,7 +225,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
         kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
         kw.get("p2p", "megatron"), kw.get("attn", "fused"), kw.get("rerun", "layer"),
-        kw.get("ffp", False),
+        kw.get("ffp", False), kw.get("drop", True),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -316,6 +316,7 @@ class DistributedModel:
         attention_kernel: str = "fused",
         recompute_rerun: str = "layer",
         fsdp_flat_params: bool = False,
+        dropout: bool = True,
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -436,6 +437,12 @@ class DistributedModel:
             parameters' views into the flat gradient and pre-divided in place before the
             reduce-scatter, ``4·e`` bytes per locally held parameter
             (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`).
+        dropout : bool
+            The attention and hidden dropouts run (default True: GPT-3-style p = 0.1):
+            each block's bias-dropout-residual writes a one-byte mask and, without
+            FlashAttention, the materialised scores take a dropout pass (read, write and
+            a one-byte mask per score). False for runs trained with p = 0 (GPT-NeoX-20B's
+            ``configs/20B.yml``), whose dropout kernels PyTorch skips.
 
         Returns
         -------
@@ -458,7 +465,7 @@ class DistributedModel:
                 flash=flash_attention, grad_dtype=grad_dtype, tp_overlap=tp_comm_overlap,
                 cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
                 rnl=recompute_num_layers, p2p=pipeline_p2p, attn=attention_kernel,
-                rerun=recompute_rerun, ffp=fsdp_flat_params,
+                rerun=recompute_rerun, ffp=fsdp_flat_params, drop=dropout,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -500,6 +507,7 @@ class DistributedModel:
             lay.pipeline_p2p == "deepspeed",
             residuals := lay.recompute_rerun == "residuals",
             lay.fsdp_flat_params,
+            lay.dropout,
         )
         notes = []
         if model.layers % (pp * v):

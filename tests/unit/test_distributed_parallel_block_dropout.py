@@ -1,0 +1,74 @@
+"""Parallel attention/MLP blocks and dropout-free training in DistributedModel.
+
+* A parallel block (GPT-J, GPT-NeoX ``gpt_j_residual``, PaLM) sums the attention and MLP
+  outputs before one tensor-parallel reduction: per layer and micro-batch, forward 1
+  all-reduce instead of 2, backward still 2 (both blocks' input gradients), and the
+  forward's again under full recomputation: 4 instead of 6 (GPT-NeoX's own count).
+* ``dropout=False`` (p = 0, GPT-NeoX-20B's ``configs/20B.yml``) drops the two one-byte
+  masks at the block boundaries (``2·h`` bytes per token per pass) and, with materialised
+  scores, the dropout pass over them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsys import Fabrics, Fleet, Nodes
+from mlsys.core.formulas.parallel import tp_reductions_per_layer
+from mlsys.core.solvers._layout import build_problem
+from mlsys.core.solvers.distributed import DistributedModel
+from mlsys.core.types import TransformerWorkload
+
+A100 = Fleet(node=Nodes.DGX_A100, count=1, fabric=Fabrics.IB_HDR)
+
+
+def _model(parallel: bool) -> TransformerWorkload:
+    return TransformerWorkload(
+        name="neox-like", layers=44, hidden=6144, heads=64, vocab=50432, seq_len=2048,
+        tied_embeddings=False, parallel_block=parallel,
+    )  # fmt: skip
+
+
+def test_reduction_counts():
+    # sequential: 2 + 2 (+ 2 rerun); parallel, no SP: 1 + 2 (+ 1 rerun)
+    assert tp_reductions_per_layer(0.0) == 4.0
+    assert tp_reductions_per_layer(1.0) == 6.0
+    assert tp_reductions_per_layer(0.0, parallel_block=True) == 3.0
+    assert tp_reductions_per_layer(1.0, parallel_block=True) == 4.0
+    # under SP (all-gather + reduce-scatter = 1): forward 2 AG + 1 RS, backward 2 RS + 1 AG
+    assert tp_reductions_per_layer(1.0, 1.0, parallel_block=True) == pytest.approx(4.5)
+    # JAX's residual-only rerun reruns the input all-gathers (1 all-reduce equivalent)
+    assert tp_reductions_per_layer(1.0, 1.0, rerun_residuals=True) == 5.0
+    assert tp_reductions_per_layer(1.0, 0.0, rerun_residuals=True, parallel_block=True) == 3.0
+
+
+def test_parallel_block_scales_the_tp_time_by_the_count():
+    kw = dict(batch_size=16, tp_size=2, microbatch_count=2, zero_stage=1, recompute="full")
+    seq = DistributedModel().solve(_model(False), A100, **kw)
+    par = DistributedModel().solve(_model(True), A100, **kw)
+    assert par.si("tp_communication_time") == pytest.approx(
+        seq.si("tp_communication_time") * 4.0 / 6.0, rel=1e-9
+    )
+    assert par.si("compute_time") == seq.si("compute_time")  # same GEMMs and kernels
+
+
+def test_dropout_free_training_drops_the_masks():
+    kw = dict(batch_size=16, microbatch_count=2, zero_stage=1, recompute="full")
+    on = DistributedModel().solve(_model(False), A100, **kw)
+    off = DistributedModel().solve(_model(False), A100, dropout=False, **kw)
+    P = build_problem(_model(False), A100, 16)
+    # fused attention: only the two one-byte masks per token at the block boundaries,
+    # in the forward, its rerun and the backward (4 passes), 44 layers, 2 micro-batches
+    T = 2048 * 1  # tokens of one micro-batch on a device (dp = 8, 16 / 8 / 2 = 1)
+    masks = 2.0 * 6144 * T * 4.0 * 44 * 2
+    assert on.si("compute_time") - off.si("compute_time") == pytest.approx(
+        masks / (P.hbm_bw * P.eta_m), rel=1e-6
+    )
+    # materialised scores: the dropout pass over them goes too, far more than the masks
+    on_u = DistributedModel().solve(_model(False), A100, flash_attention=False, **kw)
+    off_u = DistributedModel().solve(
+        _model(False), A100, flash_attention=False, dropout=False, **kw
+    )
+    assert on_u.si("compute_time") - off_u.si("compute_time") > 10 * (
+        on.si("compute_time") - off.si("compute_time")
+    )
