@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from mlsys.core.errors import ParameterError, UnknownEntryError
@@ -36,6 +37,7 @@ class UnknownEntryAttributeError(UnknownEntryError, AttributeError):
     """
 
 
+@lru_cache(maxsize=4096)
 def normalize_key(name: str) -> str:
     """Lookup form of a name: lower case, letters and digits only.
 
@@ -49,6 +51,8 @@ def normalize_key(name: str) -> str:
     str
         E.g. ``"h100sxm"``.
     """
+    # Cached: chapter code and solvers look the same few names up on every call
+    # (``Models.GPT3_175B`` inside a loop), and the regex is most of a lookup's time.
     return _STRIP.sub("", name.lower())
 
 
@@ -206,10 +210,19 @@ class Registry(Generic[T]):
         groups = self.__dict__.get("_groups", {})
         if name in groups:
             return self._group(name)  # type: ignore[return-value]
+        # An attribute name, once found, names the same entry for good (entries are
+        # never replaced or removed: register() refuses a name in use), so the hot path
+        # ``Models.GPT3_175B`` inside a solver loop is one dict read.
+        by_attribute = self.__dict__.setdefault("_by_attribute", {})
+        entry = by_attribute.get(name)
+        if entry is not None:
+            return entry  # type: ignore[no-any-return]
         try:
-            return self.get(name)
+            entry = self.get(name)
         except UnknownEntryError as exc:
             raise UnknownEntryAttributeError(exc.registry, exc.key, exc.suggestions) from None
+        by_attribute[name] = entry
+        return entry
 
     # -- groups -------------------------------------------------------------------
     def add_group(self, name: str, factory: Callable[[], object]) -> None:
