@@ -106,7 +106,7 @@ MEMORY_POWER = [
     ("H800", 3350, 700, "NVIDIA H800 datasheet: 3.35 TB/s, 700 W"),
     ("H100_PCIE", 2000, 350, "H100 PCIe product brief: >2,000 GB/s, 350 W TDP"),
     ("H200", 4800, 700, "published.md: 4.8 TB/s (700 W, H200 datasheet)"),
-    ("B200", 8000, 1000, "DGX B200: 64 TB/s over 8 GPUs; HGX B200 1,000 W"),
+    ("B200", 7700, 1000, "HGX B200 as shipped: 7.7 TB/s (7,680-bit bus at 3,996 MHz); 1,000 W"),
     ("MI300X", 5300, 750, "published.md: 5.3 TB/s, 750 W"),
     ("V100", 900, 300, "NVIDIA V100 datasheet, SXM2 32GB: 900 GB/s, 300 W"),
     ("L4", 300, 72, "NVIDIA L4 datasheet: 300 GB/s, 72 W"),
