@@ -23,6 +23,7 @@ from mlsys.core.formulas._ops import ScalarOps, all_float, num, ops, ret
 
 __all__ = [
     "tp_collectives_per_layer",
+    "tp_forward_reductions_per_layer",
     "tp_reductions_per_layer",
     "tp_bytes_per_layer",
     "dp_gradient_bytes",
@@ -100,6 +101,52 @@ def tp_collectives_per_layer(
     return {"all_reduce": n, "all_gather": 0, "reduce_scatter": 0}
 
 
+def tp_forward_reductions_per_layer(
+    sequence_parallel: ArrayLike = 0.0, parallel_block: bool = False
+) -> ArrayLike:
+    """Tensor-parallel collectives of one layer's forward pass, in all-reduce equivalents.
+
+    A sequential (Megatron) layer reduces the attention output and the MLP output: two
+    all-reduces (under sequence parallelism two all-gathers of the blocks' inputs and two
+    reduce-scatters of their outputs, a pair counting as one all-reduce: the same bytes).
+    A **parallel block** (GPT-J, GPT-NeoX ``gpt_j_residual``, PaLM) sums the two outputs
+    before one reduction: one all-reduce, or under sequence parallelism one all-gather of
+    the shared input and one reduce-scatter (``2 − p·(1 − sp/2)``, ``p`` = 1 for a
+    parallel block). An inference engine's forward pass issues exactly these.
+
+    Parameters
+    ----------
+    sequence_parallel : float or ndarray
+        1 under Megatron sequence parallelism, else 0.
+    parallel_block : bool
+        Attention and MLP in parallel, summed into the residual once.
+
+    Returns
+    -------
+    float or ndarray
+        All-reduce equivalents per layer per forward pass.
+
+    References
+    ----------
+    Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053, Sec. 3 and Fig. 4;
+    Korthikanti et al. (2022), arXiv:2205.05198, Sec. 4.2.2; Black et al. (2022),
+    GPT-NeoX-20B, Sec. 2.1 (``gpt_j_residual``); Chowdhery et al. (2022), "PaLM",
+    arXiv:2204.02311, Sec. 2 ("Parallel Layers").
+
+    Examples
+    --------
+    >>> tp_forward_reductions_per_layer(), tp_forward_reductions_per_layer(parallel_block=True)
+    (2.0, 1.0)
+    >>> tp_forward_reductions_per_layer(1.0, parallel_block=True)
+    1.5
+    """
+    p = 1.0 if parallel_block else 0.0
+    out = 2.0 - p * (1.0 - 0.5 * sequence_parallel)
+    if type(out) is float:
+        return out
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def tp_reductions_per_layer(
     full: ArrayLike,
     sequence_parallel: ArrayLike = 0.0,
@@ -160,7 +207,7 @@ def tp_reductions_per_layer(
     (6.0, 4.0)
     """
     p = 1.0 if parallel_block else 0.0
-    fwd = 2.0 - p * (1.0 - 0.5 * sequence_parallel)
+    fwd = tp_forward_reductions_per_layer(sequence_parallel, parallel_block)
     bwd = 2.0 - p * 0.5 * sequence_parallel
     rerun = full * sequence_parallel if rerun_residuals else full * fwd
     out = fwd + bwd + rerun

@@ -31,8 +31,10 @@ The physics, stated once:
   the time is the sum of the kernels (a decode token's GEMMs are padded to 16 rows, not
   to a 256-row tile, and stream their weights).
 * **Tensor parallelism** (Megatron): two all-reduces of ``tokens × h`` activations per
-  layer, as NCCL runs them — the protocol its tuning model rates fastest (LL for a
-  decode step's few kilobytes), NVLink SHARP on NVSwitch-3 nodes
+  layer (one in a parallel attention/MLP block, ``TransformerWorkload.parallel_block``:
+  :func:`mlsys.core.formulas.parallel.tp_forward_reductions_per_layer`), as NCCL runs
+  them — the protocol its tuning model rates fastest (LL for a decode step's few
+  kilobytes), NVLink SHARP on NVSwitch-3 nodes
   (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`), with LL's ring steps
   at their measured latency on A100 and H100 NVLink
   (:data:`~mlsys.core.formulas.collectives.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S`) —
@@ -80,6 +82,7 @@ from mlsys.core.formulas.layer_time import (
     transformer_layer_time,
 )
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
+from mlsys.core.formulas.parallel import tp_forward_reductions_per_layer
 from mlsys.core.formulas.serving import (
     decode_kv_reads,
     decode_kv_reread_bytes,
@@ -276,6 +279,7 @@ class _Shape:
     ffn_hidden: float  # inner width of the dense MLP, or of one expert
     gated: bool
     shared_experts: float
+    tp_reductions: float  # tensor-parallel all-reduces of one layer's forward pass
 
 
 @identity_memo(objects=1)
@@ -326,6 +330,7 @@ def _shape(model: TransformerWorkload) -> _Shape:
         ffn_hidden=float(model.expert_ffn_hidden if model.is_moe else model.ffn_hidden),  # type: ignore[arg-type]
         gated=bool(model.gated_mlp),
         shared_experts=float(model.shared_experts) if model.is_moe else 0.0,
+        tp_reductions=tp_forward_reductions_per_layer(parallel_block=model.parallel_block),
     )
     return shape
 
@@ -632,7 +637,7 @@ def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
     bytes_ = bytes_dev * d
     _, tc, tm = _roof(plan, flops / d, bytes_dev)
     m = tokens * s.hidden * plan.a_bytes
-    tp_comm = 2.0 * s.layers * _allreduce(plan, m)
+    tp_comm = s.tp_reductions * s.layers * _allreduce(plan, m)
     pp_comm = (plan.pp - 1) * (plan.p2p0 + plan.p2p1 * m) if plan.pp > 1 else 0.0
     # One pass crosses every stage in turn: all layers, then the LM head of the last
     # positions, kernel by kernel.
@@ -669,7 +674,7 @@ def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
         _embedding(plan, mb) + s.layers * _layer(plan, mb, mb, 1.0, context) + _lm_head(plan, mb)
     ) / p
     m = mb * s.hidden * plan.a_bytes
-    tp_stage = 2.0 * (s.layers / p) * _allreduce(plan, m)
+    tp_stage = s.tp_reductions * (s.layers / p) * _allreduce(plan, m)
     pp_comm = (p - 1) * (plan.p2p0 + plan.p2p1 * m) if p > 1 else 0.0
     cycles = micro if micro > p else float(p)
     itl = cycles * (t_stage + tp_stage) + pp_comm
