@@ -76,13 +76,17 @@ def test_palm_rematerialisation_count_is_jaxs_and_below_the_papers():
     assert res.hfu / res.mfu == pytest.approx(residuals_only, abs=0.003)
 
 
-def test_palm_within_tolerance_and_optimistic_as_its_note_says():
+def test_palm_is_an_open_issue_optimistic_as_its_note_says():
     (case,) = [c for c in tpu_cases() if c.name.startswith("PaLM")]
-    assert case.passed
-    # the unpriced costs the note names (the cross-pod exchange, 1.95x on twice the
-    # batch: 2.5%; a rematerialisation count below the paper's) make mlsys optimistic
-    assert case.rel_error > 0.10
-    assert case.note.startswith(f"mlsys is {case.rel_error:.0%} optimistic")
+    # priced with its parallel blocks (one TP reduction per forward pass) it leaves the
+    # 15% tolerance: a named open issue, whose unpriced costs (the cross-pod exchange,
+    # 1.95x on twice the batch: 2.5%; a rematerialisation count below the paper's; the
+    # torus rings) all make mlsys optimistic
+    assert case.open_issue and not case.passed
+    assert 0.15 < case.rel_error < 0.20
+    assert f"{case.rel_error:.0%} optimistic" in case.open_issue
+    note = load_data("tpu")["palm"]["note_if_off"]
+    assert note.startswith(f"mlsys is {case.rel_error:.0%} optimistic")
 
 
 # -- MaxText on TPU v5p ---------------------------------------------------------------------
