@@ -203,8 +203,11 @@ class TrainingLayout(BaseModel):
         PyTorch (or fairscale) FSDP's flat parameters: each micro-batch's gradients are
         concatenated from the parameters' views into the flat gradient and pre-divided in
         place before the reduce-scatter
-        (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`). False
-        (default): Megatron's gradient buffers, which need neither pass.
+        (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`); under
+        ZeRO-2/3 the first all-gathers and last reduce-scatters of each micro-batch (the
+        root unit and block 0) are exposed
+        (:func:`mlsys.core.formulas.overlap.fsdp_edge_exposed_time`). False (default):
+        Megatron's gradient buffers, which need neither pass, and no edge charged.
     pipeline_p2p : {"megatron", "deepspeed"}
         How activations travel between pipeline stages: Megatron-LM's scatter/gather
         split with paired sends (Narayanan et al. 2021, Sec. 4.1), or DeepSpeed's

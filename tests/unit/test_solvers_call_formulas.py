@@ -43,6 +43,12 @@ def _distributed_allreduce():
     )
 
 
+def _distributed_fsdp():
+    # PyTorch FSDP (flat parameters, ZeRO-3) across two nodes: its edge collectives
+    kw = dict(batch_size=32, microbatch_count=2, zero_stage=3, fsdp_flat_params=True)
+    return DistributedModel().solve(LLAMA, FLEET, **kw).si("step_time")
+
+
 def _memory_training():
     return MemoryModel().solve(LLAMA, Hardware.A100_80GB, dp_size=2, tp_size=4, pp_size=2,
                                microbatch_count=4, zero_stage=1).si("total")  # fmt: skip
@@ -85,6 +91,8 @@ CASES = [
     ("zero_model_state_breakdown", [_layout], [_distributed, _memory_training, _search]),
     ("group_placement", [_layout], [_distributed, _search, _scaling]),
     ("hierarchical_allreduce_time", [collectives], [_distributed_allreduce, _search, _scaling]),
+    ("fsdp_edge_fraction", [_layout], [_distributed_fsdp]),
+    ("fsdp_edge_exposed_time", [_layout], [_distributed, _distributed_fsdp, _search]),
 ]
 
 
@@ -120,5 +128,7 @@ def test_no_private_copies_remain_in_the_layout_model():
         "zero_model_state_breakdown",
         "interleaved_bubble_ratio",
         "group_placement",
+        "fsdp_edge_fraction",
+        "fsdp_edge_exposed_time",
     ):
         assert getattr(_layout, name).__module__.startswith("mlsys.core.formulas"), name

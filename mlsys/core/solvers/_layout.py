@@ -149,6 +149,8 @@ from mlsys.core.formulas.memory import (
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
 from mlsys.core.formulas.overlap import (
     OVERLAPPED_COMPUTE_SLOWDOWN,
+    fsdp_edge_exposed_time,
+    fsdp_edge_fraction,
     overlap_slowdown_time,
     userbuffers_exposed_time,
 )
@@ -1111,7 +1113,9 @@ def evaluate(
         PyTorch (or fairscale) FSDP's flat parameters: every micro-batch's gradients are
         gathered from the parameters' views into the flat gradient and divided in place
         before the reduce-scatter, ``4·e`` bytes per locally held parameter at HBM speed
-        (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`).
+        (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`); under ZeRO-2/3
+        the first all-gathers and last reduce-scatters of a micro-batch (the root unit and
+        block 0, :func:`mlsys.core.formulas.overlap.fsdp_edge_fraction`) run alone.
     dropout : bool
         The attention and hidden dropouts run: one-byte masks at the block boundaries
         (``2·h`` bytes per token) and, with materialised scores, a read, a write and a
@@ -1334,9 +1338,27 @@ def evaluate(
         compute_all = m * t_mb_compute
         grad_window = o.where(z3, compute_all, o.where(z2, m * bwd_one, bwd_one))
         param_window = o.where(z3, compute_all, fwd_one)
-        exposed = o.max(t_grad - grad_window, 0.0) + o.max(t_param - param_window, 0.0)
-        # the two share the compute of ZeRO-3: never hide more than the compute itself
-        exposed = o.where(z3, o.max(t_dp_total - compute_all, 0.0), exposed)
+        # PyTorch/fairscale FSDP (flat parameters: one all-gather and one reduce-scatter
+        # per wrapped block, the rest in the root unit): a micro-batch's first
+        # all-gathers (the root and block 0) have no compute before them and its last
+        # reduce-scatters (block 0, the root) none after them, so they run alone
+        # (fsdp_edge_fraction). Other sharded stacks (Megatron-FSDP's buckets, XLA)
+        # order their collectives otherwise: no source sizes their edges, none charged
+        edge = edge_g = edge_p = 0.0
+        if flat_params and (not scalar or z2):
+            outer = P.n_head * (1.0 if P.tied_embeddings else 2.0)
+            edge = fsdp_edge_fraction(P.params_dense, outer, P.L, pp) * (1.0 - dp_one)
+            edge_g = o.where(z2, edge * rs_dense * m, 0.0)
+            edge_p = o.where(z3, edge * ag_dense * m, o.where(z2, edge * ag_dense, 0.0))
+        if scalar and z3:  # one solve prices only its own stage's branch
+            # the two share the compute of ZeRO-3: never hide more than the compute itself
+            exposed = fsdp_edge_exposed_time(t_dp_total, edge_g + edge_p, compute_all)
+        else:
+            exposed = fsdp_edge_exposed_time(t_grad, edge_g, grad_window)
+            exposed = exposed + fsdp_edge_exposed_time(t_param, edge_p, param_window)
+            if not scalar:
+                shared = fsdp_edge_exposed_time(t_dp_total, edge_g + edge_p, compute_all)
+                exposed = o.where(z3, shared, exposed)
         # what is hidden still slows the kernels it runs beside (NCCL takes SMs and HBM
         # bandwidth): charged with the exposed part, the overlap fraction counts only
         # the communication that shows

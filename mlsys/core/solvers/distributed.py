@@ -436,7 +436,12 @@ class DistributedModel:
             gradient buffers): each micro-batch's gradients are concatenated from the
             parameters' views into the flat gradient and pre-divided in place before the
             reduce-scatter, ``4·e`` bytes per locally held parameter
-            (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`).
+            (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`); and,
+            under ZeRO-2/3, one flat parameter per wrapped block plus the root unit
+            (embeddings, output layer): a micro-batch's first all-gathers (root, block 0)
+            and last reduce-scatters (block 0, root) run alone, the rest hides behind
+            compute (:func:`mlsys.core.formulas.overlap.fsdp_edge_fraction`,
+            :func:`mlsys.core.formulas.overlap.fsdp_edge_exposed_time`).
         dropout : bool
             The attention and hidden dropouts run (default True: GPT-3-style p = 0.1):
             each block's bias-dropout-residual writes a one-byte mask and, without
