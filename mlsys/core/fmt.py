@@ -918,6 +918,12 @@ def fmt(
         if plan[0] == "money":
             dollars = _convert(x, target, _with(plan[1], "US_dollar"))
             text = _money_number(dollars, digits, sep, compact=False) + _per_text(plan[1])
+        elif plan[0] == "words" and target.get(plan[1]) == 1:
+            # Exactly tokens or parameters, asked for by name: every digit, and the noun
+            # in words as everywhere else ("38,336 tokens/s", never "token/s" or "param").
+            singular, plural = plan[3]
+            noun = singular if x == 1 else plural
+            text = f"{_positional(x, _sig_exact(x, digits), sep)}{space}{noun}{_per_text(plan[2])}"
         else:
             sig = _sig_exact(x, digits)
             exponent = _split(x, sig)[1] if x else 0

@@ -141,3 +141,15 @@ def test_the_patterns_catch_every_bad_output_of_the_issue():
         assert _violations(text), text
     for good in ("3.35 TB/s", "7.76/d", "$1.2M/yr", "49.76 t CO₂e", "35.25 m³", "54 d"):
         assert not _violations(good), good
+
+
+def test_tokens_and_parameters_asked_for_by_name_keep_their_noun():
+    # An explicit unit keeps every digit; the noun is still a word, singular only for one
+    # (the same nouns fmt uses when it chooses the unit itself: "170,000 tokens/s").
+    assert fmt(38336.0, "token/s") == "38,336 tokens/s"
+    assert fmt(38336.0, "tokens/s", digits=3) == "38,300 tokens/s"
+    assert fmt(Q_(3e3, "token/s"), "token/h") == "10,800,000 tokens/h"  # 3,000 x 3,600
+    assert fmt(5e9, "parameter") == "5,000,000,000 parameters"
+    assert fmt(1, "token") == "1 token"
+    # a prefixed count is a unit the author chose: kept as written
+    assert fmt(Q_(2e6, "token/s"), "ktoken/s") == "2,000 ktoken/s"
