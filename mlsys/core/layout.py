@@ -116,6 +116,11 @@ SCHEDULE_NAMES: dict[str, Schedule] = {
 CP_COMM_TYPES: tuple[str, ...] = ("p2p", "all_gather")
 """Context-parallel K/V exchanges :class:`TrainingLayout` prices (Megatron-Core's
 ``--cp-comm-type`` names)."""
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "pipeline_p2p": ("megatron", "deepspeed"),
+    "recompute_rerun": ("layer", "residuals"),
+}
+"""Allowed values of the layout's plain string options, by field (lower-case)."""
 TOPOLOGY_NAMES: dict[str | None, Topology] = {
     None: Topology.AUTO,
     "auto": Topology.AUTO,
@@ -334,20 +339,13 @@ class TrainingLayout(BaseModel):
     def _recompute_num_layers(cls, value: Any) -> int | None:
         return None if value is None else _positive_int("recompute_num_layers", value)
 
-    @field_validator("pipeline_p2p", mode="before")
+    @field_validator("pipeline_p2p", "recompute_rerun", mode="before")
     @classmethod
-    def _pipeline_p2p(cls, value: Any) -> str:
+    def _choice(cls, value: Any, info: Any) -> str:
+        allowed = _CHOICES[info.field_name]
         key = value.lower() if isinstance(value, str) else value
-        if key not in ("megatron", "deepspeed"):
-            raise ParameterError("pipeline_p2p", value, "'megatron' or 'deepspeed'")
-        return key
-
-    @field_validator("recompute_rerun", mode="before")
-    @classmethod
-    def _recompute_rerun(cls, value: Any) -> str:
-        key = value.lower() if isinstance(value, str) else value
-        if key not in ("layer", "residuals"):
-            raise ParameterError("recompute_rerun", value, "'layer' or 'residuals'")
+        if key not in allowed:
+            raise ParameterError(info.field_name, value, " or ".join(repr(a) for a in allowed))
         return key
 
     @field_validator("grad_dtype", mode="before")
