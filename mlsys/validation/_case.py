@@ -13,7 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as _toml
 
-__all__ = ["BASES", "BOUNDS", "Case", "assumptions_of", "load_data", "records"]
+__all__ = ["BASES", "BOUNDS", "Case", "assumptions_of", "load_data", "prediction_case", "records"]
 
 BASES = ("fit", "prediction")
 """``fit``: the published value informed a library default (the comparison is in-sample).
@@ -186,3 +186,49 @@ class Case:
         out["rel_error"] = self.rel_error
         out["passed"] = self.passed
         return out
+
+
+def prediction_case(
+    section: dict[str, Any],
+    *,
+    group: str,
+    name: str,
+    quantity: str,
+    unit: str,
+    published: float,
+    predicted: float,
+    note: str = "",
+    open_issue: str = "",
+) -> Case:
+    """A performance-model prediction of a published run, set up from its data-file section.
+
+    The section supplies what every such case states the same way: its ``tolerance``,
+    ``citation``, ``url`` and assumptions (:func:`assumptions_of`); the case is an
+    out-of-sample ``"prediction"`` of the ``"performance model"``.
+
+    Parameters
+    ----------
+    section : dict
+        The case's table in its data file (see :func:`load_data`); needs ``tolerance`` and
+        ``citation``.
+    group, name, quantity, unit : str
+        As in :class:`Case`.
+    published : float
+        The source's value, in ``unit``.
+    predicted : float
+        mlsys's value, in ``unit``.
+    note : str, optional
+        Why mlsys is off, where it is (see :class:`Case`).
+    open_issue : str, optional
+        The missing physics of a comparison known to fail (see :class:`Case`).
+
+    Returns
+    -------
+    Case
+    """
+    return Case(
+        group=group, name=name, quantity=quantity, unit=unit, published=float(published),
+        predicted=float(predicted), tolerance=section["tolerance"], basis="prediction",
+        method="performance model", citation=section["citation"], url=section.get("url", ""),
+        note=note, assumptions=assumptions_of(section), open_issue=open_issue,
+    )  # fmt: skip

@@ -15,7 +15,7 @@ from typing import Any
 from mlsys.core.catalog import Fabrics, Nodes
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.types import Fleet, TransformerWorkload
-from mlsys.validation._case import Case, assumptions_of, load_data, records
+from mlsys.validation._case import Case, load_data, prediction_case, records
 
 __all__ = [
     "maxtext_cases",
@@ -87,13 +87,11 @@ def palm_cases() -> list[Case]:
     res, _ = palm_solve()
     got = res.si("tokens_per_second")
     return [
-        Case(
-            group="Training: TPU runs", name=f"PaLM 540B on {p['chips']} TPU v4",
-            quantity="training throughput", unit="token/s",
-            published=float(p["tokens_per_s"]), predicted=got, tolerance=p["tolerance"],
-            basis="prediction", method="performance model", citation=p["citation"],
-            url=p["url"], note=p.get("open_issue") or _note_if_off(got, p["tokens_per_s"], p),
-            assumptions=assumptions_of(p), open_issue=p.get("open_issue", ""),
+        prediction_case(
+            p, group="Training: TPU runs", name=f"PaLM 540B on {p['chips']} TPU v4",
+            quantity="training throughput", unit="token/s", published=p["tokens_per_s"],
+            predicted=got, note=p.get("open_issue") or _note_if_off(got, p["tokens_per_s"], p),
+            open_issue=p.get("open_issue", ""),
         )
     ]  # fmt: skip
 
@@ -280,16 +278,13 @@ def maxtext_cases(section: str = "maxtext") -> list[Case]:
         off = abs(got / row["tflops_per_chip"] - 1) > 0.10
         note = (m.get("notes", {}).get(key) or m["note_if_off"]) if off else ""
         out.append(
-            Case(
-                group="Training: TPU runs",
+            prediction_case(
+                m, group="Training: TPU runs",
                 name=f"MaxText {row.get('label', str(row['scale']) + 'B')} on {row['chips']} "
                 f"{m['device']} ({row['slice']})",
                 quantity="per-chip model FLOP rate (MaxText's count)", unit="TFLOP/s",
-                published=float(row["tflops_per_chip"]), predicted=got,
-                tolerance=m["tolerance"], basis="prediction", method="performance model",
-                citation=m["citation"], url=m["url"],
-                note=issue or note, open_issue=issue,
-                assumptions=assumptions_of(m),
+                published=row["tflops_per_chip"], predicted=got, note=issue or note,
+                open_issue=issue,
             )
         )  # fmt: skip
     return out
