@@ -101,3 +101,14 @@ def test_embedding_terms_without_pipeline():
     # Sec. 4.3: with p = 1 add 4sbh/t (1 + v/h) for the output layer.
     got = embedding_activation_bytes(2048, 1, 12288, 51200, 8, 1)
     assert got == pytest.approx(SBH / 8 + 4 * SBH / 8 * (1 + 51200 / 12288))
+
+
+def test_full_recompute_input_is_split_by_sequence_parallelism():
+    # Full recomputation keeps each layer's input (2 sbh in 16-bit). Under sequence
+    # parallelism that input is a sequence-parallel tensor, s/t × b × h per rank, which
+    # is why Megatron-Core rejects distribute_saved_activations with sequence parallelism:
+    # 2 · 2048 · 12288 / 8 = 6,291,456 bytes for the Table 3 layer.
+    got = activation_bytes_per_layer(2048, 1, 12288, 96, 8, True, "full")
+    assert got == 2 * 2048 * 12288 / 8 == 6_291_456
+    # without sequence parallelism every rank holds the whole input (the paper's 2 sbh)
+    assert activation_bytes_per_layer(2048, 1, 12288, 96, 8, False, "full") == 2 * SBH

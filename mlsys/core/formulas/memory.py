@@ -93,10 +93,16 @@ def activation_bytes_per_layer(
     ============================================  =================================
 
     Selective recomputation drops the ``as²b`` attention terms (recomputed in the
-    backward pass); full recomputation keeps only each layer's input (``e·sbh``; the
-    paper's Table 2 states ``2sbh`` for every parallel layout, and so does this
-    function). For an activation dtype of ``e`` bytes the masks stay one byte per
-    element: see the module docstring.
+    backward pass); full recomputation keeps only each layer's input (``e·sbh``, the
+    paper's ``2sbh``). That input is a block-boundary tensor, so under sequence
+    parallelism it is held split along the sequence, ``e·sbh/t``: Megatron-LM
+    checkpoints the sequence-parallel hidden states as they are, which is why its
+    ``distribute_saved_activations`` (split the saved input over the tensor-parallel
+    ranks) "must be false when sequence parallel is enabled" (Megatron-Core,
+    ``TransformerConfig.__post_init__``) — the input is already split. The paper's
+    ``2sbh`` row is its tensor-parallel baseline without sequence parallelism. For an
+    activation dtype of ``e`` bytes the masks stay one byte per element: see the
+    module docstring.
 
     Other layer shapes follow from the same tensor list. Of the 12 split tensors, Q and
     the attention-output input are ``q_dim/h`` (= 1) elements each, K and V
@@ -166,6 +172,13 @@ def activation_bytes_per_layer(
     >>> round(float(activation_bytes_per_layer(2048, 1, 12288, 96, 8, True, "selective")) / 1e6, 2)
     106.95
 
+    Full recomputation keeps the layer's 2 sbh = 50.33 MB input, one eighth of it per
+    rank (6.29 MB) when that input is sequence-parallel.
+
+    >>> [round(float(activation_bytes_per_layer(2048, 1, 12288, 96, 8, sp, "full")) / 1e6, 2)
+    ...  for sp in (False, True)]
+    [50.33, 6.29]
+
     A Llama-2-7B layer (multi-head, SwiGLU f = 11008) at s = 4096, b = 1, no parallelism,
     selective: sbh·(10 + 2·(4 + 3·11008/4096)) = 34.125 sbh = 0.573 GB.
 
@@ -201,7 +214,8 @@ def activation_bytes_per_layer(
     # elements each, unless recomputed (selective) or never stored (FlashAttention)
     scores = o.where(flash, 0.0, (2.0 * e + 1.0) * a * s / (h * t))
     kept = per_sbh + o.where(rc == 0.0, scores, 0.0)
-    return ret(o.where(rc == 2.0, e * sbh, sbh * kept))
+    # full recomputation: the layer's input, split by t where it is sequence-parallel
+    return ret(o.where(rc == 2.0, e * sbh * o.where(sp, 1.0 / t, 1.0), sbh * kept))
 
 
 def embedding_activation_bytes(
