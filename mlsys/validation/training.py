@@ -12,7 +12,7 @@ from mlsys.core.catalog import Fabrics, Hardware, Models, Nodes
 from mlsys.core.formulas.transformer import training_flops_per_token
 from mlsys.core.solvers.distributed import DistributedModel, build_problem
 from mlsys.core.types import Fabric, Fleet, Node, TransformerWorkload
-from mlsys.validation._case import Case, assumptions_of, load_data, records
+from mlsys.validation._case import Case, assumptions_of, load_data, prediction_case, records
 
 __all__ = [
     "bloom_solve",
@@ -166,12 +166,10 @@ def _mtnlg() -> list[Case]:
     for row in records("training", "mtnlg"):
         res = mtnlg_solve(row["gpus"])
         out.append(
-            Case(
-                group=_GROUP_OTHER, name=f"MT-NLG 530B on {row['gpus']} A100",
-                quantity="iteration time", unit="s", published=float(row["iteration_s"]),
-                predicted=res.si("step_time"), tolerance=m["tolerance"], basis="prediction",
-                method="performance model", citation=m["citation"], url=m["url"],
-                note=m["note"], assumptions=assumptions_of(m),
+            prediction_case(
+                m, group=_GROUP_OTHER, name=f"MT-NLG 530B on {row['gpus']} A100",
+                quantity="iteration time", unit="s", published=row["iteration_s"],
+                predicted=res.si("step_time"), note=m["note"],
             )
         )  # fmt: skip
     return out
@@ -257,14 +255,11 @@ def _llama3() -> list[Case]:
         cp = f", CP {row['cp']}, {row['seq_len'] // 1024}k tokens" if row["cp"] > 1 else ""
         got = llama3_mfu(row, res)
         out.append(
-            Case(
-                group=_GROUP_OTHER, name=f"Llama 3 405B on {row['gpus']} H100{cp}",
+            prediction_case(
+                c, group=_GROUP_OTHER, name=f"Llama 3 405B on {row['gpus']} H100{cp}",
                 quantity="MFU (causal attention FLOPs)", unit="fraction",
-                published=float(row["mfu"]), predicted=got,
-                tolerance=c["tolerance"], basis="prediction", method="performance model",
-                citation=c["citation"], url=c["url"],
+                published=row["mfu"], predicted=got,
                 note=issue or _note_if_off(got, row["mfu"], c), open_issue=issue,
-                assumptions=assumptions_of(c),
             )
         )  # fmt: skip
     return out
@@ -332,13 +327,10 @@ def _bridge(section: str = "bridge") -> list[Case]:
         off = abs(got / row["tokens_per_s_per_gpu"] - 1) > 0.10
         note = (b.get("notes", {}).get(key) or b["note_if_off"]) if off else ""
         out.append(
-            Case(
-                group=_GROUP_OTHER, name=_bridge_name(row, fleet), quantity="tokens/s per GPU",
-                unit="token/s", published=float(row["tokens_per_s_per_gpu"]), predicted=got,
-                tolerance=b["tolerance"], basis="prediction", method="performance model",
-                citation=b["citation"], url=b["url"],
+            prediction_case(
+                b, group=_GROUP_OTHER, name=_bridge_name(row, fleet), quantity="tokens/s per GPU",
+                unit="token/s", published=row["tokens_per_s_per_gpu"], predicted=got,
                 note=issue or note, open_issue=issue,
-                assumptions=assumptions_of(b),
             )
         )  # fmt: skip
     return out
@@ -494,12 +486,10 @@ def _neox() -> Case:
     per_token = neox_logged_flops_per_token(model.total_params, c["seq_len"], c["hidden"],
                                             c["layers"])  # fmt: skip
     got = res.si("tokens_per_second") / c["gpus"] * per_token / 1e12
-    return Case(
-        group=_GROUP_OTHER, name=f"GPT-NeoX-20B on {c['gpus']} A100 40GB",
+    return prediction_case(
+        c, group=_GROUP_OTHER, name=f"GPT-NeoX-20B on {c['gpus']} A100 40GB",
         quantity="per-GPU FLOP rate (GPT-NeoX's logged count)", unit="TFLOP/s",
-        published=float(c["tflops_per_gpu"]), predicted=got,
-        tolerance=c["tolerance"], basis="prediction", method="performance model",
-        citation=c["citation"], url=c["url"], note=c["note"], assumptions=assumptions_of(c),
+        published=c["tflops_per_gpu"], predicted=got, note=c["note"],
     )  # fmt: skip
 
 
@@ -601,12 +591,10 @@ def _mosaic() -> list[Case]:
         name = (f"MPT-{row['model'].upper()} on {row['gpus']} {_MOSAIC_GPU_NAMES[row['gpu']]}, "
                 f"seq {row['seq_len']}{ckpt} (llm-foundry FSDP)")  # fmt: skip
         out.append(
-            Case(
-                group=_GROUP_OTHER, name=name, quantity="tokens/s", unit="token/s",
-                published=float(row["tokens_per_s"]), predicted=got,
-                tolerance=c["tolerance"], basis="prediction", method="performance model",
-                citation=c["citation"], url=c["url"], note=issue or note, open_issue=issue,
-                assumptions=assumptions_of(c),
+            prediction_case(
+                c, group=_GROUP_OTHER, name=name, quantity="tokens/s", unit="token/s",
+                published=row["tokens_per_s"], predicted=got, note=issue or note,
+                open_issue=issue,
             )
         )  # fmt: skip
     return out
