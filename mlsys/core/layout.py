@@ -70,6 +70,7 @@ class Recompute(IntEnum):
     NONE = 0
     SELECTIVE = 1
     FULL = 2
+    DOTS = 3
 
 
 class Schedule(IntEnum):
@@ -107,6 +108,7 @@ RECOMPUTE_NAMES: dict[str, Recompute] = {
     "none": Recompute.NONE,
     "selective": Recompute.SELECTIVE,
     "full": Recompute.FULL,
+    "dots": Recompute.DOTS,
 }
 SCHEDULE_NAMES: dict[str, Schedule] = {
     "1f1b": Schedule.ONE_F_ONE_B,
@@ -153,8 +155,11 @@ class TrainingLayout(BaseModel):
     zero_stage : {0, 1, 2, 3}
         ZeRO partitioning of optimizer state, gradients and weights over the
         data-parallel group.
-    recompute : {"none", "selective", "full"}
-        Activation recomputation.
+    recompute : {"none", "selective", "full", "dots"}
+        Activation recomputation: nothing, the attention scores (Korthikanti et al.
+        2022), the whole layer from its input, or everything but the weight matmuls'
+        outputs (JAX's ``checkpoint_dots_with_no_batch_dims``, MaxText's
+        ``remat_policy: minimal``; :data:`mlsys.core.formulas.memory.RECOMPUTE_MODES`).
     sequence_parallel : bool
         Megatron sequence parallelism (no effect with ``tp = 1``).
     flash_attention : bool
@@ -237,7 +242,7 @@ class TrainingLayout(BaseModel):
     v_stages: int = 1
     schedule: Literal["1f1b", "interleaved", "gpipe"] = "1f1b"
     zero_stage: int = 0
-    recompute: Literal["none", "selective", "full"] = "none"
+    recompute: Literal["none", "selective", "full", "dots"] = "none"
     sequence_parallel: bool = False
     flash_attention: bool = True
     attention_kernel: Literal["fused", "flash2"] = "fused"
@@ -287,7 +292,9 @@ class TrainingLayout(BaseModel):
     def _recompute(cls, value: Any) -> str:
         key = value.lower() if isinstance(value, str) else value
         if key not in RECOMPUTE_NAMES:
-            raise ParameterError("recompute", value, "one of 'none', 'selective', 'full'")
+            raise ParameterError(
+                "recompute", value, "one of " + ", ".join(map(repr, RECOMPUTE_NAMES))
+            )
         return key
 
     @field_validator("schedule", mode="before")

@@ -30,8 +30,10 @@ __all__ = [
 ]
 
 # MaxText's remat_policy names and the recomputation mlsys prices for each (tpu.toml
-# [maxtext] assumed: "minimal" saves the weight matmuls' outputs and recomputes the rest)
-_REMAT = {"minimal": "selective", "full": "full"}
+# [maxtext] assumed): "minimal" is jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims
+# (mlsys's "dots": the weight matmuls' outputs kept, the rest rerun), "full" keeps only
+# each layer's input
+_REMAT = {"minimal": "dots", "full": "full"}
 
 
 def _note_if_off(predicted: float, published: float, section: dict) -> str:

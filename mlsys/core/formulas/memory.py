@@ -31,6 +31,8 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.formulas._ops import ScalarOps, all_float, num, ops, ret
 
 __all__ = [
+    "RECOMPUTE_MODES",
+    "recompute_mode",
     "activation_bytes_per_layer",
     "embedding_activation_bytes",
     "pipeline_inflight_microbatches",
@@ -45,21 +47,76 @@ __all__ = [
 
 ArrayLike = Any
 
-_RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full", "dots")
+"""Activation recomputation modes, in the order of their integer codes (0-3):
+
+* ``"none"``: every activation the backward pass needs is stored;
+* ``"selective"``: the attention scores are recomputed (Korthikanti et al. 2022, Sec. 5);
+* ``"full"``: only each layer's input is stored and the layer's forward is rerun
+  (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost");
+* ``"dots"``: the outputs of the weight matmuls are stored and the rest of the layer
+  (attention, norms, activation functions) is rerun — JAX's
+  ``jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims``, MaxText's
+  ``remat_policy: minimal`` (the attention matmuls ``QKᵀ`` and ``PV`` have batch
+  dimensions, so they are not kept).
+
+Every formula and solver that takes ``recompute`` checks it against this one tuple."""
+
 _FLAG_TYPES = (bool, float)
+_DOTS = 3.0
+_ALLOWED = "one of " + ", ".join(RECOMPUTE_MODES)
+
+
+def recompute_mode(recompute: Any) -> str:
+    """The recompute mode named by ``recompute`` (case-insensitive), checked.
+
+    Parameters
+    ----------
+    recompute : str
+        One of :data:`RECOMPUTE_MODES`.
+
+    Returns
+    -------
+    str
+        The lower-case name.
+
+    Raises
+    ------
+    ParameterError
+        If it is not one of :data:`RECOMPUTE_MODES`.
+
+    References
+    ----------
+    Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer
+    Models", arXiv:2205.05198, Sec. 5 (selective); Chen et al. (2016), "Training Deep
+    Nets with Sublinear Memory Cost", arXiv:1604.06174 (full); JAX documentation,
+    "Gradient checkpointing with jax.checkpoint", ``checkpoint_dots_with_no_batch_dims``
+    (dots).
+
+    Examples
+    --------
+    >>> recompute_mode("Full")
+    'full'
+    """
+    key = str(recompute).lower()
+    if key not in RECOMPUTE_MODES:
+        raise ParameterError("recompute", recompute, _ALLOWED)
+    return key
 
 
 def _mode(recompute: Any) -> Any:
-    """Recompute code(s): 0 none, 1 selective, 2 full (a name, a code or an array of codes)."""
+    """Recompute code(s), the index into RECOMPUTE_MODES (a name, a code or an array)."""
     if isinstance(recompute, str):
-        key = recompute.lower()
-        if key not in _RECOMPUTE:
-            raise ParameterError("recompute", recompute, "one of " + ", ".join(_RECOMPUTE))
-        return float(_RECOMPUTE.index(key))
+        return float(RECOMPUTE_MODES.index(recompute_mode(recompute)))
     code = num(recompute)
-    bad = code not in (0.0, 1.0, 2.0) if type(code) is float else np.any((code < 0) | (code > 2))
+    top = len(RECOMPUTE_MODES) - 1
+    bad = (
+        code not in (0.0, 1.0, 2.0, 3.0)
+        if type(code) is float
+        else np.any((code < 0) | (code > top) | (code != np.round(code)))
+    )
     if bad:
-        raise ParameterError("recompute", recompute, "one of " + ", ".join(_RECOMPUTE))
+        raise ParameterError("recompute", recompute, _ALLOWED)
     return code
 
 
@@ -78,6 +135,7 @@ def activation_bytes_per_layer(
     gated_mlp: bool = False,
     flash_attention: ArrayLike = False,
     cp_size: ArrayLike = 1,
+    head_dim: ArrayLike | None = None,
 ) -> ArrayLike:
     """Activation bytes one transformer layer stores for the backward pass.
 
@@ -104,9 +162,22 @@ def activation_bytes_per_layer(
     activation dtype of ``e`` bytes the masks stay one byte per element: see the
     module docstring.
 
+    ``recompute="dots"`` stores the outputs of the weight matmuls and reruns the rest
+    (JAX's ``checkpoint_dots_with_no_batch_dims``, MaxText's ``remat_policy:
+    minimal``; :data:`RECOMPUTE_MODES`). The backward pass then keeps what it consumes
+    of them — JAX saves only the residuals the backward reads: the layer's input (the
+    scanned layer's carry) and the attention output projection's output (the second
+    norm's input is their sum), both block-boundary tensors split by ``t`` only under
+    sequence parallelism, and Q, K, V and the MLP's up-projection output(s) (``f``, or
+    ``2f`` gated), split by ``t``: ``e·sbh·(2/t_sp + (q_dim + 2 kv_dim)/(h t) + f_up/(h t))``
+    with ``t_sp = t`` under sequence parallelism and 1 otherwise. The down projection's
+    output feeds only the residual sum, so it is not kept; no dropout masks (JAX
+    training with dropout off).
+
     Other layer shapes follow from the same tensor list. Of the 12 split tensors, Q and
-    the attention-output input are ``q_dim/h`` (= 1) elements each, K and V
-    ``kv_dim/h`` each (``kv_heads/heads`` under grouped-query attention), and the MLP
+    the attention-output input are ``q_dim/h`` elements each (1 when
+    ``heads × head_dim = h``), K and V ``kv_dim/h`` each (``kv_heads/heads`` under
+    grouped-query attention), and the MLP
     stores ``2f/h`` (GeLU input and output; 8 at ``f = 4h``) or, gated, ``3f/h`` (the
     fused gate/up output, ``2f``, and the down-projection input, ``f``, as Megatron's
     fused SwiGLU keeps them). Defaults reproduce the paper. A FlashAttention kernel
@@ -135,7 +206,7 @@ def activation_bytes_per_layer(
         Tensor-parallel size ``t``.
     sequence_parallel : bool or ndarray
         Megatron sequence parallelism (splits the LayerNorm and dropout regions by ``t``).
-    recompute : {"none", "selective", "full"} or int or ndarray
+    recompute : {"none", "selective", "full", "dots"} or int or ndarray
         Activation recomputation (or its code 0, 1, 2).
     bytes_per_element : float or ndarray
         Bytes per stored activation element ``e``; 2 (bf16/fp16) reproduces the paper.
@@ -150,6 +221,10 @@ def activation_bytes_per_layer(
         Fused attention: the ``s×s`` scores are never stored.
     cp_size : int or ndarray
         Context-parallel size (tokens of a sequence per rank ``s/cp``).
+    head_dim : int or ndarray, optional
+        Width of one attention head; default ``h/heads``. Sets ``q_dim = heads ×
+        head_dim`` and ``kv_dim = kv_heads × head_dim`` where they differ from ``h``
+        (PaLM, MaxText's scaled configs).
 
     Returns
     -------
@@ -185,6 +260,14 @@ def activation_bytes_per_layer(
     >>> round(float(activation_bytes_per_layer(4096, 1, 4096, 32, recompute="selective",
     ...     ffn_hidden=11008, gated_mlp=True)) / 1e9, 3)
     0.573
+
+    MaxText's 32B layer (h = 10240, 32 heads of 256, f = 32768, not gated) at s = 2048,
+    b = 32, t = 4 with its activations sharded over the tensor axis, ``remat_policy:
+    minimal``: (2·10240 + 3·8192 + 32768)/4 = 19,456 elements per token, 2.55 GB.
+
+    >>> round(float(activation_bytes_per_layer(2048, 32, 10240, 32, 4, True, "dots",
+    ...     ffn_hidden=32768, head_dim=256)) / 1e9, 2)
+    2.55
     """
     args = (seq_len, batch_size, hidden, heads, tp_size, bytes_per_element, cp_size)
     if (
@@ -206,16 +289,24 @@ def activation_bytes_per_layer(
     # are always split by t; the 4 at block boundaries plus 2 one-byte masks are split
     # only with sequence parallelism.
     boundary = (4.0 * e + 2.0) * o.where(sp, 1.0 / t, 1.0)
-    kv_ratio = 1.0 if kv_heads is None else num(kv_heads) / a
+    kv = a if kv_heads is None else num(kv_heads)
+    q_ratio = 1.0 if head_dim is None else a * num(head_dim) / h
+    kv_ratio = q_ratio * kv / a
     f_ratio = 4.0 if ffn_hidden is None else num(ffn_hidden) / h
-    inner = 2.0 + 2.0 * kv_ratio + (3.0 if gated_mlp else 2.0) * f_ratio
+    inner = 2.0 * q_ratio + 2.0 * kv_ratio + (3.0 if gated_mlp else 2.0) * f_ratio
     per_sbh = boundary + inner * e / t
     # softmax output, its dropout output (e bytes) and mask (1 byte): a·s_local·s·b
     # elements each, unless recomputed (selective) or never stored (FlashAttention)
     scores = o.where(flash, 0.0, (2.0 * e + 1.0) * a * s / (h * t))
     kept = per_sbh + o.where(rc == 0.0, scores, 0.0)
     # full recomputation: the layer's input, split by t where it is sequence-parallel
-    return ret(o.where(rc == 2.0, e * sbh * o.where(sp, 1.0 / t, 1.0), sbh * kept))
+    split = o.where(sp, 1.0 / t, 1.0)
+    full = e * split
+    # dots: the layer input and the output projection's output (boundary tensors), and
+    # Q, K, V and the up-projection output(s) (inside the blocks, split by t)
+    up_ratio = (2.0 if gated_mlp else 1.0) * f_ratio
+    dots = e * (2.0 * split + (q_ratio + 2.0 * kv_ratio + up_ratio) / t)
+    return ret(sbh * o.where(rc == 2.0, full, o.where(rc == _DOTS, dots, kept)))
 
 
 def embedding_activation_bytes(

@@ -20,6 +20,7 @@ import numpy as np
 
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas._ops import ScalarOps, all_float, num, ops, ret
+from mlsys.core.formulas.memory import recompute_mode
 
 __all__ = [
     "tp_collectives_per_layer",
@@ -34,8 +35,6 @@ __all__ = [
 
 ArrayLike = Any
 
-_RECOMPUTE = ("none", "selective", "full")
-
 
 def _f(x: ArrayLike) -> Any:
     # plain numbers stay floats (math only: the fast path of one solve); others become
@@ -45,13 +44,6 @@ def _f(x: ArrayLike) -> Any:
 
 def _ret(x: Any) -> Any:
     return float(x) if np.ndim(x) == 0 else x
-
-
-def _recompute(recompute: str) -> str:
-    key = str(recompute).lower()
-    if key not in _RECOMPUTE:
-        raise ParameterError("recompute", recompute, "one of " + ", ".join(_RECOMPUTE))
-    return key
 
 
 def tp_collectives_per_layer(
@@ -65,13 +57,14 @@ def tp_collectives_per_layer(
     replaces each all-reduce by an all-gather before the block and a reduce-scatter
     after it (the same bytes). Full recomputation reruns the forward, and its
     collectives; selective recomputation reruns only attention-score work, which needs
-    none.
+    none, and so does ``"dots"`` (it keeps the matmuls' outputs and reruns the work
+    between them, which the saved tensors feed without a collective).
 
     Parameters
     ----------
     sequence_parallel : bool
         Megatron sequence parallelism.
-    recompute : {"none", "selective", "full"}
+    recompute : {"none", "selective", "full", "dots"}
         Activation recomputation.
 
     Returns
@@ -94,7 +87,7 @@ def tp_collectives_per_layer(
     >>> tp_collectives_per_layer(True, "full")
     {'all_reduce': 0, 'all_gather': 6, 'reduce_scatter': 6}
     """
-    passes = 3 if _recompute(recompute) == "full" else 2  # forward (+ rerun) + backward
+    passes = 3 if recompute_mode(recompute) == "full" else 2  # forward (+ rerun) + backward
     n = 2 * passes
     if sequence_parallel:
         return {"all_reduce": 0, "all_gather": n, "reduce_scatter": n}
@@ -241,7 +234,7 @@ def tp_bytes_per_layer(
         Bytes per activation element ``e``.
     sequence_parallel : bool
         Megatron sequence parallelism (same volume, different collectives).
-    recompute : {"none", "selective", "full"}
+    recompute : {"none", "selective", "full", "dots"}
         Activation recomputation.
 
     Returns
@@ -402,7 +395,7 @@ def moe_alltoall_bytes_per_layer(
         Bytes per activation element ``e``.
     tp_size : int or ndarray
         Tensor-parallel size ``t``.
-    recompute : {"none", "selective", "full"}
+    recompute : {"none", "selective", "full", "dots"}
         Activation recomputation.
 
     Returns
@@ -433,7 +426,7 @@ def moe_alltoall_bytes_per_layer(
         * _f(bytes_per_element)
         / _f(tp_size)
     )
-    passes = 3.0 if _recompute(recompute) == "full" else 2.0
+    passes = 3.0 if recompute_mode(recompute) == "full" else 2.0
     return _ret(2.0 * passes * (n - 1.0) / n * m)
 
 

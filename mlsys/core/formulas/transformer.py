@@ -24,6 +24,7 @@ import numpy as np
 
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas._ops import num, ret
+from mlsys.core.formulas.memory import recompute_mode
 
 __all__ = [
     "megatron_param_count",
@@ -43,7 +44,6 @@ __all__ = [
 ArrayLike = Any
 
 _NORM_PARAMS = {"layernorm": 2, "rmsnorm": 1, "none": 0}
-_RECOMPUTE = ("none", "selective", "full")
 
 
 def _norm_factor(norm: str) -> int:
@@ -51,13 +51,6 @@ def _norm_factor(norm: str) -> int:
     if key not in _NORM_PARAMS:
         raise ParameterError("norm", norm, "one of " + ", ".join(_NORM_PARAMS))
     return _NORM_PARAMS[key]
-
-
-def _recompute_mode(recompute: str) -> str:
-    key = str(recompute).lower()
-    if key not in _RECOMPUTE:
-        raise ParameterError("recompute", recompute, "one of " + ", ".join(_RECOMPUTE))
-    return key
 
 
 # --------------------------------------------------------------------------- parameters
@@ -408,7 +401,9 @@ def training_flops_per_token(
     Forward is ``2N + attention``; backward twice that. Recomputation adds work that the
     model-FLOPs count (used for MFU) excludes: ``"full"`` reruns the forward of every
     transformer layer (not the LM head), ``"selective"`` reruns only the attention
-    score/context part (``QKᵀ``, softmax, ``AV``).
+    score/context part (``QKᵀ``, softmax, ``AV``), and so does ``"dots"`` (it keeps the
+    weight matmuls' outputs and reruns attention and element-wise work, which adds no
+    matmul FLOPs beyond attention's).
 
     Parameters
     ----------
@@ -421,8 +416,8 @@ def training_flops_per_token(
     causal : bool
         Attention convention; default ``False`` (Megatron-LM's, so the result matches
         its Eq. (3)).
-    recompute : {"none", "selective", "full"}
-        Activation recomputation.
+    recompute : {"none", "selective", "full", "dots"}
+        Activation recomputation (:data:`mlsys.core.formulas.memory.RECOMPUTE_MODES`).
 
     Returns
     -------
@@ -445,14 +440,14 @@ def training_flops_per_token(
     ...     12288, recompute="full")) / 1e12, 3)
     1.434
     """
-    mode = _recompute_mode(recompute)
+    mode = recompute_mode(recompute)
     layer_fwd = 2.0 * num(layers_matmul_params)
     attn_fwd = attention_flops_per_token(layers, context_len, d_attn, causal)
     head_fwd = 2.0 * num(head_matmul_params)
     total = 3.0 * (layer_fwd + attn_fwd + head_fwd)
     if mode == "full":
         total = total + layer_fwd + attn_fwd
-    elif mode == "selective":
+    elif mode in ("selective", "dots"):  # the attention is rerun, the weight matmuls not
         total = total + attn_fwd
     return total
 

@@ -28,7 +28,11 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   ``HBM × η_memory``.
 * **fixed costs** — :data:`mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S` per kernel,
   :func:`mlsys.core.formulas.overheads.kernels_per_layer` kernels per layer forward
-  (again under full recomputation) and backward.
+  (again under full recomputation; the non-matmul ones again under ``"dots"``) and
+  backward.
+* **recomputation** — ``"full"`` reruns each layer's forward from its input;
+  ``"dots"`` (JAX's ``checkpoint_dots_with_no_batch_dims``) keeps the weight matmuls'
+  outputs and reruns the attention core and the element-wise work only.
 * **attention core** (``QKᵀ``, softmax, dropout, ``AV``) — a roofline of its own:
   ``4·s·d_attn·T/t`` FLOP forward, and, when the scores are materialised (no
   FlashAttention, as in 2021–22 Megatron-LM), ``(6e + 1)`` bytes of HBM traffic per
@@ -197,6 +201,8 @@ SCHEDULE_CODES = {k: int(v) for k, v in SCHEDULE_NAMES.items()}
 
 _FULL = float(Recompute.FULL)
 _SELECTIVE = float(Recompute.SELECTIVE)
+_DOTS = float(Recompute.DOTS)
+_LINEAR_GEMMS_PER_LAYER = 4.0  # QKV, output projection, MLP up, MLP down: kept under "dots"
 _GPIPE = int(Schedule.GPIPE)
 _WIDE = ("fp32", "tf32", "fp64")
 _NARROW = {"fp8", "int8", "fp6", "fp4", "int4"}
@@ -818,13 +824,13 @@ def _memory_terms(
     act_layer = activation_bytes_per_layer(
         P.s, b, P.h, P.a, tp, sp, rc, P.e_act,
         ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
-        flash_attention=P.flash, cp_size=cp,
+        flash_attention=P.flash, cp_size=cp, head_dim=P.d_attn / P.a,
     )  # fmt: skip
     if _partial(recompute_fraction):  # block recompute: the other layers keep everything
         kept = activation_bytes_per_layer(
             P.s, b, P.h, P.a, tp, sp, 0.0, P.e_act,
             ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
-            flash_attention=P.flash, cp_size=cp,
+            flash_attention=P.flash, cp_size=cp, head_dim=P.d_attn / P.a,
         )  # fmt: skip
         f = recompute_fraction
         act_layer = o.where(rc == _FULL, f * act_layer + (1.0 - f) * kept, act_layer)
@@ -1061,7 +1067,7 @@ def evaluate(
     zero : float or ndarray
         ZeRO stage 0–3.
     rc : float or ndarray
-        :class:`~mlsys.core.layout.Recompute` code (0 none, 1 selective, 2 full).
+        :class:`~mlsys.core.layout.Recompute` code (0 none, 1 selective, 2 full, 3 dots).
     sp : float or ndarray
         1.0 with sequence parallelism, else 0.0.
     schedule : int or ndarray
@@ -1135,11 +1141,14 @@ def evaluate(
     if _partial(recompute_fraction):  # block recompute: that share of the layers reruns
         full = full * recompute_fraction
     sel = rc == _SELECTIVE
+    # "dots": the weight matmuls' outputs are kept; attention and the element-wise work
+    # of the forward are rerun in the backward pass, the matmuls not
+    dots = rc == _DOTS
     b = mem["microbatch_size"]
     # tokens of one micro-batch on one device: context parallelism splits each sequence
     T = s * b / cp
     # ---- compute per layer per micro-batch (seconds) ------------------------------------
-    fwd_passes = 3.0 + full  # forward + backward(2x) + rerun of the forward
+    fwd_passes = 3.0 + full + dots  # forward + backward(2x) + rerun of the forward
     moe_frac = P.moe_layers / P.L
     # JAX reruns only the matmuls whose outputs the backward consumes (not the output
     # projections: residual_rerun_share); Megatron-LM's checkpointing the whole layer
@@ -1150,11 +1159,11 @@ def evaluate(
     if P.flash:
         # FlashAttention-2: 2 matmuls forward, 5 backward (scores recomputed); causal
         # blocks above the diagonal are skipped, halving the executed work.
-        attn_passes = 3.5 + full
+        attn_passes = 3.5 + full + dots
         attn_flops = 0.5 * attn_fwd * attn_passes
         attn_bytes = 0.0 * tp
     else:
-        attn_passes = 3.0 + full + sel
+        attn_passes = 3.0 + full + sel + dots
         attn_flops = attn_fwd * attn_passes
         # write QK^T, read and write the softmax, read for AV (4e); dropout reads and
         # writes the probabilities again and writes a one-byte mask (2e + 1)
@@ -1167,12 +1176,12 @@ def evaluate(
     if P.rotary:  # rotate Q and K forward (again under full recompute), their gradients back
         d_head = P.d_attn / P.a
         rope = rotary_embedding_bytes(T, P.a, P.kv, d_head, tp, e)
-        elem_bytes = elem_bytes + rope * (2.0 + full)
+        elem_bytes = elem_bytes + rope * (2.0 + full + dots)
     # the GEMMs at peak × η_compute, slowed by their shapes (tile and wave quantisation,
     # skinny GEMMs' own memory roofline: linear_layers_time)
     t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
     if P.flash:
-        t_attn = _fused_attention_time(P, b, cp, tp, full, o)
+        t_attn = _fused_attention_time(P, b, cp, tp, full + dots, o)
     else:
         t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
@@ -1183,8 +1192,11 @@ def evaluate(
         ) + fp8_cast_bytes(T, *shape, backward=True, bytes_per_element=P.fp8_cast_bytes_per_element)
         t_elem = t_elem + cast / (P.hbm_bw * P.eta_m)
     # a fixed time per kernel: forward (again under full recompute) and backward
-    kernels = kernels_per_layer("forward", P.flash) * (1.0 + full) + kernels_per_layer(
-        "backward", P.flash
+    fwd_kernels = kernels_per_layer("forward", P.flash)
+    kernels = (
+        fwd_kernels * (1.0 + full)
+        + dots * (fwd_kernels - _LINEAR_GEMMS_PER_LAYER)
+        + kernels_per_layer("backward", P.flash)
     )
     t_layer_compute = t_lin + t_attn + t_elem + kernels * P.kernel_overhead_s
     # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
@@ -1391,7 +1403,9 @@ def evaluate(
     rerun_flops = P.full_flops_per_token
     if rerun_residuals:  # the output projections' share of the layers' forward is skipped
         rerun_flops = rerun_flops - (1.0 - P.residual_rerun_share) * 2.0 * P.n_layer * P.L
-    hw_flops = model_flops + tokens * (full * rerun_flops + o.where(sel, sel_extra, 0.0))
+    # "dots" reruns the attention forward whatever the kernel (its output is not kept)
+    rerun_attn = o.where(sel, sel_extra, 0.0) + dots * P.selective_flops_per_token
+    hw_flops = model_flops + tokens * (full * rerun_flops + rerun_attn)
     peak_total = P.total * P.peak
     mfu = model_flops / (step * peak_total)
     return {

@@ -353,8 +353,10 @@ class DistributedModel:
             Tokens per sequence (default the model's).
         zero_stage : {0, 1, 2, 3}
             ZeRO partitioning over the data-parallel group.
-        recompute : {"none", "selective", "full"}
-            Activation recomputation.
+        recompute : {"none", "selective", "full", "dots"}
+            Activation recomputation
+            (:data:`mlsys.core.formulas.memory.RECOMPUTE_MODES`; ``"dots"`` keeps the
+            weight matmuls' outputs, as JAX's ``checkpoint_dots_with_no_batch_dims``).
         sequence_parallel : bool
             Megatron sequence parallelism (with ``tp_size > 1``).
         overlap : bool

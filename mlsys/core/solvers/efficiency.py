@@ -26,8 +26,9 @@ The fractions are **estimates**, chosen to sit inside published measurements:
   device's. An H100 thus gets 0.75 × 0.801/0.859 = 0.70, a B200 0.68. TPUs keep 0.75
   (the catalog has no measured TPU matmul ceiling), and published TPU runs that no
   default was set on agree with it (:mod:`mlsys.validation.tpu`): MaxText's TPU v5p
-  runs with selective rematerialisation (AI-Hypercomputer/maxtext, ``configs/v5p``
-  README, December 2023: 32B-256B at 67-71% MFU) come out 4% slow to 2% fast.
+  runs that keep the weight matmuls' outputs and rerun the rest (``remat_policy:
+  minimal``, ``recompute="dots"``; AI-Hypercomputer/maxtext, ``configs/v5p`` README,
+  December 2023: 32B-256B at 67-71% MFU) come out 6% slow to 2% fast.
   MaxText's full-rematerialisation runs (v4 22B-52B, v5e 16B-128B, v5p 512B-1024B)
   would imply 0.74-0.89 of peak in hardware FLOPs if the whole layer were rerun, but
   JAX reruns only the residuals the backward consumes (not the attention and MLP output

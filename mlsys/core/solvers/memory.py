@@ -93,7 +93,6 @@ ones ("CUDA semantics — memory management", PyTorch documentation); a few perc
 the reserved memory is typical in steady-state training."""
 
 _MODES = ("training", "inference")
-_RECOMPUTE = ("none", "selective", "full")
 
 
 # the storage rules live with the layout model (one place); old private name kept
@@ -405,8 +404,10 @@ class MemoryModel:
             split (the busiest stage holds ``⌈L/(p·v)⌉·v`` layers).
         zero_stage : {0, 1, 2, 3}
             ZeRO partitioning over ``dp_size``.
-        recompute : {"none", "selective", "full"}
-            Activation recomputation.
+        recompute : {"none", "selective", "full", "dots"}
+            Activation recomputation
+            (:data:`mlsys.core.formulas.memory.RECOMPUTE_MODES`; ``"dots"`` keeps the
+            weight matmuls' outputs, as JAX's ``checkpoint_dots_with_no_batch_dims``).
         sequence_parallel : bool
             Megatron sequence parallelism (with ``tp_size > 1``).
         microbatch_count : int

@@ -294,7 +294,9 @@ class ParallelismSearch:
         for r in recompute:
             code = RECOMPUTE_NAMES.get(str(r).lower())
             if code is None:
-                raise ParameterError("recompute", r, "'none', 'selective' or 'full'")
+                raise ParameterError(
+                    "recompute", r, "one of " + ", ".join(map(repr, RECOMPUTE_NAMES))
+                )
             rc_codes.append(int(code))
         rnl_opts = _block_recompute_options(recompute_num_layers)
         for z in zero_stages:
