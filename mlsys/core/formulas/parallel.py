@@ -14,12 +14,13 @@ All functions broadcast over numpy arrays.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from mlsys.core.errors import ParameterError
-from mlsys.core.formulas._ops import ScalarOps, all_float, num, ops, ret
+from mlsys.core.formulas._ops import all_float, num, ops, ret
 from mlsys.core.formulas.memory import recompute_mode
 
 __all__ = [
@@ -470,11 +471,14 @@ def group_placement(
     >>> group_placement(64, 8, 8), group_placement(16, 2, 8)
     ((1.0, 64.0), (4.0, 4.0))
     """
-    if all_float(size, stride, ranks_per_node):  # one solve: math only
-        n, st, g, o = size, stride, ranks_per_node, ScalarOps
-    else:  # arrays (a search) or other numbers
-        n, st, g = num(size), num(stride), num(ranks_per_node)
-        o = ops(n, st, g)
+    if all_float(size, stride, ranks_per_node):  # one solve: the same rule in plain floats
+        n, st, g = size, stride, ranks_per_node
+        if n * st <= g:
+            return max(n, 1.0), 1.0
+        per = max(min(1.0 if st >= g else math.floor(g / st), n), 1.0)
+        return per, float(math.ceil(n / per))
+    n, st, g = num(size), num(stride), num(ranks_per_node)  # arrays (a search)
+    o = ops(n, st, g)
     inside = n * st <= g
     per_node = o.where(inside, n, o.where(st >= g, 1.0, o.floor(g / st)))
     per_node = o.max(o.min(per_node, n), 1.0)

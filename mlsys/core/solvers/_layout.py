@@ -203,6 +203,12 @@ _FULL = float(Recompute.FULL)
 _SELECTIVE = float(Recompute.SELECTIVE)
 _DOTS = float(Recompute.DOTS)
 _LINEAR_GEMMS_PER_LAYER = 4.0  # QKV, output projection, MLP up, MLP down: kept under "dots"
+# kernels of a training layer forward and backward, with and without a fused attention
+# kernel (kernels_per_layer), looked up rather than recounted on every solve
+_KERNELS = {
+    flash: (float(kernels_per_layer("forward", flash)), float(kernels_per_layer("backward", flash)))
+    for flash in (False, True)
+}
 _GPIPE = int(Schedule.GPIPE)
 _WIDE = ("fp32", "tf32", "fp64")
 _NARROW = {"fp8", "int8", "fp6", "fp4", "int4"}
@@ -1192,12 +1198,9 @@ def evaluate(
         ) + fp8_cast_bytes(T, *shape, backward=True, bytes_per_element=P.fp8_cast_bytes_per_element)
         t_elem = t_elem + cast / (P.hbm_bw * P.eta_m)
     # a fixed time per kernel: forward (again under full recompute) and backward
-    fwd_kernels = kernels_per_layer("forward", P.flash)
-    kernels = (
-        fwd_kernels * (1.0 + full)
-        + dots * (fwd_kernels - _LINEAR_GEMMS_PER_LAYER)
-        + kernels_per_layer("backward", P.flash)
-    )
+    fwd_kernels, bwd_kernels = _KERNELS[bool(P.flash)]
+    rerun_kernels = fwd_kernels * full + dots * (fwd_kernels - _LINEAR_GEMMS_PER_LAYER)
+    kernels = fwd_kernels + rerun_kernels + bwd_kernels
     t_layer_compute = t_lin + t_attn + t_elem + kernels * P.kernel_overhead_s
     # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
     M_tp = T * h * e
