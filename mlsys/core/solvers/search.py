@@ -354,35 +354,40 @@ class ParallelismSearch:
             ),
             dtype=np.int64,
         )
-        nb, nc = len(base), len(combos)
-        B = np.repeat(base, nc, axis=0)
-        C = np.tile(combos, (nb, 1))
+        # every (base row, option combination) pair in row-major order, as
+        # np.repeat(base)/np.tile(combos) would lay them out, but judged on the small
+        # (rows × combinations) grid and gathered by index: no full-size table is built
+        # and then masked
+        bcol = base.T[:, :, None]  # (7, rows, 1): the columns against the options
+        ccol = combos.T[:, None, :]  # (5, 1, combinations)
         # sequence parallelism is meaningless at tp = 1 (keep one copy of those layouts);
         # GPipe has no interleaving (keep v = 1 only)
-        keep = (~((C[:, 2] == 1) & (B[:, 0] == 1)) | (len(sp_opts) == 1)) & ~(
-            (C[:, 3] == _GPIPE) & (B[:, 6] > 1)
+        keep = (~((ccol[2] == 1) & (bcol[0] == 1)) | (len(sp_opts) == 1)) & ~(
+            (ccol[3] == _GPIPE) & (bcol[6] > 1)
         )
         # a layer count for block recompute only where every layer would be recomputed
-        keep &= (C[:, 4] == 0) | (C[:, 1] == _FULL)
-        B, C = B[keep], C[keep]
+        keep &= (ccol[4] == 0) | (ccol[1] == _FULL)
+        bi, ci = np.nonzero(keep)
         x = SimpleNamespace(
-            tp=B[:, 0], pp=B[:, 1], ep=B[:, 2], cp=B[:, 3], dp=B[:, 4],
-            microbatch_count=B[:, 5], v_stages=B[:, 6],
+            tp=base[:, 0], pp=base[:, 1], ep=base[:, 2], cp=base[:, 3], dp=base[:, 4],
+            microbatch_count=base[:, 5], v_stages=base[:, 6],
         )  # fmt: skip
-        # the same rules TrainingLayout.check applies to one layout, on arrays
-        code = rejection_codes(x, facts)
+        # the same rules TrainingLayout.check applies to one layout, on arrays; they read
+        # only the base row's sizes, so each row is judged once, not once per option
+        code = rejection_codes(x, facts)[bi]
         valid = code == 0
-        f = {k: v.astype(float) for k, v in vars(x).items()}
-        zero, rc, sp, sched = (C[:, i].astype(float) for i in range(4))
+        bv, cv = bi[valid], ci[valid]  # the rows and options of the layouts priced
+        f = {k: v.astype(float)[bv] for k, v in vars(x).items()}
+        zero, rc, sp, sched = (combos[:, i].astype(float)[cv] for i in range(4))
         fraction: Any = 1.0
         if any(rnl_opts):  # the share of each chunk's layers rerun, per layout
-            per_chunk = -(-int(model.layers) // (x.pp * x.v_stages))
-            n_rc = np.where(C[:, 4] > 0, np.minimum(C[:, 4], per_chunk), per_chunk)
-            fraction = (n_rc / per_chunk)[valid]
+            per_chunk = (-(-int(model.layers) // (x.pp * x.v_stages)))[bv]
+            rnl = combos[cv, 4]
+            n_rc = np.where(rnl > 0, np.minimum(rnl, per_chunk), per_chunk)
+            fraction = n_rc / per_chunk
         out = _layout.evaluate(
-            P, f["tp"][valid], f["pp"][valid], f["ep"][valid], f["dp"][valid],
-            f["microbatch_count"][valid], f["v_stages"][valid], zero[valid], rc[valid],
-            sp[valid], sched[valid], int(TOPOLOGY_NAMES[topo]), overlap, f["cp"][valid],
+            P, f["tp"], f["pp"], f["ep"], f["dp"], f["microbatch_count"], f["v_stages"],
+            zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), overlap, f["cp"],
             bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), fraction,
             pipeline_p2p == "deepspeed",
         )  # fmt: skip
@@ -405,26 +410,28 @@ class ParallelismSearch:
             dtype=object,
         )
         sched_names = np.array([_SCHEDULE_LABELS[code] for code in Schedule], dtype=object)
+        row, opt = bi[order], ci[order]  # each ranked layout's base row and options
+        # recompute_num_layers as Python objects (None or an int), one per distinct option
+        rnl_keys = np.array(sorted(rnl_opts), dtype=np.int64)
+        rnl_objs = np.array([None if k == 0 else int(k) for k in rnl_keys], dtype=object)
         table = {
             "tokens_per_second": tokens[order],
             "step_time": step[order],
             "mfu": mfu[order],
             "memory_per_accelerator": mem[order],
             "feasible": feasible[order],
-            "dp": x.dp[order],
-            "tp": x.tp[order],
-            "pp": x.pp[order],
-            "ep": x.ep[order],
-            "cp": x.cp[order],
-            "microbatch_count": x.microbatch_count[order],
-            "v_stages": x.v_stages[order],
-            "zero_stage": C[order, 0],
-            "recompute": np.array(_RC_NAMES, dtype=object)[C[order, 1]],
-            "recompute_num_layers": np.array(
-                [None if k == 0 else int(k) for k in C[order, 4]], dtype=object
-            ),
-            "sequence_parallel": C[order, 2] == 1,
-            "schedule": sched_names[C[order, 3]],
+            "dp": x.dp[row],
+            "tp": x.tp[row],
+            "pp": x.pp[row],
+            "ep": x.ep[row],
+            "cp": x.cp[row],
+            "microbatch_count": x.microbatch_count[row],
+            "v_stages": x.v_stages[row],
+            "zero_stage": combos[opt, 0],
+            "recompute": np.array(_RC_NAMES, dtype=object)[combos[opt, 1]],
+            "recompute_num_layers": rnl_objs[np.searchsorted(rnl_keys, combos[opt, 4])],
+            "sequence_parallel": combos[opt, 2] == 1,
+            "schedule": sched_names[combos[opt, 3]],
             "reason": reasons[code[order]],
         }
         n_feasible = int(feasible.sum())
