@@ -374,17 +374,27 @@ class ParallelismSearch:
         )  # fmt: skip
         # the same rules TrainingLayout.check applies to one layout, on arrays; they read
         # only the base row's sizes, so each row is judged once, not once per option
-        code = rejection_codes(x, facts)[bi]
+        row_code = rejection_codes(x, facts)
+        code = row_code[bi]
         valid = code == 0
-        bv, cv = bi[valid], ci[valid]  # the rows and options of the layouts priced
-        f = {k: v.astype(float)[bv] for k, v in vars(x).items()}
-        zero, rc, sp, sched = (combos[:, i].astype(float)[cv] for i in range(4))
+        # the valid layouts are priced on a (rows × options) grid: the rows' sizes as a
+        # column, the options as a row, broadcast by numpy, so whatever depends on the
+        # sizes alone (the model states, every collective) is computed once per row and
+        # whatever depends on the options alone once per option. Every layout's own
+        # arithmetic is the same element-wise; the grid's kept cells, row by row, are
+        # the valid layouts in order.
+        rows_v = np.flatnonzero((row_code == 0) & keep.any(axis=1))
+        grid = keep[rows_v]
+        f = {k: v.astype(float)[rows_v, None] for k, v in vars(x).items()}
+        zero, rc, sp, sched = (combos[:, i].astype(float)[None, :] for i in range(4))
         fraction: Any = 1.0
         if any(rnl_opts):  # the share of each chunk's layers rerun, per layout
-            per_chunk = (-(-int(model.layers) // (x.pp * x.v_stages)))[bv]
-            rnl = combos[cv, 4]
+            per_chunk = (-(-int(model.layers) // (x.pp * x.v_stages)))[rows_v, None]
+            rnl = combos[None, :, 4]
             n_rc = np.where(rnl > 0, np.minimum(rnl, per_chunk), per_chunk)
-            fraction = n_rc / per_chunk
+            # cells not kept rerun every layer (1.0): they must not turn on the
+            # block-recompute arithmetic the kept layouts do not need
+            fraction = np.where(grid, n_rc / per_chunk, 1.0)
         out = _layout.evaluate(
             P, f["tp"], f["pp"], f["ep"], f["dp"], f["microbatch_count"], f["v_stages"],
             zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), overlap, f["cp"],
@@ -396,12 +406,12 @@ class ParallelismSearch:
         step = np.full(size, np.inf)
         mfu = np.zeros(size)
         mem = np.full(size, np.nan)
-        tokens[valid] = out["tokens_per_second"]
-        step[valid] = out["step_time"]
-        mfu[valid] = out["mfu"]
-        mem[valid] = out["memory"]
+        tokens[valid] = np.broadcast_to(out["tokens_per_second"], grid.shape)[grid]
+        step[valid] = np.broadcast_to(out["step_time"], grid.shape)[grid]
+        mfu[valid] = np.broadcast_to(out["mfu"], grid.shape)[grid]
+        mem[valid] = np.broadcast_to(out["memory"], grid.shape)[grid]
         fits = np.zeros(size, dtype=bool)
-        fits[valid] = out["fits"]
+        fits[valid] = np.broadcast_to(out["fits"], grid.shape)[grid]
         code = np.where(valid & ~fits, int(Rejection.MEMORY), code)
         feasible = code == 0
         order = np.lexsort((-tokens, ~feasible))
