@@ -59,7 +59,12 @@ def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
     from mlsys.validation import compute, memory, operations, parallelism, serving, tpu, training
 
     return {
-        "memory": [memory.zero_cases, memory.activation_cases, training.layout_fit_cases],
+        "memory": [
+            memory.zero_cases,
+            memory.activation_cases,
+            training.layout_fit_cases,
+            tpu.tpu_layout_fit_cases,
+        ],
         "compute": [compute.param_cases, compute.flop_cases],
         "parallelism": [parallelism.parallelism_cases],
         "training": [training.korthikanti_cases, training.other_run_cases, tpu.tpu_cases],

@@ -13,7 +13,16 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as _toml
 
-__all__ = ["BASES", "BOUNDS", "Case", "assumptions_of", "load_data", "prediction_case", "records"]
+__all__ = [
+    "BASES",
+    "BOUNDS",
+    "Case",
+    "assumptions_of",
+    "layout_fit_case",
+    "load_data",
+    "prediction_case",
+    "records",
+]
 
 BASES = ("fit", "prediction")
 """``fit``: the published value informed a library default (the comparison is in-sample).
@@ -231,4 +240,37 @@ def prediction_case(
         predicted=float(predicted), tolerance=section["tolerance"], basis="prediction",
         method="performance model", citation=section["citation"], url=section.get("url", ""),
         note=note, assumptions=assumptions_of(section), open_issue=open_issue,
+    )  # fmt: skip
+
+
+def layout_fit_case(section: dict, name: str, res: Any, open_issue: str = "") -> Case:
+    """One layout that ran, judged one-sided: memory needed per device over the memory the
+    device exposes must be at most 1.
+
+    Parameters
+    ----------
+    section : dict
+        The run's data-file section (citation, url, assumptions).
+    name : str
+        The run's case name.
+    res : DistributedResult
+        The run's layout priced by DistributedModel.
+    open_issue : str
+        Why mlsys does not yet fit a layout that ran, if it does not.
+
+    Returns
+    -------
+    Case
+    """
+    mem = res.memory_per_accelerator
+    need, exposed = mem.si("total"), mem.si("capacity")
+    note = open_issue or (
+        f"The layout ran on devices exposing {exposed / 2**30:.1f} GiB each, so it must fit."
+    )
+    return Case(
+        group="Memory: layouts that ran", name=name, quantity="memory needed / memory exposed",
+        unit="fraction", published=1.0, predicted=need / exposed, tolerance=0.0,
+        basis="prediction", method="accounting", citation=section["citation"],
+        url=section.get("url", ""), bound="at_most", note=note,
+        assumptions=assumptions_of(section), open_issue=open_issue,
     )  # fmt: skip

@@ -15,7 +15,7 @@ from typing import Any
 from mlsys.core.catalog import Fabrics, Nodes
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.types import Fleet, TransformerWorkload
-from mlsys.validation._case import Case, load_data, prediction_case, records
+from mlsys.validation._case import Case, layout_fit_case, load_data, prediction_case, records
 
 __all__ = [
     "maxtext_cases",
@@ -27,6 +27,7 @@ __all__ = [
     "palm_model",
     "palm_solve",
     "tpu_cases",
+    "tpu_layout_fit_cases",
 ]
 
 # MaxText's remat_policy names and the recomputation mlsys prices for each (tpu.toml
@@ -90,7 +91,7 @@ def palm_cases() -> list[Case]:
     got = res.si("tokens_per_second")
     return [
         prediction_case(
-            p, group="Training: TPU runs", name=f"PaLM 540B on {p['chips']} TPU v4",
+            p, group="Training: TPU runs", name=_palm_name(p),
             quantity="training throughput", unit="token/s", published=p["tokens_per_s"],
             predicted=got, note=p.get("open_issue") or _note_if_off(got, p["tokens_per_s"], p),
             open_issue=p.get("open_issue", ""),
@@ -281,9 +282,7 @@ def maxtext_cases(section: str = "maxtext") -> list[Case]:
         note = (m.get("notes", {}).get(key) or m["note_if_off"]) if off else ""
         out.append(
             prediction_case(
-                m, group="Training: TPU runs",
-                name=f"MaxText {row.get('label', str(row['scale']) + 'B')} on {row['chips']} "
-                f"{m['device']} ({row['slice']})",
+                m, group="Training: TPU runs", name=_maxtext_name(row, m),
                 quantity="per-chip model FLOP rate (MaxText's count)", unit="TFLOP/s",
                 published=row["tflops_per_chip"], predicted=got, note=issue or note,
                 open_issue=issue,
@@ -292,7 +291,37 @@ def maxtext_cases(section: str = "maxtext") -> list[Case]:
     return out
 
 
+def _palm_name(section: dict) -> str:
+    return f"PaLM 540B on {section['chips']} TPU v4"
+
+
+def _maxtext_name(row: dict, section: dict) -> str:
+    label = row.get("label", f"{row['scale']}B")
+    return f"MaxText {label} on {row['chips']} {section['device']} ({row['slice']})"
+
+
+_MAXTEXT_SECTIONS = ("maxtext", "maxtext_v5e", "maxtext_v4")
+
+
+def tpu_layout_fit_cases() -> list[Case]:
+    """The TPU layouts that ran must fit the chip's HBM: PaLM 540B's and every MaxText
+    row's memory needed over the memory the chip has, judged one-sided (at most 1), as
+    :func:`mlsys.validation.training.layout_fit_cases` judges the GPU runs.
+
+    Returns
+    -------
+    list of Case
+    """
+    data = load_data("tpu")
+    res, _ = palm_solve()
+    out = [layout_fit_case(data["palm"], _palm_name(data["palm"]), res)]
+    for sec in _MAXTEXT_SECTIONS:
+        for row in records("tpu", sec):
+            res, _ = maxtext_solve(row, sec)
+            out.append(layout_fit_case(data[sec], _maxtext_name(row, data[sec]), res))
+    return out
+
+
 def tpu_cases() -> list[Case]:
     """PaLM 540B on TPU v4 and MaxText's single-slice TPU v5p, v5e and v4 rows."""
-    sections = ("maxtext", "maxtext_v5e", "maxtext_v4")
-    return [*palm_cases(), *(case for sec in sections for case in maxtext_cases(sec))]
+    return [*palm_cases(), *(case for sec in _MAXTEXT_SECTIONS for case in maxtext_cases(sec))]

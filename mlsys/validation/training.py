@@ -12,7 +12,14 @@ from mlsys.core.catalog import Fabrics, Hardware, Models, Nodes
 from mlsys.core.formulas.transformer import training_flops_per_token
 from mlsys.core.solvers.distributed import DistributedModel, build_problem
 from mlsys.core.types import Fabric, Fleet, Node, TransformerWorkload
-from mlsys.validation._case import Case, assumptions_of, load_data, prediction_case, records
+from mlsys.validation._case import (
+    Case,
+    assumptions_of,
+    layout_fit_case,
+    load_data,
+    prediction_case,
+    records,
+)
 
 __all__ = [
     "bloom_solve",
@@ -29,6 +36,7 @@ __all__ = [
     "neox_solve",
     "opt_solve",
     "other_run_cases",
+    "training_runs",
 ]
 
 _A100_FLEET = {"node": Nodes.DGX_A100, "fabric": Fabrics.IB_HDR}
@@ -87,7 +95,7 @@ def korthikanti_cases() -> list[Case]:
             ("MFU", "fraction", row["mfu"], res.mfu),
         ):
             out.append(
-                Case(name=f"GPT {row['name']} on {row['gpus']} A100", quantity=quantity,
+                Case(name=_korthikanti_name(row), quantity=quantity,
                      unit=unit, published=pub, predicted=got,
                      note=_note_if_off(got, pub, k), **common)
             )  # fmt: skip
@@ -133,7 +141,7 @@ def _narayanan() -> list[Case]:
         out.append(
             Case(
                 group="Training: Megatron-LM weak scaling (Narayanan et al. 2021)",
-                name=f"GPT {row['params_b']:g}B on {row['gpus']} A100",
+                name=_narayanan_name(row),
                 quantity="per-GPU FLOP rate (Eq. 3 FLOPs)", unit="TFLOP/s",
                 published=float(row["tflops_per_gpu"]), predicted=got, tolerance=n["tolerance"],
                 basis="prediction", method="performance model", citation=n["citation"],
@@ -167,7 +175,7 @@ def _mtnlg() -> list[Case]:
         res = mtnlg_solve(row["gpus"])
         out.append(
             prediction_case(
-                m, group=_GROUP_OTHER, name=f"MT-NLG 530B on {row['gpus']} A100",
+                m, group=_GROUP_OTHER, name=_mtnlg_name(row),
                 quantity="iteration time", unit="s", published=row["iteration_s"],
                 predicted=res.si("step_time"), note=m["note"],
             )
@@ -252,11 +260,10 @@ def _llama3() -> list[Case]:
             continue  # the 131k-token row waits for DistributedModel's cp_size
         res = llama3_solve(row)
         issue = c.get("open_issues", {}).get(f"{row['gpus']}/{row['cp']}", "")
-        cp = f", CP {row['cp']}, {row['seq_len'] // 1024}k tokens" if row["cp"] > 1 else ""
         got = llama3_mfu(row, res)
         out.append(
             prediction_case(
-                c, group=_GROUP_OTHER, name=f"Llama 3 405B on {row['gpus']} H100{cp}",
+                c, group=_GROUP_OTHER, name=_llama3_name(row),
                 quantity="MFU (causal attention FLOPs)", unit="fraction",
                 published=row["mfu"], predicted=got,
                 note=issue or _note_if_off(got, row["mfu"], c), open_issue=issue,
@@ -340,34 +347,95 @@ def _bridge_rows() -> list[tuple[str, dict]]:
     return [(sec, row) for sec in ("bridge", "bridge_archive") for row in records("training", sec)]
 
 
-def layout_fit_cases() -> list[Case]:
-    """Layouts that ran in production must fit: memory needed per GPU over the memory the
-    device exposes, judged one-sided (at most 1).
+def _korthikanti_name(row: dict) -> str:
+    return f"GPT {row['name']} on {row['gpus']} A100"
 
-    Every Megatron-Bridge performance-summary row (25.11 and the later releases' rows)
-    is such a layout; among them Llama 3 70B
-    FP8 on 64 H100 (TP 4, PP 8, VP 5, global batch 128, sequence 8192), which needs about
-    78 GB of the 85.5 GB an H100 exposes (it came out "does not fit" while the catalog
-    read "80 GB" as 80e9 bytes).
+
+def _narayanan_name(row: dict) -> str:
+    return f"GPT {row['params_b']:g}B on {row['gpus']} A100"
+
+
+def _mtnlg_name(row: dict) -> str:
+    return f"MT-NLG 530B on {row['gpus']} A100"
+
+
+def _llama3_name(row: dict) -> str:
+    cp = f", CP {row['cp']}, {row['seq_len'] // 1024}k tokens" if row["cp"] > 1 else ""
+    return f"Llama 3 405B on {row['gpus']} H100{cp}"
+
+
+def _bloom_name(section: dict) -> str:
+    return f"BLOOM 176B on {section['gpus']} A100"
+
+
+def _neox_name(section: dict) -> str:
+    return f"GPT-NeoX-20B on {section['gpus']} A100 40GB"
+
+
+def _opt_name(section: dict) -> str:
+    return f"OPT-175B on {section['gpus']} A100"
+
+
+def _mosaic_name(row: dict) -> str:
+    ckpt = ", act. checkpointing" if row["act_ckpt"] else ""
+    return (f"MPT-{row['model'].upper()} on {row['gpus']} {_MOSAIC_GPU_NAMES[row['gpu']]}, "
+            f"seq {row['seq_len']}{ckpt} (llm-foundry FSDP)")  # fmt: skip
+
+
+def _ran(res: Any) -> Any:
+    """The DistributedResult of a ``*_solve`` that returns it alone or with its fleet."""
+    return res[0] if isinstance(res, tuple) else res
+
+
+def training_runs() -> list[tuple[str, str, Any, str]]:
+    """Every published training run of this suite as its layout ran: ``(data-file section,
+    case name, DistributedResult, open issue of its memory check)``.
+
+    The layouts are the authors' own (each ``*_solve``), so each must fit the memory its
+    device exposes; :func:`layout_fit_cases` checks that. Llama 3 405B's three rows carry
+    the ``[llama3]`` section's ``fit_open_issue`` (mlsys prices Megatron's schedule, not
+    the one Meta ran).
+
+    Returns
+    -------
+    list of tuple
     """
-    out = []
+    data = load_data("training")
+    runs: list[tuple[str, str, Any, str]] = []
+    for row in records("training", "korthikanti"):
+        runs.append(("korthikanti", _korthikanti_name(row), korthikanti_solve(row), ""))
+    for row in records("training", "narayanan"):
+        runs.append(("narayanan", _narayanan_name(row), _ran(narayanan_solve(row)), ""))
+    for row in records("training", "mtnlg"):
+        runs.append(("mtnlg", _mtnlg_name(row), mtnlg_solve(row["gpus"]), ""))
+    llama_issue = data["llama3"].get("fit_open_issue", "")
+    for row in records("training", "llama3"):
+        if row["cp"] > 1 and not _context_parallel_supported():
+            continue
+        runs.append(("llama3", _llama3_name(row), llama3_solve(row), llama_issue))
     for section, row in _bridge_rows():
-        b = load_data("training")[section]
         res, fleet = bridge_solve(row, section)
-        need = res.memory_per_accelerator.si("total")
-        exposed = fleet.accelerator.memory_bytes
-        out.append(
-            Case(
-                group="Memory: layouts that ran", name=_bridge_name(row, fleet),
-                quantity="memory needed / memory exposed", unit="fraction", published=1.0,
-                predicted=need / exposed, tolerance=0.0, basis="prediction",
-                method="accounting", citation=b["citation"], url=b["url"], bound="at_most",
-                note=f"The layout ran on {fleet.accelerator.display_name} "
-                f"({exposed / 2**30:.1f} GiB exposed each), so it must fit.",
-                assumptions=assumptions_of(b),
-            )
-        )  # fmt: skip
-    return out
+        runs.append((section, _bridge_name(row, fleet), res, ""))
+    runs.append(("bloom", _bloom_name(data["bloom"]), _ran(bloom_solve()), ""))
+    runs.append(("neox", _neox_name(data["neox"]), _ran(neox_solve()), ""))
+    runs.append(("opt", _opt_name(data["opt"]), _ran(opt_solve()), ""))
+    for row in records("training", "mosaic"):
+        runs.append(("mosaic", _mosaic_name(row), _ran(mosaic_solve(row)), ""))
+    return runs
+
+
+def layout_fit_cases() -> list[Case]:
+    """Layouts that ran must fit: memory needed per GPU over the memory the device
+    exposes, judged one-sided (at most 1), for every training run of the suite
+    (:func:`training_runs`; the TPU runs: :func:`mlsys.validation.tpu.tpu_layout_fit_cases`).
+
+    Among them Megatron-Bridge's Llama 3 70B FP8 on 64 H100 (TP 4, PP 8, VP 5, global batch
+    128, sequence 8192), which needs about 78 GB of the 85.5 GB an H100 exposes (it came out
+    "does not fit" while the catalog read "80 GB" as 80e9 bytes).
+    """
+    data = load_data("training")
+    runs = training_runs()
+    return [layout_fit_case(data[sec], name, res, issue) for sec, name, res, issue in runs]
 
 
 def bloom_solve(recompute: str = "full") -> tuple[Any, Fleet]:
@@ -390,7 +458,7 @@ def _bloom() -> Case:
     b = load_data("training")["bloom"]
     res, fleet = bloom_solve()
     return Case(
-        group=_GROUP_OTHER, name=f"BLOOM 176B on {b['gpus']} A100",
+        group=_GROUP_OTHER, name=_bloom_name(b),
         quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
         published=float(b["tflops_per_gpu"]), predicted=_hardware_tflops(res, fleet),
         tolerance=b["tolerance"], basis="prediction", method="performance model",
@@ -487,7 +555,7 @@ def _neox() -> Case:
                                             c["layers"])  # fmt: skip
     got = res.si("tokens_per_second") / c["gpus"] * per_token / 1e12
     return prediction_case(
-        c, group=_GROUP_OTHER, name=f"GPT-NeoX-20B on {c['gpus']} A100 40GB",
+        c, group=_GROUP_OTHER, name=_neox_name(c),
         quantity="per-GPU FLOP rate (GPT-NeoX's logged count)", unit="TFLOP/s",
         published=c["tflops_per_gpu"], predicted=got, note=c["note"],
     )  # fmt: skip
@@ -510,7 +578,7 @@ def _opt() -> Case:
     o = load_data("training")["opt"]
     res, fleet = opt_solve()
     return Case(
-        group=_GROUP_OTHER, name=f"OPT-175B on {o['gpus']} A100",
+        group=_GROUP_OTHER, name=_opt_name(o),
         quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
         published=float(o["tflops_per_gpu"]), predicted=_hardware_tflops(res, fleet, "fp16"),
         tolerance=o["tolerance"], basis="prediction", method="performance model",
@@ -587,12 +655,9 @@ def _mosaic() -> list[Case]:
         issue = c.get("open_issues", {}).get(key, "")
         off = abs(got / row["tokens_per_s"] - 1) > 0.10
         note = (c.get("notes", {}).get(key) or c["note_if_off"]) if off else ""
-        ckpt = ", act. checkpointing" if row["act_ckpt"] else ""
-        name = (f"MPT-{row['model'].upper()} on {row['gpus']} {_MOSAIC_GPU_NAMES[row['gpu']]}, "
-                f"seq {row['seq_len']}{ckpt} (llm-foundry FSDP)")  # fmt: skip
         out.append(
             prediction_case(
-                c, group=_GROUP_OTHER, name=name, quantity="tokens/s", unit="token/s",
+                c, group=_GROUP_OTHER, name=_mosaic_name(row), quantity="tokens/s", unit="token/s",
                 published=row["tokens_per_s"], predicted=got, note=issue or note,
                 open_issue=issue,
             )

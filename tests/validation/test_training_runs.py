@@ -221,9 +221,51 @@ def test_every_bridge_layout_fits(row):
 BA_ROWS = records("training", "bridge_archive")
 
 
-def test_bridge_fit_cases_are_in_the_suite():
+def test_every_run_that_ran_is_checked_for_fit_once():
+    # every training run of the suite and every TPU run, the Bridge rows among them
+    from mlsys.validation.tpu import tpu_layout_fit_cases
+    from mlsys.validation.training import training_runs
+
     names = [c.name for c in run_group("memory") if c.group == "Memory: layouts that ran"]
-    assert len(names) == len(BR_ROWS) + len(BA_ROWS) == len(set(names))
+    expected = [name for _, name, _, _ in training_runs()]
+    expected += [c.name for c in tpu_layout_fit_cases()]
+    assert names == expected and len(set(names)) == len(names)
+    assert sum("Megatron-Bridge" in n for n in names) == len(BR_ROWS) + len(BA_ROWS)
+    # all fit but Llama 3 405B's three rows, each an open issue with its reason
+    misses = [c for c in run_group("memory") if c.group == "Memory: layouts that ran"
+              and not c.passed]  # fmt: skip
+    assert [c.name.startswith("Llama 3 405B") and bool(c.open_issue) for c in misses] == [True] * 3
+
+
+def test_llama3_first_stage_holds_megatrons_interleaved_warmup():
+    # The fit_open_issue's count, derived: TP 8 with sequence parallelism, PP 16, v = 8
+    # one-layer chunks, micro-batch 1 of 8192 tokens, no recomputation, FlashAttention.
+    # Megatron-Core's interleaved warm-up on the first stage is 2(p - 1) + (v - 1)G forward
+    # chunks with G = p, plus the one in flight: 143 chunk-micro-batches, which is
+    # Korthikanti's count for the stage, (L/p)·p·(1 + (p - 1)/(p·v)) = 8 · 16 · 1.1171875.
+    from mlsys.core.formulas import activation_bytes_per_layer
+    from mlsys.validation.training import llama3_solve
+
+    row = next(r for r in records("training", "llama3") if r["gpus"] == 8192)
+    res = llama3_solve(row)
+    p, v, g = 16, 8, 16
+    chunks_in_flight = 2 * (p - 1) + (v - 1) * g + 1
+    assert chunks_in_flight == 143 == pytest.approx(8 * 16 * (1 + (p - 1) / (p * v)), abs=1)
+    m = Models.Llama3_405B
+    per_chunk = activation_bytes_per_layer(8192, 1, m.hidden, m.heads, 8, True, "none",
+                                           ffn_hidden=m.ffn_hidden, kv_heads=m.kv_heads,
+                                           gated_mlp=True, flash_attention=True)  # fmt: skip
+    # sbh (10/8 + (2 + 2·8/128 + 3·53248/16384)·2/8) = 4.21875 sbh = 566.2 MB
+    assert per_chunk == pytest.approx(4.21875 * 8192 * 16384, rel=1e-12)
+    mem = res.memory_per_accelerator
+    act = mem.si("activations")
+    assert act == pytest.approx(per_chunk * 8 * 16 * (1 + 15 / 128), rel=0.01)
+    # a micro-batch group of G <= 12 would fit what the H100 exposes, 13 would not
+    states = mem.si("total") - act
+    extra = act - per_chunk * 8 * 16 * (1 + 15 / 128)
+    fits = [states + extra + (2 * (p - 1) + (v - 1) * n + 1) * per_chunk <= mem.si("capacity")
+            for n in (12, 13)]  # fmt: skip
+    assert fits == [True, False]
 
 
 @pytest.mark.parametrize("row", BA_ROWS, ids=lambda r: f"{r['release']}-{r['task']}-{r['gpus']}")
