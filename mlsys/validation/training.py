@@ -95,7 +95,7 @@ def korthikanti_cases() -> list[Case]:
             ("MFU", "fraction", row["mfu"], res.mfu),
         ):
             out.append(
-                Case(name=_korthikanti_name(row), quantity=quantity,
+                Case(name=_run_name("korthikanti", row), quantity=quantity,
                      unit=unit, published=pub, predicted=got,
                      note=_note_if_off(got, pub, k), **common)
             )  # fmt: skip
@@ -141,7 +141,7 @@ def _narayanan() -> list[Case]:
         out.append(
             Case(
                 group="Training: Megatron-LM weak scaling (Narayanan et al. 2021)",
-                name=_narayanan_name(row),
+                name=_run_name("narayanan", row),
                 quantity="per-GPU FLOP rate (Eq. 3 FLOPs)", unit="TFLOP/s",
                 published=float(row["tflops_per_gpu"]), predicted=got, tolerance=n["tolerance"],
                 basis="prediction", method="performance model", citation=n["citation"],
@@ -175,7 +175,7 @@ def _mtnlg() -> list[Case]:
         res = mtnlg_solve(row["gpus"])
         out.append(
             prediction_case(
-                m, group=_GROUP_OTHER, name=_mtnlg_name(row),
+                m, group=_GROUP_OTHER, name=_run_name("mtnlg", row),
                 quantity="iteration time", unit="s", published=row["iteration_s"],
                 predicted=res.si("step_time"), note=m["note"],
             )
@@ -347,33 +347,25 @@ def _bridge_rows() -> list[tuple[str, dict]]:
     return [(sec, row) for sec in ("bridge", "bridge_archive") for row in records("training", sec)]
 
 
-def _korthikanti_name(row: dict) -> str:
-    return f"GPT {row['name']} on {row['gpus']} A100"
+# case names of the runs, one template per data-file section (filled from its row, or from
+# the section itself for a single run); Llama 3 and MPT build theirs below
+_RUN_NAMES = {
+    "korthikanti": "GPT {name} on {gpus} A100",
+    "narayanan": "GPT {params_b:g}B on {gpus} A100",
+    "mtnlg": "MT-NLG 530B on {gpus} A100",
+    "bloom": "BLOOM 176B on {gpus} A100",
+    "neox": "GPT-NeoX-20B on {gpus} A100 40GB",
+    "opt": "OPT-175B on {gpus} A100",
+}
 
 
-def _narayanan_name(row: dict) -> str:
-    return f"GPT {row['params_b']:g}B on {row['gpus']} A100"
-
-
-def _mtnlg_name(row: dict) -> str:
-    return f"MT-NLG 530B on {row['gpus']} A100"
+def _run_name(section: str, row: dict) -> str:
+    return _RUN_NAMES[section].format(**row)
 
 
 def _llama3_name(row: dict) -> str:
     cp = f", CP {row['cp']}, {row['seq_len'] // 1024}k tokens" if row["cp"] > 1 else ""
     return f"Llama 3 405B on {row['gpus']} H100{cp}"
-
-
-def _bloom_name(section: dict) -> str:
-    return f"BLOOM 176B on {section['gpus']} A100"
-
-
-def _neox_name(section: dict) -> str:
-    return f"GPT-NeoX-20B on {section['gpus']} A100 40GB"
-
-
-def _opt_name(section: dict) -> str:
-    return f"OPT-175B on {section['gpus']} A100"
 
 
 def _mosaic_name(row: dict) -> str:
@@ -403,11 +395,11 @@ def training_runs() -> list[tuple[str, str, Any, str]]:
     data = load_data("training")
     runs: list[tuple[str, str, Any, str]] = []
     for row in records("training", "korthikanti"):
-        runs.append(("korthikanti", _korthikanti_name(row), korthikanti_solve(row), ""))
+        runs.append(("korthikanti", _run_name("korthikanti", row), korthikanti_solve(row), ""))
     for row in records("training", "narayanan"):
-        runs.append(("narayanan", _narayanan_name(row), _ran(narayanan_solve(row)), ""))
+        runs.append(("narayanan", _run_name("narayanan", row), _ran(narayanan_solve(row)), ""))
     for row in records("training", "mtnlg"):
-        runs.append(("mtnlg", _mtnlg_name(row), mtnlg_solve(row["gpus"]), ""))
+        runs.append(("mtnlg", _run_name("mtnlg", row), mtnlg_solve(row["gpus"]), ""))
     llama_issue = data["llama3"].get("fit_open_issue", "")
     for row in records("training", "llama3"):
         if row["cp"] > 1 and not _context_parallel_supported():
@@ -416,9 +408,9 @@ def training_runs() -> list[tuple[str, str, Any, str]]:
     for section, row in _bridge_rows():
         res, fleet = bridge_solve(row, section)
         runs.append((section, _bridge_name(row, fleet), res, ""))
-    runs.append(("bloom", _bloom_name(data["bloom"]), _ran(bloom_solve()), ""))
-    runs.append(("neox", _neox_name(data["neox"]), _ran(neox_solve()), ""))
-    runs.append(("opt", _opt_name(data["opt"]), _ran(opt_solve()), ""))
+    runs.append(("bloom", _run_name("bloom", data["bloom"]), _ran(bloom_solve()), ""))
+    runs.append(("neox", _run_name("neox", data["neox"]), _ran(neox_solve()), ""))
+    runs.append(("opt", _run_name("opt", data["opt"]), _ran(opt_solve()), ""))
     for row in records("training", "mosaic"):
         runs.append(("mosaic", _mosaic_name(row), _ran(mosaic_solve(row)), ""))
     return runs
@@ -458,7 +450,7 @@ def _bloom() -> Case:
     b = load_data("training")["bloom"]
     res, fleet = bloom_solve()
     return Case(
-        group=_GROUP_OTHER, name=_bloom_name(b),
+        group=_GROUP_OTHER, name=_run_name("bloom", b),
         quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
         published=float(b["tflops_per_gpu"]), predicted=_hardware_tflops(res, fleet),
         tolerance=b["tolerance"], basis="prediction", method="performance model",
@@ -555,7 +547,7 @@ def _neox() -> Case:
                                             c["layers"])  # fmt: skip
     got = res.si("tokens_per_second") / c["gpus"] * per_token / 1e12
     return prediction_case(
-        c, group=_GROUP_OTHER, name=_neox_name(c),
+        c, group=_GROUP_OTHER, name=_run_name("neox", c),
         quantity="per-GPU FLOP rate (GPT-NeoX's logged count)", unit="TFLOP/s",
         published=c["tflops_per_gpu"], predicted=got, note=c["note"],
     )  # fmt: skip
@@ -578,7 +570,7 @@ def _opt() -> Case:
     o = load_data("training")["opt"]
     res, fleet = opt_solve()
     return Case(
-        group=_GROUP_OTHER, name=_opt_name(o),
+        group=_GROUP_OTHER, name=_run_name("opt", o),
         quantity="per-GPU FLOP rate (with recompute)", unit="TFLOP/s",
         published=float(o["tflops_per_gpu"]), predicted=_hardware_tflops(res, fleet, "fp16"),
         tolerance=o["tolerance"], basis="prediction", method="performance model",
