@@ -115,6 +115,7 @@ a validation row.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -897,9 +898,22 @@ def _distinct(big: Any, group: Any, flag: Any) -> tuple[Any, Any, Any, Any, tupl
     """The distinct (big, group, flag) rows of broadcast arrays — a count or byte size, a
     group size below 4096, a 0/1 flag — and the index mapping every layout back to its
     row: a search's thousands of layouts share a few of them, priced once each."""
-    b, g, f = np.broadcast_arrays(
-        np.asarray(big, dtype=float), np.asarray(group, dtype=float), np.asarray(flag, dtype=float)
-    )
+    big, group, flag = (np.asarray(x, dtype=float) for x in (big, group, flag))
+    pair = np.broadcast_shapes(big.shape, group.shape)
+    full = np.broadcast_shapes(pair, flag.shape)
+    if math.prod(pair) < math.prod(full):
+        # the flag varies along axes the (big, group) pair does not (a search's grid of
+        # layout rows × options): the pair's few distinct rows first, on its own shape,
+        # then the flag joined by a dense code — no sort over the whole grid. Rows come
+        # out in the same order as below (by big, group, then flag).
+        b_u, g_u, _, pair_row, _ = _distinct(big, group, 0.0)
+        code = (pair_row.reshape(pair) * 2 + (flag > 0.0)).ravel()
+        seen = np.zeros(2 * len(b_u), dtype=bool)
+        seen[code] = True
+        rows = np.flatnonzero(seen)
+        inverse = (np.cumsum(seen) - 1)[code]
+        return b_u[rows // 2], g_u[rows // 2], (rows % 2) * 1.0, inverse, full
+    b, g, f = np.broadcast_arrays(big, group, flag)
     b1, g1, f1 = b.ravel(), g.ravel(), (f.ravel() > 0.0) * 1.0
     exact = np.array_equal(b1, np.floor(b1)) and b1.max(initial=0.0) < 2.0**40
     if exact and g1.max(initial=0.0) < 4096.0:  # one exact float key per row

@@ -91,6 +91,21 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
+def _ranking(tokens: np.ndarray, feasible: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-tokens, ~feasible))``: feasible layouts first, each part by
+    throughput, ties in index order. With no negative or NaN throughput (the layouts not
+    priced hold 0) the zeros of each part are already in order at its end, so only the
+    priced ones are sorted."""
+    if not (tokens >= 0.0).all():
+        return np.lexsort((-tokens, ~feasible))
+    parts = []
+    for part in (feasible, ~feasible):
+        idx = np.flatnonzero(part & (tokens > 0.0))
+        parts.append(idx[np.argsort(-tokens[idx], kind="stable")])
+        parts.append(np.flatnonzero(part & (tokens == 0.0)))
+    return np.concatenate(parts)
+
+
 class SearchResult(Result):
     """Every layout of a search, ranked by throughput.
 
@@ -333,18 +348,31 @@ class ParallelismSearch:
             raise ParameterError(
                 "fleet", n, "a fleet whose size admits at least one layout for this model"
             )
-        rows: list[tuple[int, ...]] = []  # (tp, pp, ep, cp, dp, m, v)
+        # one base row (tp, pp, ep, cp, dp, m, v) per shape and (m, v) option: each shape's
+        # (m, v) block depends only on its per-replica batch and whether it has a pipeline,
+        # so the blocks are built once each and the rows laid out by numpy
+        shape_rows: list[tuple[int, ...]] = []  # (tp, pp, ep, cp, dp)
+        blocks: list[np.ndarray] = []  # (m, v) rows of each shape, in order
+        one_row = np.ones((1, 2), dtype=np.int64)  # carries the batch rule's rejection
+        made: dict[tuple[int, bool], np.ndarray] = {}
+        v_opts = tuple(v_stages)
         for tp, pp, ep, cp in shapes:
             dp = n // (tp * pp * ep * cp)
-            if batch % (dp * ep):  # one row carries the batch rule's rejection
-                rows.append((tp, pp, ep, cp, dp, 1, 1))
+            shape_rows.append((tp, pp, ep, cp, dp))
+            if batch % (dp * ep):
+                blocks.append(one_row)
                 continue
             per = batch // (dp * ep)
-            ms = [mm for mm in (microbatch_counts or _divisors(per)) if per % mm == 0]
-            for mm in ms:
-                for v in v_stages if pp > 1 else (1,):
-                    rows.append((tp, pp, ep, cp, dp, mm, v))
-        base = np.array(rows, dtype=np.int64)
+            block = made.get((per, pp > 1))
+            if block is None:
+                ms = [mm for mm in (microbatch_counts or _divisors(per)) if per % mm == 0]
+                mv = [(mm, v) for mm in ms for v in (v_opts if pp > 1 else (1,))]
+                block = made[per, pp > 1] = np.array(mv, dtype=np.int64).reshape(-1, 2)
+            blocks.append(block)
+        counts = [len(block) for block in blocks]
+        base = np.empty((sum(counts), 7), dtype=np.int64)
+        base[:, :5] = np.repeat(np.array(shape_rows, dtype=np.int64), counts, axis=0)
+        base[:, 5:] = np.concatenate(blocks)
         sp_opts = sorted({1 if s else 0 for s in sequence_parallel})
         combos = np.array(
             list(
@@ -414,7 +442,7 @@ class ParallelismSearch:
         fits[valid] = np.broadcast_to(out["fits"], grid.shape)[grid]
         code = np.where(valid & ~fits, int(Rejection.MEMORY), code)
         feasible = code == 0
-        order = np.lexsort((-tokens, ~feasible))
+        order = _ranking(tokens, feasible)
         reasons = np.array(
             [REJECTION_REASONS.get(c, "") for c in range(max(REJECTION_REASONS) + 1)],
             dtype=object,
