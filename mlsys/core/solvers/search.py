@@ -259,7 +259,9 @@ class ParallelismSearch:
         tp_sizes, pp_sizes, ep_sizes, microbatch_counts : iterable of int, optional
             Restrict the sizes tried (default: every divisor that can work).
         v_stages, zero_stages, recompute, sequence_parallel : iterable
-            Options tried (sequence parallelism only with ``tp > 1``).
+            Options tried (sequence parallelism only with ``tp > 1``). ``recompute``
+            takes any of :data:`mlsys.core.formulas.memory.RECOMPUTE_MODES`; the
+            default tries Megatron-LM's three, add ``"dots"`` for a JAX stack.
         raise_errors : bool
             Raise :class:`InfeasibleError` when no layout is feasible.
         cp_sizes : iterable of int
