@@ -164,13 +164,14 @@ class TrainingLayout(BaseModel):
         Megatron sequence parallelism (no effect with ``tp = 1``).
     flash_attention : bool
         Fused attention that never writes the ``s×s`` scores to memory (default True).
-    attention_kernel : {"fused", "flash2"}
+    attention_kernel : {"fused", "flash2", "flash1"}
         Which fused attention kernel (with ``flash_attention``): ``"fused"`` the device's
         best measured one (cuDNN's on Hopper and later, as Transformer Engine calls it;
         FlashAttention-2 on Ampere), ``"flash2"`` FlashAttention-2 or a kernel of its
-        generation on any device (eager PyTorch stacks of 2023: flash-attn 2, MosaicML's
-        Triton kernel), priced at its own measured fractions
-        (:data:`mlsys.core.formulas.gemm.HOPPER_FLASH_ATTENTION_2_FRACTIONS` on Hopper).
+        generation on any device (eager PyTorch stacks of 2023-24: flash-attn 2),
+        ``"flash1"`` FlashAttention(-1) or a kernel of its generation (flash-attn 1,
+        MosaicML's Triton port), each priced at its own fractions
+        (:func:`mlsys.core.solvers.efficiency.attention_kernel_fractions`).
     grad_dtype : str or None
         Precision of the gradient buffers and their reduction (None: the default for
         the compute precision).
@@ -245,7 +246,7 @@ class TrainingLayout(BaseModel):
     recompute: Literal["none", "selective", "full", "dots"] = "none"
     sequence_parallel: bool = False
     flash_attention: bool = True
-    attention_kernel: Literal["fused", "flash2"] = "fused"
+    attention_kernel: Literal["fused", "flash2", "flash1"] = "fused"
     grad_dtype: str | None = None
     tp_comm_overlap: bool = False
     cp_comm_type: Literal["p2p", "all_gather"] = "p2p"
@@ -329,8 +330,8 @@ class TrainingLayout(BaseModel):
     @classmethod
     def _attention_kernel(cls, value: Any) -> str:
         key = value.lower().replace("-", "").replace("_", "") if isinstance(value, str) else value
-        if key not in ("fused", "flash2"):
-            raise ParameterError("attention_kernel", value, "'fused' or 'flash2'")
+        if key not in ("fused", "flash2", "flash1"):
+            raise ParameterError("attention_kernel", value, "'fused', 'flash2' or 'flash1'")
         return key
 
     @field_validator("cp_comm_type", mode="before")

@@ -498,7 +498,16 @@ CONSTANTS: tuple[Constant, ...] = (
         None,
         "Shah et al. (2024), FlashAttention-3, Fig. 5–6: FlashAttention-2 370 and 318 of "
         "989 TFLOP/s on H100 (head dim 128, 8k tokens); read only with "
-        "attention_kernel='flash2' (the MPT rows)",
+        "attention_kernel='flash2' or 'flash1' (the MPT rows)",
+    ),
+    Constant(
+        "FlashAttention-2's speed-up over FlashAttention-1-generation kernels",
+        "mlsys.core.formulas.gemm",
+        "FLASH_ATTENTION_2_SPEEDUP_OVER_1",
+        None,
+        "Dao (2023), FlashAttention-2, abstract ('around 2x speedup compared to "
+        "FlashAttention'; Sec. 4.1: 1.7-3.0x); read only with attention_kernel='flash1' "
+        "(the MPT rows: llm-foundry's Triton kernel)",
     ),
     Constant(
         "per-GPU failure rates (per component)",

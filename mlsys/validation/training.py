@@ -604,8 +604,9 @@ def mosaic_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
     bf16 under autocast, PyTorch's separate gradient-accumulation kernel, FSDP's flat
     parameters (``fsdp_flat_params``: the gradients concatenated from the views and
     pre-divided every micro-batch), and the
-    benchmark's Triton FlashAttention kernel priced as FlashAttention-2
-    (``attention_kernel="flash2"``; ``[mosaic]`` of the training data file).
+    benchmark's Triton FlashAttention kernel priced as FlashAttention-1's generation, half
+    FlashAttention-2's rate (``attention_kernel="flash1"``; ``[mosaic]`` of the training
+    data file).
 
     Parameters
     ----------

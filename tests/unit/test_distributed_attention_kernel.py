@@ -50,3 +50,38 @@ def test_flash2_slows_only_the_attention_on_h100():
 def test_unknown_kernel_is_named():
     with pytest.raises(ParameterError, match="attention_kernel"):
         DistributedModel().solve(MODEL, H100, batch_size=8, attention_kernel="cudnn9")
+
+
+def test_flash1_runs_at_half_flash2_on_every_device():
+    # FlashAttention-2 is "around 2x" FlashAttention (Dao 2023, abstract): the older
+    # generation at 0.70/2 and 0.60/2 of A100 peak (inside FlashAttention's own 25-40%),
+    # 370/2 and 318/2 of 989 TFLOP/s on H100
+    from mlsys.core.solvers.efficiency import attention_kernel_fractions
+
+    assert attention_kernel_fractions("A100_80GB", "flash1") == pytest.approx((0.35, 0.30))
+    assert 0.25 <= (0.35 + 0.30) / 2 <= 0.40
+    assert attention_kernel_fractions("H100", "flash1") == pytest.approx((0.187, 0.161))
+    P = build_problem(MODEL, H100, 8, attention_kernel="flash1")
+    assert P.attention_fractions == pytest.approx((370 / 989 / 2, 318 / 989 / 2), abs=1e-3)
+    with pytest.raises(ParameterError, match="attention_kernel"):
+        attention_kernel_fractions("H100", "flash3")
+
+
+def test_flash1_adds_exactly_attentions_time_once_more():
+    # Halving both fractions doubles the fused kernel's time and nothing else: the step
+    # grows by the flash2 attention time, which is the same growth again on top of flash2
+    kw = dict(batch_size=8, zero_stage=0, seq_len=2048, overlap=False)
+    a = DistributedModel().solve(MODEL, A100, **kw)  # the best kernel on A100 is flash2
+    one = DistributedModel().solve(MODEL, A100, attention_kernel="flash1", **kw)
+    assert one.si("step_time") > a.si("step_time")
+    assert one.si("dp_communication_total") == a.si("dp_communication_total")
+    from mlsys.core.formulas.gemm import attention_time
+
+    # 24 layers; forward and backward of the fused kernel on one sequence per GPU (batch 8
+    # over 8 data-parallel ranks) at the A100's flash2 fractions and the device's peak
+    per_layer = attention_time(1, 2048, 2048, 16, 16, 128, 312e12, 2.039e12 * 0.85, 2.0,
+                               fused=True, causal=True, backward=False,
+                               forward_fraction=0.70, backward_fraction=0.60) + attention_time(
+        1, 2048, 2048, 16, 16, 128, 312e12, 2.039e12 * 0.85, 2.0, fused=True, causal=True,
+        backward=True, forward_fraction=0.70, backward_fraction=0.60)  # fmt: skip
+    assert one.si("compute_time") - a.si("compute_time") == pytest.approx(24 * per_layer, rel=1e-9)

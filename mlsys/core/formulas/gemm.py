@@ -63,6 +63,7 @@ __all__ = [
     "FLASH_ATTENTION_FORWARD_FRACTION",
     "FLASH_ATTENTION_BACKWARD_FRACTION",
     "HOPPER_FLASH_ATTENTION_2_FRACTIONS",
+    "FLASH_ATTENTION_2_SPEEDUP_OVER_1",
     "HOPPER_FUSED_ATTENTION_FRACTIONS",
     "gemm_flops",
     "gemm_bytes",
@@ -226,6 +227,18 @@ def gemm_bytes(m: ArrayLike, n: ArrayLike, k: ArrayLike, bytes_per_element: Arra
     m, n, k, e = _arrays(m, n, k, bytes_per_element)
     return _ret((m * k + k * n + m * n) * e)
 
+
+FLASH_ATTENTION_2_SPEEDUP_OVER_1 = 2.0
+"""How much faster FlashAttention-2 runs than the FlashAttention(-1) generation of fused
+kernels on the same device: "around 2× speedup compared to FlashAttention", which reached
+"only 25-40% of the theoretical maximum FLOPs/s" on A100 (Dao 2023, "FlashAttention-2",
+arXiv:2307.08691, abstract; Sec. 4.1 measures 1.7-3.0×). Kernels of that generation price
+at FlashAttention-2's fractions divided by this: 0.35 / 0.30 of A100 peak forward /
+backward, inside the 25-40%. MosaicML's Triton port (llm-foundry ``flash_attn_triton.py``,
+whose header finds it "slightly slower" than the CUDA FlashAttention of its time) is one;
+the throughput-per-sequence-length sweep of llm-foundry's own MPT tables puts it at
+93-97 TFLOP/s on A100 and 155-173 on H100 (an independent check: 0.5× FlashAttention-2
+on both)."""
 
 # -- quantisation ----------------------------------------------------------------------
 

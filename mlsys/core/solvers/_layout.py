@@ -44,8 +44,10 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   in the backward pass (7 instead of 6 matmul-equivalents; Dao 2023); the fused kernel
   runs at the device's measured fractions of peak, forward and backward
   (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`: FlashAttention-2 on
-  Ampere, cuDNN on Hopper; :func:`mlsys.core.formulas.gemm.attention_time`), the same
-  kernel model as serving. Under FP8 the attention and the output layer stay 16-bit.
+  Ampere, cuDNN on Hopper; an older kernel generation at its own,
+  :func:`mlsys.core.solvers.efficiency.attention_kernel_fractions`;
+  :func:`mlsys.core.formulas.gemm.attention_time`), the same kernel model as serving.
+  Under FP8 the attention and the output layer stay 16-bit.
 * **element-wise kernels** (LayerNorms, bias-dropout-residual, GeLU/SwiGLU, and the
   rotation of Q and K for rotary models:
   :func:`mlsys.core.formulas.layer_time.rotary_embedding_bytes`) — pure
@@ -129,8 +131,6 @@ from mlsys.core.formulas._ops import ops as _ops
 from mlsys.core.formulas.gemm import (
     FLASH_ATTENTION_BACKWARD_FRACTION,
     FLASH_ATTENTION_FORWARD_FRACTION,
-    HOPPER_FLASH_ATTENTION_2_FRACTIONS,
-    HOPPER_FUSED_ATTENTION_FRACTIONS,
     attention_time,
 )
 from mlsys.core.formulas.layer_time import (
@@ -455,15 +455,6 @@ def _mlp_width_per_token(model: Any) -> float:
     ) / float(model.layers)
 
 
-def _flash2_fractions(best: tuple[float, float]) -> tuple[float, float]:
-    """FlashAttention-2's (forward, backward) fractions of peak on the device whose best
-    fused kernel reaches ``best``: its own measured ones on Hopper and later
-    (:data:`~mlsys.core.formulas.gemm.HOPPER_FLASH_ATTENTION_2_FRACTIONS`, Shah et al.
-    2024, Fig. 5-6), and the device's best elsewhere (on Ampere that is FlashAttention-2,
-    Dao 2023)."""
-    return HOPPER_FLASH_ATTENTION_2_FRACTIONS if best == HOPPER_FUSED_ATTENTION_FRACTIONS else best
-
-
 @identity_memo(objects=2)
 def build_problem(
     model: Any,
@@ -500,10 +491,9 @@ def build_problem(
         Fused attention that never writes the scores (default True).
     optimizer : str
         Optimizer whose state is kept (:func:`optimizer_state_bytes_per_param`).
-    attention_kernel : {"fused", "flash2"}
-        The fused attention kernel's fractions of peak: the device's best
-        (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`) or
-        FlashAttention-2's on the device (:func:`_flash2_fractions`).
+    attention_kernel : {"fused", "flash2", "flash1"}
+        The fused attention kernel's generation, priced at its fractions of peak on the
+        device (:func:`mlsys.core.solvers.efficiency.attention_kernel_fractions`).
 
     Returns
     -------
@@ -511,7 +501,7 @@ def build_problem(
         Memoised per (model, fleet) identity and the other arguments
         (:mod:`mlsys.core.solvers._memo`).
     """
-    from mlsys.core.solvers.efficiency import fused_attention_fractions, resolve_efficiency
+    from mlsys.core.solvers.efficiency import attention_kernel_fractions, resolve_efficiency
     from mlsys.core.types import Fleet, TransformerWorkload
 
     if not isinstance(model, TransformerWorkload):
@@ -622,11 +612,7 @@ def build_problem(
         batch=float(batch_size),
         flash=True if flash_attention is None else bool(flash_attention),
         sm_count=None if acc.sm_count is None else float(acc.sm_count),
-        attention_fractions=(
-            _flash2_fractions(fused_attention_fractions(acc))
-            if attention_kernel == "flash2"
-            else fused_attention_fractions(acc)
-        ),
+        attention_fractions=attention_kernel_fractions(acc, attention_kernel),
         scaleup_link_Bps=link_bw,
         scaleup_link=link,
         in_network_reduction=in_net,

@@ -416,15 +416,17 @@ class DistributedModel:
             transfers one after another (``deepspeed/runtime/pipe/schedule.py``,
             ``TrainSchedule``: ``SendGrad``, ``RecvActivation``, ``SendActivation``,
             ``RecvGrad`` as separate blocking commands).
-        attention_kernel : {"fused", "flash2"}
+        attention_kernel : {"fused", "flash2", "flash1"}
             Which fused attention kernel prices attention (with ``flash_attention``):
             ``"fused"`` the device's best measured one (cuDNN's on Hopper and later,
             FlashAttention-2 on Ampere:
             :func:`mlsys.core.solvers.efficiency.fused_attention_fractions`),
             ``"flash2"`` FlashAttention-2 or a kernel of its generation on any device
-            (eager PyTorch stacks: flash-attn 2, MosaicML's Triton kernel), at its own
-            measured fractions (H100: 370 and 318 of 989 TFLOP/s, Shah et al. 2024,
-            Fig. 5-6; :data:`mlsys.core.formulas.gemm.HOPPER_FLASH_ATTENTION_2_FRACTIONS`).
+            (eager PyTorch stacks: flash-attn 2), at its own measured fractions (H100:
+            370 and 318 of 989 TFLOP/s, Shah et al. 2024, Fig. 5-6), ``"flash1"``
+            FlashAttention(-1) or a kernel of its generation (flash-attn 1, MosaicML's
+            Triton port), half FlashAttention-2's rate (Dao 2023:
+            :func:`mlsys.core.solvers.efficiency.attention_kernel_fractions`).
         recompute_rerun : {"layer", "residuals"}
             What ``recompute="full"`` reruns: ``"layer"`` (default) the whole forward of
             each layer, as Megatron-LM's and PyTorch's checkpointing re-run the layer's

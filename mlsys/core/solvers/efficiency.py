@@ -75,8 +75,10 @@ from typing import Any
 
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.gemm import (
+    FLASH_ATTENTION_2_SPEEDUP_OVER_1,
     FLASH_ATTENTION_BACKWARD_FRACTION,
     FLASH_ATTENTION_FORWARD_FRACTION,
+    HOPPER_FLASH_ATTENTION_2_FRACTIONS,
     HOPPER_FUSED_ATTENTION_FRACTIONS,
 )
 from mlsys.core.precision import normalize_precision
@@ -84,7 +86,9 @@ from mlsys.core.precision import normalize_precision
 __all__ = [
     "COMPUTE_EFFICIENCY",
     "MEMORY_EFFICIENCY",
+    "ATTENTION_KERNELS",
     "REFERENCE_MATMUL_CEILING",
+    "attention_kernel_fractions",
     "default_efficiency",
     "fused_attention_fractions",
     "matmul_ceiling",
@@ -223,6 +227,65 @@ def fused_attention_fractions(accelerator: Any) -> tuple[float, float]:
     if name in _HOPPER_AND_LATER:
         return HOPPER_FUSED_ATTENTION_FRACTIONS
     return (FLASH_ATTENTION_FORWARD_FRACTION, FLASH_ATTENTION_BACKWARD_FRACTION)
+
+
+ATTENTION_KERNELS = ("fused", "flash2", "flash1")
+"""Generations of fused attention kernel a training stack may run, best first:
+``"fused"`` the device's best measured one (:func:`fused_attention_fractions`),
+``"flash2"`` FlashAttention-2 or a kernel of its generation, ``"flash1"`` FlashAttention(-1)
+or a kernel of its generation (MosaicML's Triton port)."""
+
+
+def attention_kernel_fractions(accelerator: Any, kernel: str = "fused") -> tuple[float, float]:
+    """Forward and backward fractions of the dense 16-bit peak a fused attention kernel
+    of a given generation reaches on a device.
+
+    Parameters
+    ----------
+    accelerator : Accelerator or str
+        The device (its catalog ``name``) or a catalog name.
+    kernel : {"fused", "flash2", "flash1"}
+        The kernel generation (:data:`ATTENTION_KERNELS`).
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(forward, backward)``: the device's best (:func:`fused_attention_fractions`);
+        FlashAttention-2's — its own measured ones on Hopper and later (370 and 318 of
+        989 TFLOP/s, :data:`~mlsys.core.formulas.gemm.HOPPER_FLASH_ATTENTION_2_FRACTIONS`),
+        the device's best elsewhere (on Ampere that is FlashAttention-2); or
+        FlashAttention-1's, FlashAttention-2's divided by
+        :data:`~mlsys.core.formulas.gemm.FLASH_ATTENTION_2_SPEEDUP_OVER_1`.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown kernel.
+
+    References
+    ----------
+    Dao (2023), "FlashAttention-2", arXiv:2307.08691, abstract and Sec. 4.1 (about 2× over
+    FlashAttention, 50-73% of A100 peak against 25-40%); Shah et al. (2024),
+    "FlashAttention-3", arXiv:2407.08608, Fig. 5-6 (H100).
+
+    Examples
+    --------
+    >>> attention_kernel_fractions("H100", "flash2"), attention_kernel_fractions("H100", "flash1")
+    ((0.374, 0.322), (0.187, 0.161))
+    >>> attention_kernel_fractions("A100_80GB", "flash1")
+    (0.35, 0.3)
+    """
+    if kernel not in ATTENTION_KERNELS:
+        raise ParameterError("attention_kernel", kernel, "one of " + ", ".join(ATTENTION_KERNELS))
+    best = fused_attention_fractions(accelerator)
+    if kernel == "fused":
+        return best
+    hopper = best == HOPPER_FUSED_ATTENTION_FRACTIONS
+    forward, backward = HOPPER_FLASH_ATTENTION_2_FRACTIONS if hopper else best
+    if kernel == "flash2":
+        return forward, backward
+    speedup = FLASH_ATTENTION_2_SPEEDUP_OVER_1
+    return forward / speedup, backward / speedup
 
 
 def matmul_ceiling(accelerator: Any, precision: str = "bf16") -> float:
