@@ -149,7 +149,9 @@ def book_copy(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def book_html(book_copy) -> Path:
-    _render(book_copy)
+    # HTML only: the book's _quarto.yml also lists PDF, which needs TeX (book_pdf_text
+    # renders it, and skips without a TeX engine)
+    _render(book_copy, "--to", "html")
     out = book_copy / "_book"
     # a PDF render empties _book; keep the HTML where the PDF cannot reach it
     keep = book_copy.parent / "book_html"
