@@ -56,7 +56,16 @@ __all__ = [
 
 
 def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
-    from mlsys.validation import compute, memory, operations, parallelism, serving, tpu, training
+    from mlsys.validation import (
+        collectives,
+        compute,
+        memory,
+        operations,
+        parallelism,
+        serving,
+        tpu,
+        training,
+    )
 
     return {
         "memory": [
@@ -66,7 +75,7 @@ def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
             tpu.tpu_layout_fit_cases,
         ],
         "compute": [compute.param_cases, compute.flop_cases],
-        "parallelism": [parallelism.parallelism_cases],
+        "parallelism": [parallelism.parallelism_cases, collectives.nccl_tests_cases],
         "training": [training.korthikanti_cases, training.other_run_cases, tpu.tpu_cases],
         "serving": [serving.latency_cases, serving.throughput_cases, serving.capacity_cases],
         "operations": [operations.carbon_cases, operations.reliability_cases],
