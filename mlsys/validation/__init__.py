@@ -28,6 +28,10 @@ Which results are fits
   the model's range (``mlsys/core/solvers/efficiency.py``).
 * Llama 3's 419 interruptions in 54 days — the default per-GPU failure rates
   (``mlsys/core/solvers/reliability.py``) are derived from them.
+* nccl-tests on 8 H100 (ring and NVLS all-reduce, all-gather, reduce-scatter) and the
+  DGX A100 small-message all-reduce latencies — NVLink's wire efficiency, NVLS's
+  bandwidth and the measured LL step (``mlsys/core/formulas/collectives.py``) were set
+  from them; the A100, A800, H200 and network rows of that group are predictions.
 
 Everything else is a prediction: accounting identities re-derived from the papers'
 definitions (parameters, FLOPs, ZeRO memory and communication, activations, pipeline
