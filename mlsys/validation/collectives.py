@@ -10,11 +10,11 @@ from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.formulas.collectives import (
     NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S,
     bus_bandwidth,
-    hierarchical_allreduce_time,
     nccl_allreduce_time,
     nccl_ring_time,
 )
-from mlsys.core.solvers._layout import NETWORK_EFFICIENCY, build_problem
+from mlsys.core.layout import Topology
+from mlsys.core.solvers._layout import NETWORK_EFFICIENCY, _allreduce, build_problem
 from mlsys.core.types import Fleet
 from mlsys.validation._case import Case, assumptions_of, load_data, records
 
@@ -86,13 +86,14 @@ def nic_GBps(row: dict[str, Any]) -> float:
 def multi_node_busbw(row: dict[str, Any]) -> float:
     """mlsys's bus bandwidth of an all-reduce over every GPU of ``nodes`` nodes, in GB/s,
     priced as DistributedModel prices a data-parallel all-reduce across nodes (topology
-    auto: hierarchical, on the network terms of its own problem)."""
+    auto: NCCL's rings, one per NIC, or the two-level all-reduce, whichever is faster, on
+    the network terms of its own problem)."""
     node, k = getattr(Nodes, row["node"]), row["nodes"]
     fleet = Fleet(node=node, count=k, fabric=getattr(Fabrics, row["fabric"]))
     # the model only shapes the compute terms; the network terms are the fleet's
     p = build_problem(Models.GPT3_175B, fleet, batch_size=k)
     g, m = node.accelerators_per_node, float(row["size_bytes"])
-    t = hierarchical_allreduce_time(m, g, k, p.intra_bw, p.intra_lat, p.inter_bw, p.inter_lat)
+    t = _allreduce(m, float(g), float(k), Topology.AUTO, p)
     return bus_bandwidth(m, t, "all_reduce", g * k) / 1e9
 
 

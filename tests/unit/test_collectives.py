@@ -486,3 +486,28 @@ def test_binomial_tree_allreduce_by_derivation():
     assert binomial_tree_allreduce_time(1e9, 1, 50e9, 5e-6) == 0.0
     arr = binomial_tree_allreduce_time(np.array([1e9, 1e6, 1e9]), np.array([256, 5, 1]), 50e9, 5e-6)
     assert arr == pytest.approx([0.32008, 6 * (5e-6 + 2e-5), 0.0])
+
+
+def test_multinode_ring_runs_one_ring_per_nic():
+    # 16 ranks on 2 nodes (8 each), 1 GB all-reduce, NVLink 246 GB/s and 1 µs, NIC 24 GB/s
+    # and 5 µs: 30 steps, 2 of them across nodes (2 × 5 µs) and 28 inside (28 × 1 µs);
+    # 2·15/16·1 GB at min(246, 8 × 24 = 192) GB/s: 9.766 ms + 38 µs
+    from mlsys.core.formulas.collectives import multinode_ring_time
+
+    t = multinode_ring_time("all_reduce", 1e9, 8, 2, 246e9, 1e-6, 24e9, 5e-6)
+    assert t == pytest.approx(28e-6 + 10e-6 + 1.875e9 / 192e9, rel=1e-12)
+    # bus bandwidth: NVIDIA's 192 GB/s on two DGX A100 (nccl issue 812), less the latency
+    assert bus_bandwidth(1e9, t, "all_reduce", 16) == pytest.approx(192e9, rel=0.005)
+    # reduce-scatter / all-gather: half the steps and the bus factor (N-1)/N
+    rs = multinode_ring_time("reduce_scatter", 1e9, 8, 2, 246e9, 1e-6, 24e9, 5e-6)
+    assert rs == pytest.approx(14e-6 + 5e-6 + 15 / 16 * 1e9 / 192e9, rel=1e-12)
+    # one node: the NVLink ring alone; one rank per node: the NIC ring alone
+    one = multinode_ring_time("all_reduce", 1e9, 8, 1, 246e9, 1e-6, 24e9, 5e-6)
+    assert one == pytest.approx(14e-6 + 1.75e9 / 246e9, rel=1e-12)
+    nic = multinode_ring_time("all_reduce", 1e9, 1, 16, 246e9, 1e-6, 24e9, 5e-6)
+    assert nic == pytest.approx(30 * 5e-6 + 1.875e9 / 24e9, rel=1e-12)
+    # arrays price the same
+    arr = multinode_ring_time("all_reduce", np.array([1e9, 1e9]), 8, 2, 246e9, 1e-6, 24e9, 5e-6)
+    np.testing.assert_allclose(arr, [t, t], rtol=1e-12)
+    with pytest.raises(ParameterError):
+        multinode_ring_time("broadcast", 1e9, 8, 2, 246e9, 1e-6, 24e9, 5e-6)

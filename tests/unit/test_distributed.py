@@ -241,13 +241,18 @@ def test_two_level_collectives_compose_the_public_ones():
     # _layout calls the public alpha-beta functions; what it adds is the placement: a
     # group of k ranks per node on n nodes runs the ring inside the node on NVLink, then
     # the 1/k shard across nodes on the NIC. Written out for k = 8, n = 16 and M = 330 MB:
-    # intra 7·α_i + 7/8·M/β_i; inter 15·α_o + 15/16·(M/8)/β_o.
+    # intra 7·α_i + 7/8·M/β_i; inter 15·α_o + 15/16·(M/8)/β_o. A reduce-scatter or an
+    # all-gather may instead run as NCCL's rings through all 128 ranks, one per NIC, at
+    # min(β_i, 8·β_o): 127 steps (15 across nodes) and 127/128·M; the faster is taken.
     P = _problem()
     M = 3.3e8
     intra = 7 * P.intra_lat + 7 / 8 * M / P.intra_bw
     inter = 15 * P.inter_lat + 15 / 16 * (M / 8) / P.inter_bw
+    ring = 112 * P.intra_lat + 15 * P.inter_lat + 127 / 128 * M / min(P.intra_bw, 8 * P.inter_bw)
+    assert _layout._two_level(C.alltoall_time, M, 8.0, 16.0, P) == pytest.approx(intra + inter)
+    for fn in (C.reduce_scatter_time, C.allgather_time):
+        assert _layout._two_level(fn, M, 8.0, 16.0, P) == pytest.approx(min(intra + inter, ring))
     for fn in (C.reduce_scatter_time, C.allgather_time, C.alltoall_time):
-        assert _layout._two_level(fn, M, 8.0, 16.0, P) == pytest.approx(intra + inter)
         # one node: only the NVLink ring; one rank per node: only the NIC ring
         assert _layout._two_level(fn, M, 8.0, 1.0, P) == pytest.approx(intra)
         assert _layout._two_level(fn, M, 1.0, 16.0, P) == pytest.approx(
@@ -257,7 +262,10 @@ def test_two_level_collectives_compose_the_public_ones():
     # 128 on the NIC (the slowest link); 2 a double binary tree of 128 on the NIC,
     # 2·⌈log2 128⌉·α_o + 2·M/β_o, and the hierarchical ring inside a single node.
     hier = 2 * intra + 2 * inter
-    assert _layout._allreduce(M, 8.0, 16.0, 0, P) == pytest.approx(hier)
+    ring_ar = (
+        224 * P.intra_lat + 30 * P.inter_lat + 2 * 127 / 128 * M / min(P.intra_bw, 8 * P.inter_bw)
+    )
+    assert _layout._allreduce(M, 8.0, 16.0, 0, P) == pytest.approx(min(hier, ring_ar))
     assert _layout._allreduce(M, 8.0, 16.0, 3, P) == pytest.approx(hier)
     assert _layout._allreduce(M, 8.0, 16.0, 1, P) == pytest.approx(
         2 * 127 * P.inter_lat + 2 * 127 / 128 * M / P.inter_bw

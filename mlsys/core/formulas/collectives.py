@@ -58,6 +58,7 @@ __all__ = [
     "tree_allreduce_time",
     "binomial_tree_allreduce_time",
     "hierarchical_allreduce_time",
+    "multinode_ring_time",
     "allreduce_time",
     # the other collectives
     "allgather_time",
@@ -487,6 +488,109 @@ def binomial_tree_allreduce_time(
     M, n, bw, a = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps), _lat(latency_s)
     t = 2.0 * np.ceil(np.log2(np.maximum(n, 1.0))) * (a + M / bw)
     return _ret(np.where(n > 1, t, 0.0))
+
+
+def multinode_ring_time(
+    kind: str,
+    message_bytes: Any,
+    ranks_per_node: Any,
+    nodes: Any,
+    intra_bandwidth_Bps: Any,
+    intra_latency_s: Any,
+    inter_bandwidth_Bps: Any,
+    inter_latency_s: Any,
+) -> Any:
+    """Time of a ring collective over ``g`` ranks on each of ``k`` nodes, one ring per NIC.
+
+    NCCL runs a collective across nodes as rings through every rank, pipelined in
+    chunks, one ring (channel) per NIC: each of the ``g`` members of a node leaves it
+    through its own NIC, so the ``g`` rings cross the nodes side by side and the ring's
+    bus bandwidth is the smaller of the scale-up link and ``g`` NICs:
+
+    ``t = s_intra·α_intra + s_inter·α_inter + f·M / min(β_intra, g·β_inter)``
+
+    with ``s = 2(N−1)`` steps for an all-reduce and ``N−1`` for an all-gather or
+    reduce-scatter (``N = g·k``), ``s_inter`` of them crossing nodes (``2(k−1)`` or
+    ``k−1``), and the bus factor ``f = 2(N−1)/N`` or ``(N−1)/N``. Unlike
+    :func:`hierarchical_allreduce_time`, whose three phases run one after another, the
+    NVLink and network hops overlap. Two DGX A100 (eight 200 Gb/s HDR NICs each) reach
+    an all-reduce bus bandwidth of 192 GB/s, 8 × 24 GB/s (NVIDIA/nccl issue 812), which
+    this prices; the sequential phases would give 146.
+
+    Parameters
+    ----------
+    kind : {"all_reduce", "all_gather", "reduce_scatter"}
+        The collective (aliases accepted).
+    message_bytes : float or ndarray
+        Buffer ``M`` in this module's convention, in bytes.
+    ranks_per_node : int or ndarray
+        Members ``g`` of the group on each node (each with its own NIC).
+    nodes : int or ndarray
+        Nodes ``k``.
+    intra_bandwidth_Bps, inter_bandwidth_Bps : float or ndarray
+        Achievable per-direction bandwidth of one rank's scale-up link and of one NIC, in
+        bytes per second.
+    intra_latency_s, inter_latency_s : float or ndarray
+        Per-step latency inside a node and across nodes, in seconds.
+
+    Returns
+    -------
+    float or ndarray
+        Seconds (zero for one rank).
+
+    References
+    ----------
+    Patarasuk & Yuan (2009), "Bandwidth optimal all-reduce algorithms for clusters of
+    workstations", J. Parallel Distrib. Comput. 69(2) (the ring's bandwidth term);
+    NVIDIA NCCL ``src/graph/tuning.cc`` (a ring's bus bandwidth across nodes is its
+    channel count times the per-channel network bandwidth) and NVIDIA/nccl issue 812
+    (192 GB/s all-reduce bus bandwidth on two DGX A100, 8 × HDR).
+
+    Examples
+    --------
+    1 GB on 2 DGX A100 (g = 8; NVLink 246 GB/s achievable, HDR 24 GB/s per NIC): the
+    16-rank ring's 30 steps, 2 across nodes, and 1.875 GB at min(246, 8 × 24) = 192 GB/s:
+    9.77 ms (bus bandwidth 192 GB/s).
+
+    >>> t = multinode_ring_time("all_reduce", 1e9, 8, 2, 246e9, 1e-6, 24e9, 5e-6)
+    >>> round(t * 1e3, 2)
+    9.8
+    """
+    kd = normalize_collective(kind)
+    if kd not in _RING_STEPS:
+        raise ParameterError("kind", kind, "all_reduce, all_gather or reduce_scatter")
+    steps_per_hop = _RING_STEPS[kd]
+    inside = _scalar_args(message_bytes, ranks_per_node, intra_bandwidth_Bps, intra_latency_s)
+    across = _scalar_args(message_bytes, nodes, inter_bandwidth_Bps, inter_latency_s)
+    if inside is not None and across is not None:
+        M, g, bw_i, a_i = inside
+        _, k, bw_o, a_o = across
+        n = g * k
+        if n <= 1.0:
+            return 0.0
+        net_steps = steps_per_hop * (k - 1.0)
+        steps = steps_per_hop * (n - 1.0)
+        bus_bw = bw_i if k <= 1.0 else min(bw_i, g * bw_o)
+        return (
+            (steps - net_steps) * a_i + net_steps * a_o + _RING_BUS[kd] * (n - 1.0) / n * M / bus_bw
+        )
+    M = _bytes(message_bytes)
+    g = _ranks(ranks_per_node, "ranks_per_node")
+    k = _ranks(nodes, "nodes")
+    bw_i, a_i = (
+        _bw(intra_bandwidth_Bps, "intra_bandwidth_Bps"),
+        _lat(intra_latency_s, "intra_latency_s"),
+    )
+    bw_o, a_o = (
+        _bw(inter_bandwidth_Bps, "inter_bandwidth_Bps"),
+        _lat(inter_latency_s, "inter_latency_s"),
+    )
+    n = g * k
+    net_steps = steps_per_hop * (k - 1.0)
+    steps = steps_per_hop * (n - 1.0)
+    bus_bw = np.where(k <= 1.0, bw_i, np.minimum(bw_i, g * bw_o))
+    t = (steps - net_steps) * a_i + net_steps * a_o + _RING_BUS[kd] * (n - 1.0) / n * M / bus_bw
+    return _ret(np.where(n > 1.0, t, 0.0))
 
 
 def hierarchical_allreduce_time(

@@ -259,16 +259,46 @@ def _placement(size: Any, stride: Any, g: float, o: type = ScalarOps) -> tuple[A
     return group_placement(size, stride, g)
 
 
+_RING_KINDS = {coll.reduce_scatter_time: "reduce_scatter", coll.allgather_time: "all_gather"}
+
+
+def _faster(a: Any, b: Any) -> Any:
+    """The smaller of two times (floats stay floats on the one-solve path)."""
+    if type(a) is float and type(b) is float:
+        return a if a < b else b
+    return np.minimum(a, b)
+
+
 def _two_level(collective: Any, M: Any, k: Any, n: Any, P: Problem) -> Any:
     """A ring ``collective`` (reduce-scatter, all-gather or all-to-all) of an M-byte buffer
     over a group of k·n ranks (k per node, n nodes): inside the node over the scale-up
-    fabric, then the 1/k shard across nodes over the scale-out fabric."""
-    return collective(M, k, P.intra_bw, P.intra_lat) + collective(M / k, n, P.inter_bw, P.inter_lat)
+    fabric, then the 1/k shard across nodes over the scale-out fabric — or, for a
+    reduce-scatter or all-gather, NCCL's rings through every rank, one per NIC, whose
+    NVLink and network hops overlap (:func:`mlsys.core.formulas.collectives.multinode_ring_time`),
+    whichever is faster, as NCCL's tuner picks."""
+    two = collective(M, k, P.intra_bw, P.intra_lat) + collective(M / k, n, P.inter_bw, P.inter_lat)
+    kind = _RING_KINDS.get(collective)
+    if kind is None:  # all-to-all: the two phases
+        return two
+    ring = coll.multinode_ring_time(kind, M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat)
+    return _faster(two, ring)
 
 
 def _allreduce(M: Any, k: Any, n: Any, topo: int, P: Problem, o: type = ScalarOps) -> Any:
-    """All-reduce of M bytes over k ranks per node on n nodes, by :class:`Topology`."""
-    if topo == Topology.AUTO or topo == Topology.HIERARCHICAL:
+    """All-reduce of M bytes over k ranks per node on n nodes, by :class:`Topology`.
+
+    ``AUTO`` is NCCL's choice between its multi-node ring (one per NIC, the NVLink and
+    network hops overlapped: :func:`mlsys.core.formulas.collectives.multinode_ring_time`)
+    and the two-level all-reduce, whichever is faster."""
+    if topo == Topology.AUTO:
+        hier = coll.hierarchical_allreduce_time(
+            M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
+        )
+        ring = coll.multinode_ring_time(
+            "all_reduce", M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
+        )
+        return _faster(hier, ring)
+    if topo == Topology.HIERARCHICAL:
         return coll.hierarchical_allreduce_time(
             M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
         )
