@@ -560,37 +560,50 @@ def multinode_ring_time(
     if kd not in _RING_STEPS:
         raise ParameterError("kind", kind, "all_reduce, all_gather or reduce_scatter")
     steps_per_hop = _RING_STEPS[kd]
+    M, g, k, bw_i, a_i, bw_o, a_o, scalar = _two_level_args(
+        message_bytes, ranks_per_node, nodes, intra_bandwidth_Bps, intra_latency_s,
+        inter_bandwidth_Bps, inter_latency_s,
+    )  # fmt: skip
+    n = g * k
+    net_steps = steps_per_hop * (k - 1.0)
+    steps = steps_per_hop * (n - 1.0)
+    if scalar:
+        bus_bw = bw_i if k <= 1.0 else min(bw_i, g * bw_o)
+    else:
+        bus_bw = np.where(k <= 1.0, bw_i, np.minimum(bw_i, g * bw_o))
+    t = (steps - net_steps) * a_i + net_steps * a_o + _RING_BUS[kd] * (n - 1.0) / n * M / bus_bw
+    if scalar:
+        return t if n > 1.0 else 0.0
+    return _ret(np.where(n > 1.0, t, 0.0))
+
+
+def _two_level_args(
+    message_bytes: Any,
+    ranks_per_node: Any,
+    nodes: Any,
+    intra_bandwidth_Bps: Any,
+    intra_latency_s: Any,
+    inter_bandwidth_Bps: Any,
+    inter_latency_s: Any,
+) -> tuple[Any, Any, Any, Any, Any, Any, Any, bool]:
+    """``(M, g, k, β_intra, α_intra, β_inter, α_inter, scalar)`` of a two-level collective:
+    floats on the fast path (``scalar`` True), else checked and converted (units, arrays)."""
     inside = _scalar_args(message_bytes, ranks_per_node, intra_bandwidth_Bps, intra_latency_s)
     across = _scalar_args(message_bytes, nodes, inter_bandwidth_Bps, inter_latency_s)
     if inside is not None and across is not None:
         M, g, bw_i, a_i = inside
         _, k, bw_o, a_o = across
-        n = g * k
-        if n <= 1.0:
-            return 0.0
-        net_steps = steps_per_hop * (k - 1.0)
-        steps = steps_per_hop * (n - 1.0)
-        bus_bw = bw_i if k <= 1.0 else min(bw_i, g * bw_o)
-        return (
-            (steps - net_steps) * a_i + net_steps * a_o + _RING_BUS[kd] * (n - 1.0) / n * M / bus_bw
-        )
-    M = _bytes(message_bytes)
-    g = _ranks(ranks_per_node, "ranks_per_node")
-    k = _ranks(nodes, "nodes")
-    bw_i, a_i = (
+        return M, g, k, bw_i, a_i, bw_o, a_o, True
+    return (
+        _bytes(message_bytes),
+        _ranks(ranks_per_node, "ranks_per_node"),
+        _ranks(nodes, "nodes"),
         _bw(intra_bandwidth_Bps, "intra_bandwidth_Bps"),
         _lat(intra_latency_s, "intra_latency_s"),
-    )
-    bw_o, a_o = (
         _bw(inter_bandwidth_Bps, "inter_bandwidth_Bps"),
         _lat(inter_latency_s, "inter_latency_s"),
+        False,
     )
-    n = g * k
-    net_steps = steps_per_hop * (k - 1.0)
-    steps = steps_per_hop * (n - 1.0)
-    bus_bw = np.where(k <= 1.0, bw_i, np.minimum(bw_i, g * bw_o))
-    t = (steps - net_steps) * a_i + net_steps * a_o + _RING_BUS[kd] * (n - 1.0) / n * M / bus_bw
-    return _ret(np.where(n > 1.0, t, 0.0))
 
 
 def hierarchical_allreduce_time(
@@ -658,28 +671,13 @@ def hierarchical_allreduce_time(
     >>> round(hierarchical_allreduce_time(1e9, 8, 4, 450e9, 1e-6, 50e9, 5e-6) * 1e3, 3)
     7.683
     """
-    inside = _scalar_args(message_bytes, ranks_per_node, intra_bandwidth_Bps, intra_latency_s)
-    across = _scalar_args(message_bytes, nodes, inter_bandwidth_Bps, inter_latency_s)
-    if inside is not None and across is not None:
-        M, g, bw_i, a_i = inside
-        _, k, bw_o, a_o = across
-        intra = (g - 1.0) * a_i + (g - 1.0) / g * M / bw_i
-        inter = 2.0 * (k - 1.0) * a_o + 2.0 * (k - 1.0) / k * (M / g) / bw_o
-        return 2.0 * intra + inter
-    M = _bytes(message_bytes)
-    g = _ranks(ranks_per_node, "ranks_per_node")
-    k = _ranks(nodes, "nodes")
-    bw_i, a_i = (
-        _bw(intra_bandwidth_Bps, "intra_bandwidth_Bps"),
-        _lat(intra_latency_s, "intra_latency_s"),
-    )
-    bw_o, a_o = (
-        _bw(inter_bandwidth_Bps, "inter_bandwidth_Bps"),
-        _lat(inter_latency_s, "inter_latency_s"),
-    )
+    M, g, k, bw_i, a_i, bw_o, a_o, scalar = _two_level_args(
+        message_bytes, ranks_per_node, nodes, intra_bandwidth_Bps, intra_latency_s,
+        inter_bandwidth_Bps, inter_latency_s,
+    )  # fmt: skip
     intra = (g - 1.0) * a_i + (g - 1.0) / g * M / bw_i
     inter = 2.0 * (k - 1.0) * a_o + 2.0 * (k - 1.0) / k * (M / g) / bw_o
-    return _ret(2.0 * intra + inter)
+    return 2.0 * intra + inter if scalar else _ret(2.0 * intra + inter)
 
 
 def allreduce_time(
