@@ -85,3 +85,16 @@ def test_flash1_adds_exactly_attentions_time_once_more():
         1, 2048, 2048, 16, 16, 128, 312e12, 2.039e12 * 0.85, 2.0, fused=True, causal=True,
         backward=True, forward_fraction=0.70, backward_fraction=0.60)  # fmt: skip
     assert one.si("compute_time") - a.si("compute_time") == pytest.approx(24 * per_layer, rel=1e-9)
+
+
+def test_the_layout_accepts_exactly_the_priced_kernel_generations():
+    # one list: TrainingLayout's allowed values are the generations efficiency prices
+    import typing
+
+    from mlsys.core.layout import TrainingLayout
+    from mlsys.core.solvers.efficiency import ATTENTION_KERNELS
+
+    allowed = typing.get_args(TrainingLayout.model_fields["attention_kernel"].annotation)
+    assert set(allowed) == set(ATTENTION_KERNELS)
+    for kernel in ATTENTION_KERNELS:
+        assert TrainingLayout(attention_kernel=kernel).attention_kernel == kernel
