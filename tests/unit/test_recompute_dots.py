@@ -101,3 +101,11 @@ def test_the_layout_and_the_search_take_dots_and_name_the_modes_on_a_typo():
     assert best.layout.recompute == "dots"
     one = _solve(recompute="dots")
     assert best.si("step_time") == pytest.approx(one.si("step_time"), rel=1e-9)
+
+
+def test_the_layout_codes_are_the_formulas_modes():
+    # one list: the layout's integer codes index the formulas' modes
+    from mlsys.core.layout import RECOMPUTE_NAMES
+
+    assert tuple(RECOMPUTE_NAMES) == RECOMPUTE_MODES
+    assert [int(code) for code in RECOMPUTE_NAMES.values()] == list(range(len(RECOMPUTE_MODES)))
