@@ -243,6 +243,10 @@ class ParallelismSearch:
         grad_accumulation_fusion: bool = True,
         pipeline_p2p: str = "megatron",
         recompute_num_layers: Any = (None,),
+        attention_kernel: str = "fused",
+        recompute_rerun: str = "layer",
+        fsdp_flat_params: bool = False,
+        dropout: bool = True,
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -292,20 +296,31 @@ class ParallelismSearch:
             activations; :func:`mlsys.core.solvers._layout.block_recompute_fraction`).
             None recomputes every layer (the default, and the only option of the
             other recompute modes).
+        attention_kernel, recompute_rerun, fsdp_flat_params, dropout
+            The software stack every layout runs on, as :meth:`DistributedModel.solve`
+            takes them: the fused attention kernel's generation (``"fused"``,
+            ``"flash2"``, ``"flash1"``), what a full recompute reruns (``"layer"`` or
+            JAX's ``"residuals"``), PyTorch/fairscale FSDP's flat parameters, and
+            whether dropout runs.
 
         Returns
         -------
         SearchResult
         """
-        cp_all_gather = TrainingLayout(cp_comm_type=cp_comm_type).cp_all_gather  # validated
+        stack = TrainingLayout(  # validated once, as DistributedModel validates them
+            cp_comm_type=cp_comm_type, attention_kernel=attention_kernel,
+            recompute_rerun=recompute_rerun, fsdp_flat_params=fsdp_flat_params, dropout=dropout,
+        )  # fmt: skip
+        cp_all_gather = stack.cp_all_gather
         if pipeline_p2p not in ("megatron", "deepspeed"):
             raise ParameterError("pipeline_p2p", pipeline_p2p, "'megatron' or 'deepspeed'")
         batch = int(batch_size)
         if batch < 1:
             raise ParameterError("batch_size", batch_size, "a positive integer")
         P = build_problem(
-            model, fleet, batch, precision, efficiency, seq_len, grad_dtype, flash_attention
-        )
+            model, fleet, batch, precision, efficiency, seq_len, grad_dtype, flash_attention,
+            "adam", stack.attention_kernel,
+        )  # fmt: skip
         n = fleet.total_accelerators
         rc_codes = []
         for r in recompute:
@@ -429,7 +444,8 @@ class ParallelismSearch:
             P, f["tp"], f["pp"], f["ep"], f["dp"], f["microbatch_count"], f["v_stages"],
             zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), overlap, f["cp"],
             bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), fraction,
-            pipeline_p2p == "deepspeed",
+            pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
+            stack.fsdp_flat_params, stack.dropout,
         )  # fmt: skip
         size = len(code)
         tokens = np.zeros(size)
@@ -497,7 +513,9 @@ class ParallelismSearch:
                 topology_override=topology_override, flash_attention=flash_attention,
                 tp_comm_overlap=bool(tp_comm_overlap), cp_comm_type=cp_comm_type,
                 grad_accumulation_fusion=bool(grad_accumulation_fusion),
-                pipeline_p2p=pipeline_p2p, **best_layout,
+                pipeline_p2p=pipeline_p2p, attention_kernel=stack.attention_kernel,
+                recompute_rerun=stack.recompute_rerun, fsdp_flat_params=stack.fsdp_flat_params,
+                dropout=stack.dropout, **best_layout,
             )  # fmt: skip
         elif raise_errors:
             raise InfeasibleError(
