@@ -63,7 +63,9 @@ RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full", "dots")
 Every formula and solver that takes ``recompute`` checks it against this one tuple."""
 
 _FLAG_TYPES = (bool, float)
-_DOTS = 3.0
+_CODES = tuple(float(code) for code in range(len(RECOMPUTE_MODES)))
+_FULL = float(RECOMPUTE_MODES.index("full"))
+_DOTS = float(RECOMPUTE_MODES.index("dots"))
 _ALLOWED = "one of " + ", ".join(RECOMPUTE_MODES)
 
 
@@ -111,7 +113,7 @@ def _mode(recompute: Any) -> Any:
     code = num(recompute)
     top = len(RECOMPUTE_MODES) - 1
     bad = (
-        code not in (0.0, 1.0, 2.0, 3.0)
+        code not in _CODES
         if type(code) is float
         else np.any((code < 0) | (code > top) | (code != np.round(code)))
     )
@@ -272,7 +274,7 @@ def activation_bytes_per_layer(
     args = (seq_len, batch_size, hidden, heads, tp_size, bytes_per_element, cp_size)
     if (
         type(recompute) is float
-        and (recompute == 0.0 or recompute == 1.0 or recompute == 2.0)
+        and recompute in _CODES
         and type(flash_attention) is bool
         and type(sequence_parallel) in _FLAG_TYPES
         and all_float(*args)
@@ -306,7 +308,7 @@ def activation_bytes_per_layer(
     # Q, K, V and the up-projection output(s) (inside the blocks, split by t)
     up_ratio = (2.0 if gated_mlp else 1.0) * f_ratio
     dots = e * (2.0 * split + (q_ratio + 2.0 * kv_ratio + up_ratio) / t)
-    return ret(sbh * o.where(rc == 2.0, full, o.where(rc == _DOTS, dots, kept)))
+    return ret(sbh * o.where(rc == _FULL, full, o.where(rc == _DOTS, dots, kept)))
 
 
 def embedding_activation_bytes(

@@ -151,7 +151,11 @@ from mlsys.core.formulas.memory import (
     pipeline_inflight_microbatches,
     zero_model_state_breakdown,
 )
-from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
+from mlsys.core.formulas.overheads import (
+    KERNEL_OVERHEAD_S,
+    TRAINING_LAYER_FORWARD_KERNELS,
+    kernels_per_layer,
+)
 from mlsys.core.formulas.overlap import (
     OVERLAPPED_COMPUTE_SLOWDOWN,
     fsdp_edge_exposed_time,
@@ -203,7 +207,10 @@ SCHEDULE_CODES = {k: int(v) for k, v in SCHEDULE_NAMES.items()}
 _FULL = float(Recompute.FULL)
 _SELECTIVE = float(Recompute.SELECTIVE)
 _DOTS = float(Recompute.DOTS)
-_LINEAR_GEMMS_PER_LAYER = 4.0  # QKV, output projection, MLP up, MLP down: kept under "dots"
+# the forward's weight GEMMs (QKV, output, MLP up and down projections), which "dots" keeps
+_LINEAR_GEMMS_PER_LAYER = float(
+    sum(name.endswith("projection") for name in TRAINING_LAYER_FORWARD_KERNELS)
+)
 # kernels of a training layer forward and backward, with and without a fused attention
 # kernel (kernels_per_layer), looked up rather than recounted on every solve
 _KERNELS = {

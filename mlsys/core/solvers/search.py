@@ -307,13 +307,12 @@ class ParallelismSearch:
         -------
         SearchResult
         """
-        stack = TrainingLayout(  # validated once, as DistributedModel validates them
-            cp_comm_type=cp_comm_type, attention_kernel=attention_kernel,
-            recompute_rerun=recompute_rerun, fsdp_flat_params=fsdp_flat_params, dropout=dropout,
+        stack = TrainingLayout(  # validated once, by the rules DistributedModel applies
+            cp_comm_type=cp_comm_type, pipeline_p2p=pipeline_p2p,
+            attention_kernel=attention_kernel, recompute_rerun=recompute_rerun,
+            fsdp_flat_params=fsdp_flat_params, dropout=dropout,
         )  # fmt: skip
         cp_all_gather = stack.cp_all_gather
-        if pipeline_p2p not in ("megatron", "deepspeed"):
-            raise ParameterError("pipeline_p2p", pipeline_p2p, "'megatron' or 'deepspeed'")
         batch = int(batch_size)
         if batch < 1:
             raise ParameterError("batch_size", batch_size, "a positive integer")
@@ -444,7 +443,7 @@ class ParallelismSearch:
             P, f["tp"], f["pp"], f["ep"], f["dp"], f["microbatch_count"], f["v_stages"],
             zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), overlap, f["cp"],
             bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), fraction,
-            pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
+            stack.pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
             stack.fsdp_flat_params, stack.dropout,
         )  # fmt: skip
         size = len(code)
@@ -513,7 +512,7 @@ class ParallelismSearch:
                 topology_override=topology_override, flash_attention=flash_attention,
                 tp_comm_overlap=bool(tp_comm_overlap), cp_comm_type=cp_comm_type,
                 grad_accumulation_fusion=bool(grad_accumulation_fusion),
-                pipeline_p2p=pipeline_p2p, attention_kernel=stack.attention_kernel,
+                pipeline_p2p=stack.pipeline_p2p, attention_kernel=stack.attention_kernel,
                 recompute_rerun=stack.recompute_rerun, fsdp_flat_params=stack.fsdp_flat_params,
                 dropout=stack.dropout, **best_layout,
             )  # fmt: skip
