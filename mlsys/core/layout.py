@@ -172,6 +172,11 @@ class TrainingLayout(BaseModel):
         ``"flash1"`` FlashAttention(-1) or a kernel of its generation (flash-attn 1,
         MosaicML's Triton port), each priced at its own fractions
         (:func:`mlsys.core.solvers.efficiency.attention_kernel_fractions`).
+    elementwise_kernels : {"fused", "eager"}
+        How the layer's element-wise work runs: ``"fused"`` kernels (Megatron-LM,
+        Transformer Engine, XLA, ``torch.compile``) or ``"eager"``, each operator of the
+        model code its own kernel, norms and rotations in fp32 (eager PyTorch:
+        :func:`mlsys.core.formulas.eager.eager_elementwise_bytes`).
     grad_dtype : str or None
         Precision of the gradient buffers and their reduction (None: the default for
         the compute precision).
@@ -247,6 +252,7 @@ class TrainingLayout(BaseModel):
     sequence_parallel: bool = False
     flash_attention: bool = True
     attention_kernel: Literal["fused", "flash2", "flash1"] = "fused"
+    elementwise_kernels: Literal["fused", "eager"] = "fused"
     grad_dtype: str | None = None
     tp_comm_overlap: bool = False
     cp_comm_type: Literal["p2p", "all_gather"] = "p2p"
@@ -332,6 +338,14 @@ class TrainingLayout(BaseModel):
         key = value.lower().replace("-", "").replace("_", "") if isinstance(value, str) else value
         if key not in ("fused", "flash2", "flash1"):
             raise ParameterError("attention_kernel", value, "'fused', 'flash2' or 'flash1'")
+        return key
+
+    @field_validator("elementwise_kernels", mode="before")
+    @classmethod
+    def _elementwise_kernels(cls, value: Any) -> str:
+        key = value.lower() if isinstance(value, str) else value
+        if key not in ("fused", "eager"):
+            raise ParameterError("elementwise_kernels", value, "'fused' or 'eager'")
         return key
 
     @field_validator("cp_comm_type", mode="before")

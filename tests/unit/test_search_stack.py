@@ -1,6 +1,6 @@
 """``ParallelismSearch`` prices the software stack ``DistributedModel.solve`` does: the
-fused attention kernel's generation, JAX's residual-only rerun, FSDP's flat parameters
-and dropout, for every layout it ranks."""
+fused attention kernel's generation, JAX's residual-only rerun, FSDP's flat parameters,
+dropout and eager element-wise kernels, for every layout it ranks."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ MODEL = TransformerWorkload(name="t", layers=24, hidden=2048, heads=16, vocab=50
                             seq_len=2048)  # fmt: skip
 FLEET = Fleet(node=Nodes.DGX_H100, count=2, fabric=Fabrics.IB_NDR)
 STACK = dict(attention_kernel="flash1", recompute_rerun="residuals", fsdp_flat_params=True,
-             dropout=False)  # fmt: skip
+             dropout=False, elementwise_kernels="eager")  # fmt: skip
 ONE = dict(tp_sizes=(1,), pp_sizes=(1,), zero_stages=(3,), recompute=("full",),
            sequence_parallel=(False,), v_stages=(1,), microbatch_counts=(2,))  # fmt: skip
 
@@ -44,3 +44,5 @@ def test_a_bad_stack_setting_is_named():
         ParallelismSearch().solve(MODEL, FLEET, batch_size=32, attention_kernel="flash9", **ONE)
     with pytest.raises(ParameterError, match="recompute_rerun"):
         ParallelismSearch().solve(MODEL, FLEET, batch_size=32, recompute_rerun="most", **ONE)
+    with pytest.raises(ParameterError, match="elementwise_kernels"):
+        ParallelismSearch().solve(MODEL, FLEET, batch_size=32, elementwise_kernels="jit", **ONE)

@@ -128,6 +128,11 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.formulas import collectives as coll
 from mlsys.core.formulas._ops import ArrayOps, ScalarOps
 from mlsys.core.formulas._ops import ops as _ops
+from mlsys.core.formulas.eager import (
+    ELEMENTWISE_KERNELS,
+    eager_elementwise_bytes,
+    eager_elementwise_kernels,
+)
 from mlsys.core.formulas.gemm import (
     FLASH_ATTENTION_BACKWARD_FRACTION,
     FLASH_ATTENTION_FORWARD_FRACTION,
@@ -153,6 +158,7 @@ from mlsys.core.formulas.memory import (
 )
 from mlsys.core.formulas.overheads import (
     KERNEL_OVERHEAD_S,
+    TRAINING_LAYER_BACKWARD_KERNELS,
     TRAINING_LAYER_FORWARD_KERNELS,
     kernels_per_layer,
 )
@@ -217,6 +223,12 @@ _KERNELS = {
     flash: (float(kernels_per_layer("forward", flash)), float(kernels_per_layer("backward", flash)))
     for flash in (False, True)
 }
+# a fused stack's element-wise kernels of a layer (norms, residual adds, activation),
+# forward and backward: what an eager stack's operator lists replace
+_FUSED_ELEMENTWISE_KERNELS = tuple(
+    float(sum(any(w in name for w in ("norm", "residual", "GeLU")) for name in names))
+    for names in (TRAINING_LAYER_FORWARD_KERNELS, TRAINING_LAYER_BACKWARD_KERNELS)
+)
 _GPIPE = int(Schedule.GPIPE)
 _WIDE = ("fp32", "tf32", "fp64")
 _NARROW = {"fp8", "int8", "fp6", "fp4", "int4"}
@@ -470,6 +482,7 @@ class Problem:
     rotary: bool = False
     residual_rerun_share: float = 1.0
     parallel_block: bool = False
+    eager_elementwise: bool = False
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -504,6 +517,7 @@ def build_problem(
     flash_attention: bool | None = None,
     optimizer: str = "adam",
     attention_kernel: str = "fused",
+    elementwise_kernels: str = "fused",
 ) -> Problem:
     """Reduce a model, a fleet (or one accelerator) and a precision to the floats of a layout.
 
@@ -531,6 +545,9 @@ def build_problem(
     attention_kernel : {"fused", "flash2", "flash1"}
         The fused attention kernel's generation, priced at its fractions of peak on the
         device (:func:`mlsys.core.solvers.efficiency.attention_kernel_fractions`).
+    elementwise_kernels : {"fused", "eager"}
+        How the element-wise work runs: fused kernels, or each operator of the model code
+        its own kernel (eager PyTorch: :mod:`mlsys.core.formulas.eager`).
 
     Returns
     -------
@@ -554,6 +571,10 @@ def build_problem(
         acc = fleet
     else:
         raise ParameterError("fleet", fleet, "a Fleet(node=..., count=..., fabric=...)")
+    if elementwise_kernels not in ELEMENTWISE_KERNELS:
+        raise ParameterError(
+            "elementwise_kernels", elementwise_kernels, "one of " + ", ".join(ELEMENTWISE_KERNELS)
+        )
     prec = normalize_precision(precision)
     peak = acc.peak_flops_s(prec)
     peak_attn = peak
@@ -664,6 +685,7 @@ def build_problem(
         ),
         rotary=str(model.position_embedding).lower() == "rope",
         parallel_block=bool(getattr(model, "parallel_block", False)),
+        eager_elementwise=elementwise_kernels == "eager",
         residual_rerun_share=float(
             residual_rerun_share(d_attn, kv_dim, _mlp_width_per_token(model), model.gated_mlp)
         ),
@@ -1214,12 +1236,20 @@ def evaluate(
         attn_bytes = score_bytes * attn_passes
     # two one-byte dropout masks at the bias-dropout-residuals, when dropout runs
     boundary = (10.0 * e * h + (2.0 * h if dropout else 0.0)) * T * o.where(sp, 1.0 / tp, 1.0)
-    mlp_elem = (2.0 + P.gated) * e * P.ffn * T / tp
-    elem_bytes = (boundary + mlp_elem) * fwd_passes
-    if P.rotary:  # rotate Q and K forward (again under full recompute), their gradients back
-        d_head = P.d_attn / P.a
-        rope = rotary_embedding_bytes(T, P.a, P.kv, d_head, tp, e)
-        elem_bytes = elem_bytes + rope * (2.0 + full + dots)
+    d_head = P.d_attn / P.a
+    if P.eager_elementwise:  # each operator its own kernel: the eager operator lists
+        shape = (T, h, P.a, P.kv, d_head, P.ffn, P.gated, tp, e, P.rotary, sp)
+        elem_bytes = eager_elementwise_bytes(*shape) * (1.0 + full + dots) + (
+            eager_elementwise_bytes(*shape, backward=True)
+        )
+        if dropout:  # the one-byte masks, forward and backward, as in the fused count
+            elem_bytes = elem_bytes + 2.0 * h * T * o.where(sp, 1.0 / tp, 1.0) * fwd_passes
+    else:
+        mlp_elem = (2.0 + P.gated) * e * P.ffn * T / tp
+        elem_bytes = (boundary + mlp_elem) * fwd_passes
+        if P.rotary:  # rotate Q and K forward (again under full recompute), gradients back
+            rope = rotary_embedding_bytes(T, P.a, P.kv, d_head, tp, e)
+            elem_bytes = elem_bytes + rope * (2.0 + full + dots)
     # the GEMMs at peak × η_compute, slowed by their shapes (tile and wave quantisation,
     # skinny GEMMs' own memory roofline: linear_layers_time)
     t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
@@ -1238,6 +1268,13 @@ def evaluate(
     fwd_kernels, bwd_kernels = _KERNELS[bool(P.flash)]
     rerun_kernels = fwd_kernels * full + dots * (fwd_kernels - _LINEAR_GEMMS_PER_LAYER)
     kernels = fwd_kernels + rerun_kernels + bwd_kernels
+    if P.eager_elementwise:  # the eager operator lists in place of the fused kernels
+        eager_fwd, eager_bwd = eager_elementwise_kernels(bool(P.gated), P.rotary, P.kv < P.a)
+        kernels = (
+            kernels
+            + (eager_fwd - _FUSED_ELEMENTWISE_KERNELS[0]) * (1.0 + full + dots)
+            + (eager_bwd - _FUSED_ELEMENTWISE_KERNELS[1])
+        )
     t_layer_compute = t_lin + t_attn + t_elem + kernels * P.kernel_overhead_s
     # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
     M_tp = T * h * e

@@ -193,6 +193,7 @@ def _layout_from_keywords(
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
     cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
     attn: Any = "fused", rerun: Any = "layer", ffp: Any = False, drop: Any = True,
+    elem: Any = "fused",
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
@@ -200,6 +201,7 @@ def _layout_from_keywords(
         grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
         grad_accumulation_fusion=gaf, recompute_num_layers=rnl, pipeline_p2p=p2p,
         attention_kernel=attn, recompute_rerun=rerun, fsdp_flat_params=ffp, dropout=drop,
+        elementwise_kernels=elem,
     )  # fmt: skip
 
 
@@ -213,8 +215,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
         ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
         ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p), ``attn``
-        (attention_kernel), ``rerun`` (recompute_rerun), ``ffp`` (fsdp_flat_params)
-        and ``drop`` (dropout).
+        (attention_kernel), ``rerun`` (recompute_rerun), ``ffp`` (fsdp_flat_params),
+        ``drop`` (dropout) and ``elem`` (elementwise_kernels).
 
     Returns
     -------
@@ -225,7 +227,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
         kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
         kw.get("p2p", "megatron"), kw.get("attn", "fused"), kw.get("rerun", "layer"),
-        kw.get("ffp", False), kw.get("drop", True),
+        kw.get("ffp", False), kw.get("drop", True), kw.get("elem", "fused"),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -317,6 +319,7 @@ class DistributedModel:
         recompute_rerun: str = "layer",
         fsdp_flat_params: bool = False,
         dropout: bool = True,
+        elementwise_kernels: str = "fused",
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -452,6 +455,14 @@ class DistributedModel:
             FlashAttention, the materialised scores take a dropout pass (read, write and
             a one-byte mask per score). False for runs trained with p = 0 (GPT-NeoX-20B's
             ``configs/20B.yml``), whose dropout kernels PyTorch skips.
+        elementwise_kernels : {"fused", "eager"}
+            How the element-wise work runs: ``"fused"`` (default) one kernel per norm,
+            residual add and activation (Megatron-LM, Transformer Engine, XLA,
+            ``torch.compile``); ``"eager"`` each operator of the model code its own
+            kernel, norms and rotary embedding in fp32 (eager PyTorch without a compiler,
+            e.g. torchtitan with ``compile = false``): the operator lists of
+            :mod:`mlsys.core.formulas.eager`, forward and backward, and their kernels'
+            fixed costs. Memory is priced as for fused kernels.
 
         Returns
         -------
@@ -475,6 +486,7 @@ class DistributedModel:
                 cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
                 rnl=recompute_num_layers, p2p=pipeline_p2p, attn=attention_kernel,
                 rerun=recompute_rerun, ffp=fsdp_flat_params, drop=dropout,
+                elem=elementwise_kernels,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -489,7 +501,7 @@ class DistributedModel:
         # every argument positional: the memo's fast path (no sorted keyword items)
         P = build_problem(
             model, fleet, batch, precision, efficiency, seq_len, layout.grad_dtype,
-            layout.flash_attention, "adam", layout.attention_kernel,
+            layout.flash_attention, "adam", layout.attention_kernel, layout.elementwise_kernels,
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages

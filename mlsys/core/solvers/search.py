@@ -247,6 +247,7 @@ class ParallelismSearch:
         recompute_rerun: str = "layer",
         fsdp_flat_params: bool = False,
         dropout: bool = True,
+        elementwise_kernels: str = "fused",
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -296,12 +297,12 @@ class ParallelismSearch:
             activations; :func:`mlsys.core.solvers._layout.block_recompute_fraction`).
             None recomputes every layer (the default, and the only option of the
             other recompute modes).
-        attention_kernel, recompute_rerun, fsdp_flat_params, dropout
+        attention_kernel, recompute_rerun, fsdp_flat_params, dropout, elementwise_kernels
             The software stack every layout runs on, as :meth:`DistributedModel.solve`
             takes them: the fused attention kernel's generation (``"fused"``,
             ``"flash2"``, ``"flash1"``), what a full recompute reruns (``"layer"`` or
-            JAX's ``"residuals"``), PyTorch/fairscale FSDP's flat parameters, and
-            whether dropout runs.
+            JAX's ``"residuals"``), PyTorch/fairscale FSDP's flat parameters, whether
+            dropout runs, and fused or eager element-wise kernels.
 
         Returns
         -------
@@ -311,6 +312,7 @@ class ParallelismSearch:
             cp_comm_type=cp_comm_type, pipeline_p2p=pipeline_p2p,
             attention_kernel=attention_kernel, recompute_rerun=recompute_rerun,
             fsdp_flat_params=fsdp_flat_params, dropout=dropout,
+            elementwise_kernels=elementwise_kernels,
         )  # fmt: skip
         cp_all_gather = stack.cp_all_gather
         batch = int(batch_size)
@@ -318,7 +320,7 @@ class ParallelismSearch:
             raise ParameterError("batch_size", batch_size, "a positive integer")
         P = build_problem(
             model, fleet, batch, precision, efficiency, seq_len, grad_dtype, flash_attention,
-            "adam", stack.attention_kernel,
+            "adam", stack.attention_kernel, stack.elementwise_kernels,
         )  # fmt: skip
         n = fleet.total_accelerators
         rc_codes = []
@@ -514,7 +516,8 @@ class ParallelismSearch:
                 grad_accumulation_fusion=bool(grad_accumulation_fusion),
                 pipeline_p2p=stack.pipeline_p2p, attention_kernel=stack.attention_kernel,
                 recompute_rerun=stack.recompute_rerun, fsdp_flat_params=stack.fsdp_flat_params,
-                dropout=stack.dropout, **best_layout,
+                dropout=stack.dropout, elementwise_kernels=stack.elementwise_kernels,
+                **best_layout,
             )  # fmt: skip
         elif raise_errors:
             raise InfeasibleError(
