@@ -47,6 +47,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from mlsys.core.errors import ParameterError
+from mlsys.core.formulas.eager import ELEMENTWISE_KERNELS
 
 __all__ = [
     "TrainingLayout",
@@ -172,11 +173,13 @@ class TrainingLayout(BaseModel):
         ``"flash1"`` FlashAttention(-1) or a kernel of its generation (flash-attn 1,
         MosaicML's Triton port), each priced at its own fractions
         (:func:`mlsys.core.solvers.efficiency.attention_kernel_fractions`).
-    elementwise_kernels : {"fused", "eager"}
+    elementwise_kernels : {"fused", "eager", "eager_fused_norm"}
         How the layer's element-wise work runs: ``"fused"`` kernels (Megatron-LM,
-        Transformer Engine, XLA, ``torch.compile``) or ``"eager"``, each operator of the
+        Transformer Engine, XLA, ``torch.compile``), ``"eager"``, each operator of the
         model code its own kernel, norms and rotations in fp32 (eager PyTorch:
-        :func:`mlsys.core.formulas.eager.eager_elementwise_bytes`).
+        :func:`mlsys.core.formulas.eager.eager_elementwise_bytes`), or
+        ``"eager_fused_norm"``, eager but for one fused kernel per norm (torchtitan's
+        ``fused_rmsnorm``).
     grad_dtype : str or None
         Precision of the gradient buffers and their reduction (None: the default for
         the compute precision).
@@ -252,7 +255,7 @@ class TrainingLayout(BaseModel):
     sequence_parallel: bool = False
     flash_attention: bool = True
     attention_kernel: Literal["fused", "flash2", "flash1"] = "fused"
-    elementwise_kernels: Literal["fused", "eager"] = "fused"
+    elementwise_kernels: Literal["fused", "eager", "eager_fused_norm"] = "fused"
     grad_dtype: str | None = None
     tp_comm_overlap: bool = False
     cp_comm_type: Literal["p2p", "all_gather"] = "p2p"
@@ -343,9 +346,11 @@ class TrainingLayout(BaseModel):
     @field_validator("elementwise_kernels", mode="before")
     @classmethod
     def _elementwise_kernels(cls, value: Any) -> str:
-        key = value.lower() if isinstance(value, str) else value
-        if key not in ("fused", "eager"):
-            raise ParameterError("elementwise_kernels", value, "'fused' or 'eager'")
+        key = value.lower().replace("-", "_") if isinstance(value, str) else value
+        if key not in ELEMENTWISE_KERNELS:
+            raise ParameterError(
+                "elementwise_kernels", value, "one of " + ", ".join(map(repr, ELEMENTWISE_KERNELS))
+            )
         return key
 
     @field_validator("cp_comm_type", mode="before")

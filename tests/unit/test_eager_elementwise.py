@@ -127,3 +127,21 @@ def test_bad_setting_is_named():
         build_problem(LLAMA13, NODE, 8, elementwise_kernels="compiled")
     with pytest.raises(ParameterError, match="elementwise_kernels"):
         DistributedModel().solve(LLAMA13, NODE, batch_size=8, elementwise_kernels="unfused")
+
+
+def test_fused_norms_replace_only_the_norms():
+    # torchtitan's fused_rmsnorm (Triton): forward reads and writes the row (2 + 2 bytes);
+    # backward reads the gradient and the input, writes the input gradient (2 + 2 + 2)
+    args = (1, H, HEADS, HEADS, 128, F, True, 1, 2.0)
+    fwd = eager_elementwise_bytes(*args) - eager_elementwise_bytes(*args, fused_norms=True)
+    bwd = eager_elementwise_bytes(*args, backward=True) - eager_elementwise_bytes(
+        *args, backward=True, fused_norms=True
+    )
+    assert fwd == 2 * (36 - 4) * H
+    assert bwd == 2 * (90 - 6) * H
+    kw = dict(batch_size=8, seq_len=4096, zero_stage=3)
+    steps = [
+        DistributedModel().solve(LLAMA13, NODE, elementwise_kernels=k, **kw).si("step_time")
+        for k in ("fused", "eager_fused_norm", "eager")
+    ]
+    assert steps[0] < steps[1] < steps[2]

@@ -50,6 +50,8 @@ __all__ = [
     "EAGER_SWIGLU_BACKWARD",
     "EAGER_GELU_FORWARD",
     "EAGER_GELU_BACKWARD",
+    "FUSED_RMSNORM_FORWARD",
+    "FUSED_RMSNORM_BACKWARD",
     "ELEMENTWISE_KERNELS",
     "FP32_BYTES",
     "eager_operator_bytes",
@@ -57,10 +59,12 @@ __all__ = [
     "eager_elementwise_kernels",
 ]
 
-ELEMENTWISE_KERNELS: tuple[str, ...] = ("fused", "eager")
+ELEMENTWISE_KERNELS: tuple[str, ...] = ("fused", "eager", "eager_fused_norm")
 """How a training stack runs a layer's element-wise work: ``"fused"`` (one kernel per
 norm, residual add and activation: Megatron-LM, Transformer Engine, XLA,
-``torch.compile``) or ``"eager"`` (each operator of the model code its own kernel)."""
+``torch.compile``), ``"eager"`` (each operator of the model code its own kernel) or
+``"eager_fused_norm"`` (eager, but the norms one fused kernel each, forward and backward:
+torchtitan's ``norm_type = "fused_rmsnorm"``, a Triton RMSNorm)."""
 
 FP32_BYTES = 4.0
 """Bytes of one fp32 element: eager norms and rotations compute in fp32."""
@@ -98,6 +102,17 @@ EAGER_RMSNORM_BACKWARD: tuple[_Op, ...] = (
 operand the gradient times the other, ``mean`` expands the gradient over the row, ``pow``
 multiplies by ``2·x``, ``_to_copy`` casts back), per element of the hidden width: 90
 bytes at 16 bits, against 8 for a fused norm's backward."""
+
+FUSED_RMSNORM_FORWARD: tuple[_Op, ...] = (("fused RMSNorm", 1, 0, 1, 0),)
+"""A fused RMSNorm forward (one kernel: reads the row, writes the normalised row and one
+scalar per row), per element of the hidden width."""
+
+FUSED_RMSNORM_BACKWARD: tuple[_Op, ...] = (
+    ("fused RMSNorm backward", 2, 0, 1, 0),
+    ("sum of the weight-gradient partials", 0, 0, 0, 0),
+)
+"""A fused RMSNorm backward: one kernel reads the gradient and the input and writes the
+input gradient (and per-block partial weight gradients, a small second reduction)."""
 
 EAGER_ROTARY_FORWARD: tuple[_Op, ...] = (
     ("cast to fp32", 1, 0, 0, 1),
@@ -201,6 +216,7 @@ def eager_elementwise_bytes(
     rotary: bool = True,
     sequence_parallel: Any = False,
     backward: bool = False,
+    fused_norms: bool = False,
 ) -> Any:
     """HBM bytes one device moves for one layer's element-wise work in eager PyTorch.
 
@@ -239,6 +255,9 @@ def eager_elementwise_bytes(
         The norms and residual adds run on ``h/t`` per token (Korthikanti et al. 2022).
     backward : bool
         The backward pass's bytes instead of the forward's.
+    fused_norms : bool
+        The norms run as one fused kernel each (:data:`FUSED_RMSNORM_FORWARD`,
+        :data:`FUSED_RMSNORM_BACKWARD`), the rest eager.
 
     Returns
     -------
@@ -271,7 +290,9 @@ def eager_elementwise_bytes(
         h_in = np.where(sequence_parallel, hidden / tp, hidden)
     f = ffn_hidden / tp
     if backward:
-        norm = eager_operator_bytes(EAGER_RMSNORM_BACKWARD, e)
+        norm = eager_operator_bytes(
+            FUSED_RMSNORM_BACKWARD if fused_norms else EAGER_RMSNORM_BACKWARD, e
+        )
         residual = eager_operator_bytes(_RESIDUAL_GRADIENT_SUM, e)
         rot = eager_operator_bytes(EAGER_ROTARY_BACKWARD, e)
         gated = eager_operator_bytes(EAGER_SWIGLU_BACKWARD, e)
@@ -279,7 +300,9 @@ def eager_elementwise_bytes(
         # repeat_kv's backward sums each query head's gradient into its key/value head
         repeat = 2.0 * (q + kv) * e
     else:
-        norm = eager_operator_bytes(EAGER_RMSNORM_FORWARD, e)
+        norm = eager_operator_bytes(
+            FUSED_RMSNORM_FORWARD if fused_norms else EAGER_RMSNORM_FORWARD, e
+        )
         residual = eager_operator_bytes(_RESIDUAL_ADD, e)
         rot = eager_operator_bytes(EAGER_ROTARY_FORWARD, e)
         gated = eager_operator_bytes(EAGER_SWIGLU_FORWARD, e)
@@ -301,7 +324,7 @@ def eager_elementwise_bytes(
 
 
 def eager_elementwise_kernels(
-    gated_mlp: bool, rotary: bool, grouped_query: bool
+    gated_mlp: bool, rotary: bool, grouped_query: bool, fused_norms: bool = False
 ) -> tuple[int, int]:
     """Element-wise kernels one layer launches in eager PyTorch, forward and backward.
 
@@ -313,13 +336,15 @@ def eager_elementwise_kernels(
         Rotary embedding of the queries and keys (each rotated apart).
     grouped_query : bool
         Fewer key/value heads than query heads (``repeat_kv`` copies keys and values).
+    fused_norms : bool
+        The norms run as one fused kernel each (:data:`FUSED_RMSNORM_FORWARD`).
 
     Returns
     -------
     tuple of int
-        ``(forward, backward)`` kernels: the operators of the lists above, plus the two
-        per-row scalar kernels of each RMSNorm forward (``+ eps``, ``rsqrt``) and two of
-        its backward (their derivatives).
+        ``(forward, backward)`` kernels: the operators of the lists above, plus, for an
+        eager RMSNorm, the two per-row scalar kernels of its forward (``+ eps``,
+        ``rsqrt``) and two of its backward (their derivatives).
 
     References
     ----------
@@ -327,12 +352,18 @@ def eager_elementwise_kernels(
 
     Examples
     --------
-    A Llama 2 13B layer (SwiGLU, rotary, no GQA): 27 kernels forward, 40 backward.
+    A Llama 2 13B layer (SwiGLU, rotary, no GQA): 27 kernels forward, 40 backward; with
+    fused norms 13 and 16.
 
     >>> eager_elementwise_kernels(True, True, False)
     (27, 40)
+    >>> eager_elementwise_kernels(True, True, False, fused_norms=True)
+    (13, 16)
     """
-    norm_f, norm_b = len(EAGER_RMSNORM_FORWARD) + 2, len(EAGER_RMSNORM_BACKWARD) + 2
+    if fused_norms:
+        norm_f, norm_b = len(FUSED_RMSNORM_FORWARD), len(FUSED_RMSNORM_BACKWARD)
+    else:
+        norm_f, norm_b = len(EAGER_RMSNORM_FORWARD) + 2, len(EAGER_RMSNORM_BACKWARD) + 2
     mlp_f = len(EAGER_SWIGLU_FORWARD if gated_mlp else EAGER_GELU_FORWARD)
     mlp_b = len(EAGER_SWIGLU_BACKWARD if gated_mlp else EAGER_GELU_BACKWARD)
     rot_f = 2 * len(EAGER_ROTARY_FORWARD) if rotary else 0

@@ -483,6 +483,7 @@ class Problem:
     residual_rerun_share: float = 1.0
     parallel_block: bool = False
     eager_elementwise: bool = False
+    eager_fused_norms: bool = False
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -545,9 +546,10 @@ def build_problem(
     attention_kernel : {"fused", "flash2", "flash1"}
         The fused attention kernel's generation, priced at its fractions of peak on the
         device (:func:`mlsys.core.solvers.efficiency.attention_kernel_fractions`).
-    elementwise_kernels : {"fused", "eager"}
+    elementwise_kernels : {"fused", "eager", "eager_fused_norm"}
         How the element-wise work runs: fused kernels, or each operator of the model code
-        its own kernel (eager PyTorch: :mod:`mlsys.core.formulas.eager`).
+        its own kernel (eager PyTorch: :mod:`mlsys.core.formulas.eager`), optionally with
+        fused norms.
 
     Returns
     -------
@@ -685,7 +687,8 @@ def build_problem(
         ),
         rotary=str(model.position_embedding).lower() == "rope",
         parallel_block=bool(getattr(model, "parallel_block", False)),
-        eager_elementwise=elementwise_kernels == "eager",
+        eager_elementwise=elementwise_kernels != "fused",
+        eager_fused_norms=elementwise_kernels == "eager_fused_norm",
         residual_rerun_share=float(
             residual_rerun_share(d_attn, kv_dim, _mlp_width_per_token(model), model.gated_mlp)
         ),
@@ -1239,8 +1242,9 @@ def evaluate(
     d_head = P.d_attn / P.a
     if P.eager_elementwise:  # each operator its own kernel: the eager operator lists
         shape = (T, h, P.a, P.kv, d_head, P.ffn, P.gated, tp, e, P.rotary, sp)
-        elem_bytes = eager_elementwise_bytes(*shape) * (1.0 + full + dots) + (
-            eager_elementwise_bytes(*shape, backward=True)
+        norms = P.eager_fused_norms
+        elem_bytes = eager_elementwise_bytes(*shape, fused_norms=norms) * (1.0 + full + dots) + (
+            eager_elementwise_bytes(*shape, backward=True, fused_norms=norms)
         )
         if dropout:  # the one-byte masks, forward and backward, as in the fused count
             elem_bytes = elem_bytes + 2.0 * h * T * o.where(sp, 1.0 / tp, 1.0) * fwd_passes
@@ -1269,7 +1273,9 @@ def evaluate(
     rerun_kernels = fwd_kernels * full + dots * (fwd_kernels - _LINEAR_GEMMS_PER_LAYER)
     kernels = fwd_kernels + rerun_kernels + bwd_kernels
     if P.eager_elementwise:  # the eager operator lists in place of the fused kernels
-        eager_fwd, eager_bwd = eager_elementwise_kernels(bool(P.gated), P.rotary, P.kv < P.a)
+        eager_fwd, eager_bwd = eager_elementwise_kernels(
+            bool(P.gated), P.rotary, P.kv < P.a, P.eager_fused_norms
+        )
         kernels = (
             kernels
             + (eager_fwd - _FUSED_ELEMENTWISE_KERNELS[0]) * (1.0 + full + dots)

@@ -455,14 +455,15 @@ class DistributedModel:
             FlashAttention, the materialised scores take a dropout pass (read, write and
             a one-byte mask per score). False for runs trained with p = 0 (GPT-NeoX-20B's
             ``configs/20B.yml``), whose dropout kernels PyTorch skips.
-        elementwise_kernels : {"fused", "eager"}
+        elementwise_kernels : {"fused", "eager", "eager_fused_norm"}
             How the element-wise work runs: ``"fused"`` (default) one kernel per norm,
             residual add and activation (Megatron-LM, Transformer Engine, XLA,
             ``torch.compile``); ``"eager"`` each operator of the model code its own
             kernel, norms and rotary embedding in fp32 (eager PyTorch without a compiler,
             e.g. torchtitan with ``compile = false``): the operator lists of
             :mod:`mlsys.core.formulas.eager`, forward and backward, and their kernels'
-            fixed costs. Memory is priced as for fused kernels.
+            fixed costs; ``"eager_fused_norm"`` the same with one fused kernel per norm
+            (torchtitan's ``fused_rmsnorm``). Memory is priced as for fused kernels.
 
         Returns
         -------
