@@ -227,6 +227,13 @@ class TrainingLayout(BaseModel):
         root unit and block 0) are exposed
         (:func:`mlsys.core.formulas.overlap.fsdp_edge_exposed_time`). False (default):
         Megatron's gradient buffers, which need neither pass, and no edge charged.
+    fsdp_per_parameter : bool
+        PyTorch FSDP2's per-parameter sharding (``fully_shard``): every all-gathered
+        parameter is copied out of the all-gather buffer and every micro-batch's
+        gradients are copied into the reduce-scatter buffer in the reduce dtype
+        (:func:`mlsys.core.formulas.layer_time.fsdp_per_parameter_copy_bytes`); the
+        edges of each micro-batch are exposed as with ``fsdp_flat_params`` (blocks and a
+        root unit). Not with ``fsdp_flat_params``.
     pipeline_p2p : {"megatron", "deepspeed"}
         How activations travel between pipeline stages: Megatron-LM's scatter/gather
         split with paired sends (Narayanan et al. 2021, Sec. 4.1), or DeepSpeed's
@@ -264,6 +271,7 @@ class TrainingLayout(BaseModel):
     pipeline_p2p: Literal["megatron", "deepspeed"] = "megatron"
     recompute_rerun: Literal["layer", "residuals"] = "layer"
     fsdp_flat_params: bool = False
+    fsdp_per_parameter: bool = False
     dropout: bool = True
 
     def __init__(self, **data: Any) -> None:
@@ -321,6 +329,7 @@ class TrainingLayout(BaseModel):
         "tp_comm_overlap",
         "grad_accumulation_fusion",
         "fsdp_flat_params",
+        "fsdp_per_parameter",
         "dropout",
         mode="before",
     )
@@ -392,6 +401,13 @@ class TrainingLayout(BaseModel):
             )
         if self.schedule == "gpipe" and self.v_stages > 1:
             raise ParameterError("v_stages", self.v_stages, "1 with schedule='gpipe'")
+        if self.fsdp_flat_params and self.fsdp_per_parameter:
+            raise ParameterError(
+                "fsdp_per_parameter",
+                self.fsdp_per_parameter,
+                "False with fsdp_flat_params=True (FSDP1's flat parameters or FSDP2's "
+                "per-parameter sharding, not both)",
+            )
         return self
 
     # -- derived -----------------------------------------------------------------------

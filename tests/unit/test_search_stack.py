@@ -21,7 +21,11 @@ ONE = dict(tp_sizes=(1,), pp_sizes=(1,), zero_stages=(3,), recompute=("full",),
            sequence_parallel=(False,), v_stages=(1,), microbatch_counts=(2,))  # fmt: skip
 
 
-@pytest.mark.parametrize("stack", [{}, STACK], ids=["default", "eager-fsdp-jax"])
+FSDP2 = dict(fsdp_per_parameter=True, elementwise_kernels="eager_fused_norm",
+             attention_kernel="flash2")  # fmt: skip
+
+
+@pytest.mark.parametrize("stack", [{}, STACK, FSDP2], ids=["default", "eager-fsdp-jax", "fsdp2"])
 def test_one_layout_searched_is_the_layout_solved(stack):
     res = ParallelismSearch().solve(MODEL, FLEET, batch_size=32, **ONE, **stack)
     solved = DistributedModel().solve(MODEL, FLEET, batch_size=32, zero_stage=3,

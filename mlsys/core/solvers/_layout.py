@@ -142,6 +142,7 @@ from mlsys.core.formulas.layer_time import (
     FP8_CURRENT_SCALING_CAST_BYTES,
     fp8_cast_bytes,
     fsdp_flat_gradient_bytes,
+    fsdp_per_parameter_copy_bytes,
     gradient_accumulation_bytes,
     linear_gemm_times,
     linear_layers_time,
@@ -1122,6 +1123,7 @@ def evaluate(
     rerun_residuals: bool = False,
     flat_params: bool = False,
     dropout: bool = True,
+    per_parameter: bool = False,
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -1195,6 +1197,12 @@ def evaluate(
         (``2·h`` bytes per token) and, with materialised scores, a read, a write and a
         one-byte mask per score (``2e + 1`` of the ``6e + 1`` bytes); False (p = 0):
         neither.
+    per_parameter : bool
+        PyTorch FSDP2's per-parameter sharding: each micro-batch copies the all-gathered
+        parameters out of the all-gather buffer (twice under ZeRO-3, once under ZeRO-2)
+        and the gradients into the reduce-scatter buffer in the gradient dtype
+        (:func:`mlsys.core.formulas.layer_time.fsdp_per_parameter_copy_bytes`), and its
+        edges run alone as with ``flat_params``.
 
     Returns
     -------
@@ -1374,6 +1382,13 @@ def evaluate(
         # and pre-divided in place, over everything the device holds unsharded
         held = P.params_dense / (tp * pp) + P.params_expert / (tp * pp * ep)
         t_mb_compute = t_mb_compute + fsdp_flat_gradient_bytes(held, e) / (P.hbm_bw * P.eta_m)
+    if per_parameter:
+        # FSDP2: the copy-out of every all-gather and the reduce-scatter copy-in, on the
+        # compute stream (or waited for by it), over everything held unsharded
+        held = P.params_dense / (tp * pp) + P.params_expert / (tp * pp * ep)
+        gathers = o.where(zero >= 3.0, 2.0, 1.0)
+        copies = fsdp_per_parameter_copy_bytes(held, e, e, P.g_bytes, gathers)
+        t_mb_compute = t_mb_compute + o.where(zero >= 2.0, copies, 0.0) / (P.hbm_bw * P.eta_m)
     t_mb_tp = layers_dev * t_tp_layer
     t_mb_ep = layers_dev * t_ep_layer
     t_mb_cp = layers_dev * o.where(cp > 1.0, t_cp_layer, 0.0)
@@ -1440,7 +1455,7 @@ def evaluate(
         # (fsdp_edge_fraction). Other sharded stacks (Megatron-FSDP's buckets, XLA)
         # order their collectives otherwise: no source sizes their edges, none charged
         edge = edge_g = edge_p = 0.0
-        if flat_params and (not scalar or z2):
+        if (flat_params or per_parameter) and (not scalar or z2):
             outer = P.n_head * (1.0 if P.tied_embeddings else 2.0)
             edge = fsdp_edge_fraction(P.params_dense, outer, P.L, pp) * (1.0 - dp_one)
             edge_g = o.where(z2, edge * rs_dense * m, 0.0)

@@ -193,7 +193,7 @@ def _layout_from_keywords(
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
     cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
     attn: Any = "fused", rerun: Any = "layer", ffp: Any = False, drop: Any = True,
-    elem: Any = "fused",
+    elem: Any = "fused", ffp2: Any = False,
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
@@ -201,7 +201,7 @@ def _layout_from_keywords(
         grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
         grad_accumulation_fusion=gaf, recompute_num_layers=rnl, pipeline_p2p=p2p,
         attention_kernel=attn, recompute_rerun=rerun, fsdp_flat_params=ffp, dropout=drop,
-        elementwise_kernels=elem,
+        elementwise_kernels=elem, fsdp_per_parameter=ffp2,
     )  # fmt: skip
 
 
@@ -216,7 +216,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
         ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p), ``attn``
         (attention_kernel), ``rerun`` (recompute_rerun), ``ffp`` (fsdp_flat_params),
-        ``drop`` (dropout) and ``elem`` (elementwise_kernels).
+        ``drop`` (dropout), ``elem`` (elementwise_kernels) and ``ffp2``
+        (fsdp_per_parameter).
 
     Returns
     -------
@@ -228,6 +229,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
         kw.get("p2p", "megatron"), kw.get("attn", "fused"), kw.get("rerun", "layer"),
         kw.get("ffp", False), kw.get("drop", True), kw.get("elem", "fused"),
+        kw.get("ffp2", False),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -320,6 +322,7 @@ class DistributedModel:
         fsdp_flat_params: bool = False,
         dropout: bool = True,
         elementwise_kernels: str = "fused",
+        fsdp_per_parameter: bool = False,
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -449,6 +452,14 @@ class DistributedModel:
             and last reduce-scatters (block 0, root) run alone, the rest hides behind
             compute (:func:`mlsys.core.formulas.overlap.fsdp_edge_fraction`,
             :func:`mlsys.core.formulas.overlap.fsdp_edge_exposed_time`).
+        fsdp_per_parameter : bool
+            PyTorch FSDP2's per-parameter sharding (``fully_shard``; torchtitan): every
+            all-gathered parameter copied out of the all-gather buffer (twice a
+            micro-batch under ZeRO-3, which reshards after the forward) and the
+            gradients copied into the reduce-scatter buffer in ``grad_dtype``
+            (:func:`mlsys.core.formulas.layer_time.fsdp_per_parameter_copy_bytes`), and
+            the same exposed edges as ``fsdp_flat_params`` (blocks wrapped, a root
+            unit). Not with ``fsdp_flat_params``.
         dropout : bool
             The attention and hidden dropouts run (default True: GPT-3-style p = 0.1):
             each block's bias-dropout-residual writes a one-byte mask and, without
@@ -487,7 +498,7 @@ class DistributedModel:
                 cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
                 rnl=recompute_num_layers, p2p=pipeline_p2p, attn=attention_kernel,
                 rerun=recompute_rerun, ffp=fsdp_flat_params, drop=dropout,
-                elem=elementwise_kernels,
+                elem=elementwise_kernels, ffp2=fsdp_per_parameter,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -530,6 +541,7 @@ class DistributedModel:
             residuals := lay.recompute_rerun == "residuals",
             lay.fsdp_flat_params,
             lay.dropout,
+            lay.fsdp_per_parameter,
         )
         notes = []
         if model.layers % (pp * v):

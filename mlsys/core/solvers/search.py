@@ -248,6 +248,7 @@ class ParallelismSearch:
         fsdp_flat_params: bool = False,
         dropout: bool = True,
         elementwise_kernels: str = "fused",
+        fsdp_per_parameter: bool = False,
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -303,6 +304,9 @@ class ParallelismSearch:
             ``"flash2"``, ``"flash1"``), what a full recompute reruns (``"layer"`` or
             JAX's ``"residuals"``), PyTorch/fairscale FSDP's flat parameters, whether
             dropout runs, and fused or eager element-wise kernels.
+        fsdp_per_parameter : bool
+            Every layout on PyTorch FSDP2's per-parameter sharding, as
+            :meth:`DistributedModel.solve` prices it.
 
         Returns
         -------
@@ -312,7 +316,7 @@ class ParallelismSearch:
             cp_comm_type=cp_comm_type, pipeline_p2p=pipeline_p2p,
             attention_kernel=attention_kernel, recompute_rerun=recompute_rerun,
             fsdp_flat_params=fsdp_flat_params, dropout=dropout,
-            elementwise_kernels=elementwise_kernels,
+            elementwise_kernels=elementwise_kernels, fsdp_per_parameter=fsdp_per_parameter,
         )  # fmt: skip
         cp_all_gather = stack.cp_all_gather
         batch = int(batch_size)
@@ -446,7 +450,7 @@ class ParallelismSearch:
             zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), overlap, f["cp"],
             bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), fraction,
             stack.pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
-            stack.fsdp_flat_params, stack.dropout,
+            stack.fsdp_flat_params, stack.dropout, stack.fsdp_per_parameter,
         )  # fmt: skip
         size = len(code)
         tokens = np.zeros(size)
@@ -517,6 +521,7 @@ class ParallelismSearch:
                 pipeline_p2p=stack.pipeline_p2p, attention_kernel=stack.attention_kernel,
                 recompute_rerun=stack.recompute_rerun, fsdp_flat_params=stack.fsdp_flat_params,
                 dropout=stack.dropout, elementwise_kernels=stack.elementwise_kernels,
+                fsdp_per_parameter=stack.fsdp_per_parameter,
                 **best_layout,
             )  # fmt: skip
         elif raise_errors:
