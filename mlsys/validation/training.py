@@ -30,6 +30,7 @@ __all__ = [
     "llama3_mfu",
     "llama3_solve",
     "mosaic_solve",
+    "torchtitan_solve",
     "mtnlg_solve",
     "narayanan_solve",
     "neox_logged_flops_per_token",
@@ -413,6 +414,8 @@ def training_runs() -> list[tuple[str, str, Any, str]]:
     runs.append(("opt", _run_name("opt", data["opt"]), _ran(opt_solve()), ""))
     for row in records("training", "mosaic"):
         runs.append(("mosaic", _mosaic_name(row), _ran(mosaic_solve(row)), ""))
+    for row in records("training", "torchtitan"):
+        runs.append(("torchtitan", _torchtitan_name(row), _ran(torchtitan_solve(row)), ""))
     return runs
 
 
@@ -634,6 +637,75 @@ def mosaic_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
     return res, fleet
 
 
+def _torchtitan_fleet(section: dict) -> Fleet:
+    """Eight-GPU A100 80GB nodes on NVSwitch with the network ``section`` names (AWS
+    p4de: 400 Gbit/s of EFA per node, one eighth of it per GPU)."""
+    fabric = Fabric(**{**Fabrics.ROCE_100G.model_dump(), "name": "EFA_P4DE",
+                       "display_name": "AWS EFA, 400 Gbit/s per 8-GPU node",
+                       "bandwidth": section["network_bandwidth"], "link_rate": None,
+                       "latency": section["network_latency"]})  # fmt: skip
+    return Fleet(node=Nodes.DGX_A100, count=section["gpus"] // 8, fabric=fabric)
+
+
+def torchtitan_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
+    """DistributedModel's result for one row of torchtitan's 64-A100 table (PyTorch
+    FSDP2 on eager PyTorch), and its fleet.
+
+    Every GPU one FSDP2 rank (ZeRO-3, per-parameter sharding: ``fsdp_per_parameter``),
+    the row's local batch as one micro-batch, bf16 with fp32 gradient reduction, PyTorch's
+    gradient accumulation (no fused weight-gradient GEMM), FlashAttention-2 through
+    ``scaled_dot_product_attention``, and the row's element-wise stack (``"eager"``, or
+    ``"eager_fused_norm"`` with the Triton RMSNorm); ``[torchtitan]`` of the training data
+    file states the sources.
+
+    Parameters
+    ----------
+    row : dict
+        A row of ``records("training", "torchtitan")``.
+    **overrides
+        Keyword arguments of :meth:`DistributedModel.solve` to change (a what-if).
+
+    Returns
+    -------
+    tuple
+        The DistributedResult and the fleet it ran on.
+    """
+    c = load_data("training")["torchtitan"]
+    fleet = _torchtitan_fleet(c)
+    kw: dict[str, Any] = dict(
+        batch_size=c["gpus"] * row["local_batch"], precision=c["precision"],
+        seq_len=row["seq_len"], microbatch_count=1, zero_stage=3,
+        recompute=row["recompute"], grad_accumulation_fusion=False,
+        grad_dtype=c["grad_dtype"], attention_kernel=c["attention_kernel"],
+        elementwise_kernels=row["elementwise_kernels"], fsdp_per_parameter=True,
+        dropout=False,
+    )  # fmt: skip
+    res = DistributedModel().solve(Models[row["model"]], fleet, **{**kw, **overrides})
+    return res, fleet
+
+
+def _torchtitan_name(row: dict) -> str:
+    ckpt = ", full act. checkpointing" if row["recompute"] == "full" else ""
+    return (f"{row['model'].replace('_', ' ')} on 64 A100 80GB, seq {row['seq_len']}, "
+            f"local batch {row['local_batch']}{ckpt} (torchtitan FSDP2, eager)")  # fmt: skip
+
+
+def _torchtitan() -> list[Case]:
+    c = load_data("training")["torchtitan"]
+    out = []
+    for row in records("training", "torchtitan"):
+        res, fleet = torchtitan_solve(row)
+        out.append(
+            prediction_case(
+                c, group=_GROUP_OTHER, name=_torchtitan_name(row),
+                quantity="tokens/s per GPU", unit="token/s",
+                published=row["tokens_per_s_per_gpu"],
+                predicted=res.si("tokens_per_second") / fleet.total_accelerators,
+            )
+        )  # fmt: skip
+    return out
+
+
 def _mosaic_key(row: dict) -> str:
     return f"{row['model']}/{row['gpu']}/{row['gpus']}/{row['seq_len']}"
 
@@ -661,6 +733,7 @@ def _mosaic() -> list[Case]:
 def other_run_cases() -> list[Case]:
     """Narayanan Table 1, MT-NLG 530B, Llama 3 405B, Megatron-Bridge's Llama 3 FP8 runs
     on H100 and B200 (25.11, and later releases' rows the model was not built against),
-    BLOOM 176B, GPT-NeoX-20B, OPT-175B and MosaicML's MPT benchmarks (FSDP)."""
+    BLOOM 176B, GPT-NeoX-20B, OPT-175B, MosaicML's MPT benchmarks (FSDP) and torchtitan's
+    64-A100 table (FSDP2, eager PyTorch)."""
     return [*_narayanan(), *_mtnlg(), *_llama3(), *_bridge(), *_bridge("bridge_archive"),
-            _bloom(), _neox(), _opt(), *_mosaic()]  # fmt: skip
+            _bloom(), _neox(), _opt(), *_mosaic(), *_torchtitan()]  # fmt: skip
