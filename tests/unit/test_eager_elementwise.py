@@ -25,6 +25,7 @@ from mlsys.core.formulas.layer_time import rotary_embedding_bytes
 from mlsys.core.layout import TrainingLayout
 from mlsys.core.solvers._layout import build_problem
 from mlsys.core.solvers.distributed import DistributedModel
+from mlsys.core.solvers.memory import MemoryModel
 from mlsys.core.types import TransformerWorkload
 
 # Llama 2 13B's shape (Touvron et al. 2023, Table 1 / its config: h 5120, 40 heads, f 13824)
@@ -112,12 +113,46 @@ def test_eager_step_adds_exactly_the_extra_bytes_and_kernels():
     assert grow == pytest.approx(expected, rel=1e-9)
 
 
-def test_memory_is_priced_as_for_fused_kernels():
+def test_memory_adds_what_autograd_keeps():
+    # eager RMSNorm keeps its input in fp32 (4 bytes) and the normalised 16-bit row
+    # (2) where a fused norm keeps the 16-bit input (2): 4 bytes per element more, two
+    # norms per layer; MHA, so no expanded keys and values. Batch 8 over 8 GPUs: one
+    # sequence of 4096 tokens each, 4 layers.
     kw = dict(batch_size=8, seq_len=4096, zero_stage=3)
     fused = DistributedModel().solve(LLAMA13, NODE, **kw)
     eager = DistributedModel().solve(LLAMA13, NODE, elementwise_kernels="eager", **kw)
-    assert eager.si("memory_per_accelerator") == fused.si("memory_per_accelerator")
+    extra = 4 * 4096 * 2 * 4 * H
+    grow = eager.memory_per_accelerator.si("total") - fused.memory_per_accelerator.si("total")
+    assert grow == pytest.approx(extra, rel=1e-12)
     assert eager.si("step_time") > fused.si("step_time")
+    # fused norms keep nothing extra here; full recomputation keeps only layer inputs
+    normed = DistributedModel().solve(LLAMA13, NODE, elementwise_kernels="eager_fused_norm", **kw)
+    assert normed.memory_per_accelerator.si("total") == fused.memory_per_accelerator.si("total")
+    full = dict(kw, recompute="full")
+    assert DistributedModel().solve(LLAMA13, NODE, elementwise_kernels="eager", **full).si(
+        "memory_per_accelerator"
+    ) == DistributedModel().solve(LLAMA13, NODE, **full).si("memory_per_accelerator")
+
+
+def test_memory_model_agrees():
+    lay = TrainingLayout(dp=8, zero_stage=3, elementwise_kernels="eager")
+    mem = MemoryModel().solve(LLAMA13, NODE.node.accelerator, batch_size=8, seq_len=4096,
+                              layout=lay)  # fmt: skip
+    dist = DistributedModel().solve(LLAMA13, NODE, batch_size=8, seq_len=4096, layout=lay)
+    assert mem.si("total") == pytest.approx(dist.memory_per_accelerator.si("total"), rel=1e-12)
+    assert mem.si("activations") > MemoryModel().solve(
+        LLAMA13, NODE.node.accelerator, batch_size=8, seq_len=4096,
+        layout=TrainingLayout(dp=8, zero_stage=3),
+    ).si("activations")  # fmt: skip
+
+
+def test_grouped_query_attention_keeps_the_expanded_keys_and_values():
+    from mlsys.core.formulas.eager import eager_saved_activation_bytes
+
+    # Llama 3 70B: 64 query and 8 KV heads of 128: repeat_kv's K and V (2 x 8192) are
+    # what the attention kernel saves, where a fused GQA kernel keeps 2 x 1024
+    args = (1, 8192, 64, 8, 128, 1, 2.0)
+    assert eager_saved_activation_bytes(*args, fused_norms=True) == 2 * (8192 - 1024) * 2
 
 
 def test_bad_setting_is_named():

@@ -57,6 +57,7 @@ __all__ = [
     "eager_operator_bytes",
     "eager_elementwise_bytes",
     "eager_elementwise_kernels",
+    "eager_saved_activation_bytes",
 ]
 
 ELEMENTWISE_KERNELS: tuple[str, ...] = ("fused", "eager", "eager_fused_norm")
@@ -372,3 +373,83 @@ def eager_elementwise_kernels(
     forward = 2 * norm_f + 2 + rot_f + repeat + 1 + mlp_f
     backward = 2 * norm_b + 2 + rot_b + repeat + 1 + mlp_b
     return forward, backward
+
+
+def eager_saved_activation_bytes(
+    tokens: Any,
+    hidden: Any,
+    heads: Any,
+    kv_heads: Any,
+    head_dim: Any,
+    tp: Any,
+    bytes_per_element: Any,
+    sequence_parallel: Any = False,
+    fused_norms: bool = False,
+) -> Any:
+    """Activation bytes an eager layer keeps for its backward beyond a fused layer's.
+
+    Autograd keeps what each operator's derivative formula needs. Against the tensor
+    list of Korthikanti et al. (2022), which a fused stack keeps (each norm's 16-bit
+    input, Q, K and V, the MLP's inputs), an eager layer keeps, per token:
+
+    * for each of its two RMSNorms, the fp32 copy of the input (``pow`` and the scaling
+      multiply need it) and the normalised 16-bit row (the weight multiply needs it) in
+      place of the 16-bit input: ``4·h`` bytes more per norm (``h/t`` under sequence
+      parallelism); none with ``fused_norms``;
+    * for grouped-query attention, the keys and values ``repeat_kv`` expanded to every
+      query head, which the attention kernel saves as its inputs: ``2·(q − kv)·e`` more.
+
+    The rotation keeps nothing extra (its rotation table needs no gradient, so the
+    complex multiply saves neither operand), and SwiGLU keeps the same three
+    ``f``-wide tensors as a fused kernel (the gate's input and SiLU output, the up
+    projection's output).
+
+    Parameters
+    ----------
+    tokens : float or ndarray
+        Tokens of one micro-batch on this device.
+    hidden : float or ndarray
+        Hidden size ``h``.
+    heads, kv_heads : float or ndarray
+        Query and key/value heads.
+    head_dim : float or ndarray
+        Head dimension ``d``.
+    tp : float or ndarray
+        Tensor-parallel degree.
+    bytes_per_element : float or ndarray
+        Bytes of one activation element ``e``.
+    sequence_parallel : bool or ndarray
+        The norms hold ``h/t`` per token.
+    fused_norms : bool
+        One fused kernel per norm (it keeps only its 16-bit input).
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per layer (per device), kept until the layer's backward.
+
+    References
+    ----------
+    PyTorch ``tools/autograd/derivatives.yaml`` (what each formula saves: ``pow`` its
+    input, ``mul`` the other operand of each input that requires a gradient,
+    ``scaled_dot_product_attention`` its query, key and value); Korthikanti et al.
+    (2022), arXiv:2205.05198, Sec. 4.1 (the fused layer's tensors).
+
+    Examples
+    --------
+    Llama 3 70B (h = 8192, 64 query and 8 KV heads of 128) on one GPU, bf16, per token:
+    2 × 4 × 8192 + 2 × (8192 − 1024) × 2 = 94,208 bytes.
+
+    >>> eager_saved_activation_bytes(1, 8192, 64, 8, 128, 1, 2.0)
+    94208.0
+    """
+    q = heads / tp * head_dim
+    kv = _kv_heads_per_device(kv_heads, tp) * head_dim
+    if type(sequence_parallel) in (bool, float, int):
+        h_in = hidden / tp if sequence_parallel else hidden
+    else:
+        h_in = np.where(sequence_parallel, hidden / tp, hidden)
+    norms = 0.0 if fused_norms else 2.0 * FP32_BYTES * h_in
+    expanded = 2.0 * (q - kv) * bytes_per_element
+    out = tokens * (norms + expanded)
+    return float(out) if np.ndim(out) == 0 else out

@@ -132,6 +132,7 @@ from mlsys.core.formulas.eager import (
     ELEMENTWISE_KERNELS,
     eager_elementwise_bytes,
     eager_elementwise_kernels,
+    eager_saved_activation_bytes,
 )
 from mlsys.core.formulas.gemm import (
     FLASH_ATTENTION_BACKWARD_FRACTION,
@@ -890,6 +891,16 @@ def _memory_terms(
         )  # fmt: skip
         f = recompute_fraction
         act_layer = o.where(rc == _FULL, f * act_layer + (1.0 - f) * kept, act_layer)
+    if P.eager_elementwise:  # what autograd keeps beyond the fused layer's tensors
+        kept_extra = eager_saved_activation_bytes(
+            P.s * b / cp, P.h, P.a, P.kv, P.d_attn / P.a, tp, P.e_act, sp, P.eager_fused_norms
+        )
+        # layers that keep their activations: all without recompute or with selective,
+        # the unrecomputed share under block recompute, none under full or "dots"
+        kept_share = o.where(rc <= _SELECTIVE, 1.0, 0.0)
+        if _partial(recompute_fraction):
+            kept_share = o.where(rc == _FULL, 1.0 - recompute_fraction, kept_share)
+        act_layer = act_layer + kept_share * kept_extra
     inflight = pipeline_inflight_microbatches(pp, m, schedule == _GPIPE)
     interleave = interleaved_activation_factor(pp, v)
     extra = embedding_activation_bytes(

@@ -474,7 +474,8 @@ class DistributedModel:
             e.g. torchtitan with ``compile = false``): the operator lists of
             :mod:`mlsys.core.formulas.eager`, forward and backward, and their kernels'
             fixed costs; ``"eager_fused_norm"`` the same with one fused kernel per norm
-            (torchtitan's ``fused_rmsnorm``). Memory is priced as for fused kernels.
+            (torchtitan's ``fused_rmsnorm``). Memory adds what autograd keeps beyond a fused
+            layer's tensors (:func:`mlsys.core.formulas.eager.eager_saved_activation_bytes`).
 
         Returns
         -------

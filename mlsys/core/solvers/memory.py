@@ -516,7 +516,8 @@ class MemoryModel:
                 grad = lay.grad_dtype or default_grad_dtype(prec)
                 P = _layout.build_problem(
                     model, acc, b, _same_storage_precision(acc, prec), _NO_EFFICIENCY, s,
-                    grad, lay.flash_attention, optimizer,
+                    grad, lay.flash_attention, optimizer, lay.attention_kernel,
+                    lay.elementwise_kernels,
                 )  # fmt: skip
                 mem = _layout.memory_terms(
                     P, float(tp), float(pp), float(ep), float(dp), float(m), float(v),
