@@ -31,6 +31,7 @@ __all__ = [
     "llama3_solve",
     "mosaic_solve",
     "torchtitan_solve",
+    "flashattention2_solve",
     "mtnlg_solve",
     "narayanan_solve",
     "neox_logged_flops_per_token",
@@ -706,6 +707,65 @@ def _torchtitan() -> list[Case]:
     return out
 
 
+_FA2_VOCAB = 50264  # GPT-2's 50257 padded to a multiple of 8 (pad_vocab_size_multiple)
+
+
+def flashattention2_solve(row: dict, **overrides: Any) -> tuple[Any, TransformerWorkload]:
+    """DistributedModel's result for one row of FlashAttention-2's end-to-end table (Dao
+    2023, Table 1: GPT-style models on one node of 8 A100 80GB), and the model.
+
+    The training code's own configuration (``[flashattention2]`` of the training data
+    file): GPT-2-style blocks with learned positions and tied embeddings, fused kernels, no
+    recomputation, DDP with ZeRO-1 over the 8 GPUs, fp32 parameters and gradients under
+    bf16 autocast, gradient accumulation by autograd, dropout 0.1, and the row's attention
+    kernel generation.
+
+    Parameters
+    ----------
+    row : dict
+        A row of ``records("training", "flashattention2")``.
+    **overrides
+        Keyword arguments of :meth:`DistributedModel.solve` to change (a what-if).
+
+    Returns
+    -------
+    tuple
+        The DistributedResult and the TransformerWorkload.
+    """
+    fleet = Fleet(node=Nodes.DGX_A100, count=1, fabric=Fabrics.IB_HDR)
+    model = _gpt(row["layers"], row["hidden"], row["heads"], _FA2_VOCAB, row["seq_len"],
+                 position_embedding="learned", tied_embeddings=True)  # fmt: skip
+    gpus = fleet.total_accelerators
+    kw: dict[str, Any] = dict(
+        batch_size=row["global_batch"], precision="bf16", seq_len=row["seq_len"],
+        microbatch_count=row["global_batch"] // (gpus * row["micro_batch"]), zero_stage=1,
+        recompute="none", grad_accumulation_fusion=False, grad_dtype="fp32",
+        attention_kernel=row["attention_kernel"],
+    )  # fmt: skip
+    return DistributedModel().solve(model, fleet, **{**kw, **overrides}), model
+
+
+def _flashattention2() -> list[Case]:
+    c = load_data("training")["flashattention2"]
+    kernels = {"flash2": "FlashAttention-2", "flash1": "FlashAttention"}
+    out = []
+    for row in records("training", "flashattention2"):
+        res, model = flashattention2_solve(row)
+        # the paper's count per token: 6N + 12 l h s (Sec. 4.2)
+        per_token = 6.0 * model.total_params + 12.0 * row["layers"] * row["hidden"] * row["seq_len"]
+        tflops = res.si("tokens_per_second") / 8 * per_token / 1e12
+        name = (f"{row['model']} on 8 A100 80GB, seq {row['seq_len']} "
+                f"({kernels[row['attention_kernel']]}; Dao 2023, Table 1)")  # fmt: skip
+        out.append(
+            prediction_case(
+                c, group=_GROUP_OTHER, name=name,
+                quantity="model FLOP rate per GPU (6N + 12 l h s per token)", unit="TFLOP/s",
+                published=row["tflops_per_gpu"], predicted=tflops,
+            )
+        )  # fmt: skip
+    return out
+
+
 def _mosaic_key(row: dict) -> str:
     return f"{row['model']}/{row['gpu']}/{row['gpus']}/{row['seq_len']}"
 
@@ -733,7 +793,8 @@ def _mosaic() -> list[Case]:
 def other_run_cases() -> list[Case]:
     """Narayanan Table 1, MT-NLG 530B, Llama 3 405B, Megatron-Bridge's Llama 3 FP8 runs
     on H100 and B200 (25.11, and later releases' rows the model was not built against),
-    BLOOM 176B, GPT-NeoX-20B, OPT-175B, MosaicML's MPT benchmarks (FSDP) and torchtitan's
-    64-A100 table (FSDP2, eager PyTorch)."""
+    BLOOM 176B, GPT-NeoX-20B, OPT-175B, MosaicML's MPT benchmarks (FSDP), torchtitan's
+    64-A100 table (FSDP2, eager PyTorch) and FlashAttention-2's end-to-end GPT runs."""
     return [*_narayanan(), *_mtnlg(), *_llama3(), *_bridge(), *_bridge("bridge_archive"),
-            _bloom(), _neox(), _opt(), *_mosaic(), *_torchtitan()]  # fmt: skip
+            _bloom(), _neox(), _opt(), *_mosaic(), *_torchtitan(),
+            *_flashattention2()]  # fmt: skip
