@@ -86,11 +86,11 @@ scalar per row and launch two more kernels, counted by :func:`eager_elementwise_
 36 bytes per element at 16 bits, against 4 for a fused norm."""
 
 EAGER_RMSNORM_BACKWARD: tuple[_Op, ...] = (
-    ("gradient times the weight", 2, 0, 1, 0),
+    ("gradient times the weight", 1, 0, 1, 0),
     ("gradient times the output (weight gradient)", 2, 0, 1, 0),
     ("sum over the tokens (weight gradient)", 1, 0, 0, 0),
     ("cast the gradient to fp32", 1, 0, 0, 1),
-    ("times the reciprocal RMS (input gradient)", 0, 2, 0, 1),
+    ("times the reciprocal RMS (input gradient)", 0, 1, 0, 1),
     ("times the input (RMS gradient)", 0, 2, 0, 1),
     ("sum over the row (RMS gradient)", 0, 1, 0, 0),
     ("mean backward: expand over the row", 0, 0, 0, 1),
@@ -101,7 +101,8 @@ EAGER_RMSNORM_BACKWARD: tuple[_Op, ...] = (
 )
 """RMSNorm backward as autograd runs it (``derivatives.yaml``: ``mul`` gives each
 operand the gradient times the other, ``mean`` expands the gradient over the row, ``pow``
-multiplies by ``2·x``, ``_to_copy`` casts back), per element of the hidden width: 90
+multiplies by ``2·x``, ``_to_copy`` casts back), per element of the hidden width (the
+weight and the reciprocal RMS are broadcast, read once per row or column): 84
 bytes at 16 bits, against 8 for a fused norm's backward."""
 
 FUSED_RMSNORM_FORWARD: tuple[_Op, ...] = (("fused RMSNorm", 1, 0, 1, 0),)
@@ -189,7 +190,7 @@ def eager_operator_bytes(ops: tuple[_Op, ...], bytes_per_element: Any) -> Any:
     >>> eager_operator_bytes(EAGER_RMSNORM_FORWARD, 2.0)
     36.0
     >>> eager_operator_bytes(EAGER_RMSNORM_BACKWARD, 2.0)
-    90.0
+    84.0
     """
     e = bytes_per_element
     total = 0.0
@@ -280,7 +281,7 @@ def eager_elementwise_bytes(
     >>> eager_elementwise_bytes(1, 5120, 40, 40, 128, 13824, True, 1, 2.0)
     793600.0
     >>> eager_elementwise_bytes(1, 5120, 40, 40, 128, 13824, True, 1, 2.0, backward=True)
-    1457152.0
+    1395712.0
     """
     e = bytes_per_element
     q = heads / tp * head_dim
