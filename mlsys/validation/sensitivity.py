@@ -510,6 +510,15 @@ CONSTANTS: tuple[Constant, ...] = (
         "(the MPT rows: llm-foundry's Triton kernel)",
     ),
     Constant(
+        "extra time of attention dropout in a fused kernel on an A100 (share, by length)",
+        "mlsys.core.formulas.gemm",
+        "FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME",
+        None,
+        "Dao et al. (2022), FlashAttention, App. E.6, Tables 15-20 (A100, dropout 0.1: "
+        "17-25% from 2k tokens up); FlashAttention-2 charged the same (no measurement of its "
+        "own); read by runs with dropout on Ampere (the FlashAttention-2 paper's GPT rows)",
+    ),
+    Constant(
         "per-GPU failure rates (per component)",
         "mlsys.core.solvers.reliability",
         "DEFAULT_FAILURE_RATES",

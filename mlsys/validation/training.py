@@ -610,7 +610,7 @@ def mosaic_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
     pre-divided every micro-batch), and the
     benchmark's Triton FlashAttention kernel priced as FlashAttention-1's generation, half
     FlashAttention-2's rate (``attention_kernel="flash1"``; ``[mosaic]`` of the training
-    data file).
+    data file), without dropout (the Triton kernel has none).
 
     Parameters
     ----------
@@ -633,6 +633,7 @@ def mosaic_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
         recompute="full" if row["act_ckpt"] else "none", flash_attention=True,
         grad_accumulation_fusion=False, grad_dtype=c["grad_dtype"],
         attention_kernel=c["attention_kernel"], fsdp_flat_params=True,
+        dropout=c["dropout"],
     )  # fmt: skip
     res = DistributedModel().solve(model, fleet, **{**kw, **overrides})
     return res, fleet

@@ -70,7 +70,8 @@ def test_flash1_runs_at_half_flash2_on_every_device():
 def test_flash1_adds_exactly_attentions_time_once_more():
     # Halving both fractions doubles the fused kernel's time and nothing else: the step
     # grows by the flash2 attention time, which is the same growth again on top of flash2
-    kw = dict(batch_size=8, zero_stage=0, seq_len=2048, overlap=False)
+    # (without dropout, whose cost in the kernel scales both generations alike)
+    kw = dict(batch_size=8, zero_stage=0, seq_len=2048, overlap=False, dropout=False)
     a = DistributedModel().solve(MODEL, A100, **kw)  # the best kernel on A100 is flash2
     one = DistributedModel().solve(MODEL, A100, attention_kernel="flash1", **kw)
     assert one.si("step_time") > a.si("step_time")

@@ -346,7 +346,8 @@ def eager_elementwise_kernels(
     tuple of int
         ``(forward, backward)`` kernels: the operators of the lists above, plus, for an
         eager RMSNorm, the two per-row scalar kernels of its forward (``+ eps``,
-        ``rsqrt``) and two of its backward (their derivatives).
+        ``rsqrt``) and two of its backward (their derivatives). Counted for 16-bit
+        activations: with fp32 activations the casts launch no kernel (a few fewer).
 
     References
     ----------

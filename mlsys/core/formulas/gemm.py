@@ -64,6 +64,8 @@ __all__ = [
     "FLASH_ATTENTION_BACKWARD_FRACTION",
     "HOPPER_FLASH_ATTENTION_2_FRACTIONS",
     "FLASH_ATTENTION_2_SPEEDUP_OVER_1",
+    "FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME",
+    "flash_attention_dropout_factors",
     "HOPPER_FUSED_ATTENTION_FRACTIONS",
     "gemm_flops",
     "gemm_bytes",
@@ -239,6 +241,66 @@ whose header finds it "slightly slower" than the CUDA FlashAttention of its time
 the throughput-per-sequence-length sweep of llm-foundry's own MPT tables puts it at
 93-97 TFLOP/s on A100 and 155-173 on H100 (an independent check: 0.5× FlashAttention-2
 on both)."""
+
+FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME: dict[int, tuple[float, float]] = {
+    512: (0.222, 0.115),
+    1024: (0.221, 0.148),
+    2048: (0.171, 0.193),
+    4096: (0.233, 0.215),
+    8192: (0.241, 0.230),
+    16384: (0.246, 0.238),
+    65536: (0.247, 0.243),
+}
+"""Extra time attention dropout (p = 0.1) costs a FlashAttention kernel on an A100, forward
+and backward, as a share of its time without dropout, by sequence length: Dao et al. (2022),
+"FlashAttention", arXiv:2205.14135, Appendix E.6, Tables 15-20 (A100 40GB, fp16, batch 16,
+8 heads of 64, no causal mask; e.g. 8k tokens: forward 33.54 → 41.63 ms, backward 84.75 →
+104.27 ms). The kernel draws a Philox random number per attention score, in the forward
+and again in the backward, where it rebuilds the mask: work per score that FlashAttention-2
+does the same way, so :func:`mlsys.core.solvers.efficiency.fused_attention_dropout_factors`
+charges it to both generations on Ampere and older GPUs (no measurement of
+FlashAttention-2's own cost on an A100 is cited). On Hopper and Blackwell the measured
+costs are small (head dim 128: cuDNN +3% on H200, FlashAttention-2 +5% on GB200;
+NVIDIA/TransformerEngine issue 3312 and pull request 3313) and are not charged."""
+
+
+def flash_attention_dropout_factors(seq_len: ArrayLike) -> tuple:
+    """Time multipliers of a FlashAttention kernel running dropout on an A100, forward
+    and backward.
+
+    Parameters
+    ----------
+    seq_len : float or ndarray
+        Keys each query attends to, in tokens.
+
+    Returns
+    -------
+    tuple of (float or ndarray, float or ndarray)
+        ``(forward, backward)``: ``1 +`` :data:`FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME`
+        interpolated in ``log2(seq_len)`` (held at the table's ends).
+
+    References
+    ----------
+    Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention with
+    IO-Awareness", NeurIPS, arXiv:2205.14135, Appendix E.6, Tables 15-20.
+
+    Examples
+    --------
+    >>> flash_attention_dropout_factors(8192)
+    (1.241, 1.23)
+    >>> [round(f, 3) for f in flash_attention_dropout_factors(3000)]
+    [1.205, 1.205]
+    """
+    lengths = np.log2(np.array(list(FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME), dtype=float))
+    shares = np.array(list(FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME.values()))
+    forward, backward = shares[:, 0], shares[:, 1]
+    x = np.log2(seq_len)
+    f = 1.0 + np.interp(x, lengths, forward)
+    b = 1.0 + np.interp(x, lengths, backward)
+    if np.ndim(f) == 0:
+        return round(float(f), 12), round(float(b), 12)
+    return f, b
+
 
 # -- quantisation ----------------------------------------------------------------------
 

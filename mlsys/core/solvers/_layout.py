@@ -486,6 +486,8 @@ class Problem:
     parallel_block: bool = False
     eager_elementwise: bool = False
     eager_fused_norms: bool = False
+    # the fused attention kernel's time multipliers (forward, backward) with dropout on
+    attention_dropout_factors: tuple[float, float] = (1.0, 1.0)
     # shape ratios already priced for this problem, by (tokens, tp, full recompute): a
     # solve asks for one, and the same again on the next solve of the same problem
     priced: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -559,7 +561,11 @@ def build_problem(
         Memoised per (model, fleet) identity and the other arguments
         (:mod:`mlsys.core.solvers._memo`).
     """
-    from mlsys.core.solvers.efficiency import attention_kernel_fractions, resolve_efficiency
+    from mlsys.core.solvers.efficiency import (
+        attention_kernel_fractions,
+        fused_attention_dropout_factors,
+        resolve_efficiency,
+    )
     from mlsys.core.types import Fleet, TransformerWorkload
 
     if not isinstance(model, TransformerWorkload):
@@ -691,6 +697,7 @@ def build_problem(
         parallel_block=bool(getattr(model, "parallel_block", False)),
         eager_elementwise=elementwise_kernels != "fused",
         eager_fused_norms=elementwise_kernels == "eager_fused_norm",
+        attention_dropout_factors=fused_attention_dropout_factors(acc, float(s)),
         residual_rerun_share=float(
             residual_rerun_share(d_attn, kv_dim, _mlp_width_per_token(model), model.gated_mlp)
         ),
@@ -1012,12 +1019,16 @@ def _linear_shape_ratio_of(P: Problem, T: Any, tp: Any, full: Any, o: type) -> A
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _fused_attention_time(P: Problem, b: Any, cp: Any, tp: Any, full: Any, o: type) -> Any:
+def _fused_attention_time(
+    P: Problem, b: Any, cp: Any, tp: Any, full: Any, o: type, dropout: bool = False
+) -> Any:
     """The fused kernel at the device's measured fractions of peak, forward (again
     under full recompute) and backward (:func:`mlsys.core.formulas.gemm.attention_time`),
-    per layer and micro-batch of ``b`` sequences split ``cp`` ways."""
+    per layer and micro-batch of ``b`` sequences split ``cp`` ways; with ``dropout``, each
+    pass slowed by dropout's measured cost on the device
+    (:func:`mlsys.core.solvers.efficiency.fused_attention_dropout_factors`)."""
     if o is ScalarOps:
-        key = ("attention", b, cp, tp, full)
+        key = ("attention", b, cp, tp, full, dropout)
         hit = P.priced.get(key)
         if hit is not None:
             return hit
@@ -1025,9 +1036,10 @@ def _fused_attention_time(P: Problem, b: Any, cp: Any, tp: Any, full: Any, o: ty
     attn = (b, s / cp, s, P.a / tp, o.max(P.kv / tp, 1.0), P.d_attn / P.a, P.peak_attn)
     bw = P.hbm_bw * P.eta_m
     fwd_frac, bwd_frac = P.attention_fractions
-    out = (1.0 + full) * attention_time(
+    fwd_slow, bwd_slow = P.attention_dropout_factors if dropout else (1.0, 1.0)
+    out = (1.0 + full) * fwd_slow * attention_time(
         *attn, bw, P.e_act, forward_fraction=fwd_frac
-    ) + attention_time(*attn, bw, P.e_act, backward=True, backward_fraction=bwd_frac)
+    ) + bwd_slow * attention_time(*attn, bw, P.e_act, backward=True, backward_fraction=bwd_frac)
     if o is ScalarOps:
         P.priced[key] = out
     return out
@@ -1277,7 +1289,7 @@ def evaluate(
     # skinny GEMMs' own memory roofline: linear_layers_time)
     t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
     if P.flash:
-        t_attn = _fused_attention_time(P, b, cp, tp, full + dots, o)
+        t_attn = _fused_attention_time(P, b, cp, tp, full + dots, o, dropout)
     else:
         t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)

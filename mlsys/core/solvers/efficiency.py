@@ -80,6 +80,7 @@ from mlsys.core.formulas.gemm import (
     FLASH_ATTENTION_FORWARD_FRACTION,
     HOPPER_FLASH_ATTENTION_2_FRACTIONS,
     HOPPER_FUSED_ATTENTION_FRACTIONS,
+    flash_attention_dropout_factors,
 )
 from mlsys.core.precision import normalize_precision
 
@@ -90,6 +91,7 @@ __all__ = [
     "REFERENCE_MATMUL_CEILING",
     "attention_kernel_fractions",
     "default_efficiency",
+    "fused_attention_dropout_factors",
     "fused_attention_fractions",
     "matmul_ceiling",
     "resolve_efficiency",
@@ -227,6 +229,49 @@ def fused_attention_fractions(accelerator: Any) -> tuple[float, float]:
     if name in _HOPPER_AND_LATER:
         return HOPPER_FUSED_ATTENTION_FRACTIONS
     return (FLASH_ATTENTION_FORWARD_FRACTION, FLASH_ATTENTION_BACKWARD_FRACTION)
+
+
+def fused_attention_dropout_factors(accelerator: Any, seq_len: float) -> tuple[float, float]:
+    """Time multipliers, forward and backward, of fused attention running dropout.
+
+    Parameters
+    ----------
+    accelerator : Accelerator or str
+        The device (its catalog ``name``) or a catalog name.
+    seq_len : float
+        Keys each query attends to, in tokens.
+
+    Returns
+    -------
+    tuple of (float, float)
+        On Ampere and older GPUs, FlashAttention's measured cost of dropout (p = 0.1) at
+        that length, charged to every kernel generation there (not to other kinds of
+        device, whose attention kernels have no cited measurement)
+        (:func:`mlsys.core.formulas.gemm.flash_attention_dropout_factors`: 1.17-1.25
+        from 2k tokens up); ``(1.0, 1.0)`` on Hopper and later, where the measured costs
+        are a few percent (:data:`~mlsys.core.formulas.gemm.FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME`).
+
+    References
+    ----------
+    Dao et al. (2022), "FlashAttention", arXiv:2205.14135, Appendix E.6, Tables 15-20;
+    NVIDIA/TransformerEngine issue 3312 and pull request 3313 (H200 and GB200).
+
+    Examples
+    --------
+    >>> fused_attention_dropout_factors("A100_80GB", 8192)
+    (1.241, 1.23)
+    >>> fused_attention_dropout_factors("H100", 8192)
+    (1.0, 1.0)
+    >>> fused_attention_dropout_factors("TPU_V5P", 8192)
+    (1.0, 1.0)
+    """
+    if isinstance(accelerator, str):
+        from mlsys.core.catalog import Hardware
+
+        accelerator = Hardware[accelerator]
+    if accelerator.kind != "gpu" or accelerator.name in _HOPPER_AND_LATER:
+        return 1.0, 1.0
+    return flash_attention_dropout_factors(seq_len)
 
 
 ATTENTION_KERNELS = ("fused", "flash2", "flash1")
