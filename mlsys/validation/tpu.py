@@ -80,6 +80,7 @@ def palm_solve() -> tuple[Any, Fleet]:
         palm_model(), fleet, batch_size=p["global_batch"], tp_size=p["tp"], zero_stage=3,
         recompute="full", sequence_parallel=True, microbatch_count=1, flash_attention=False,
         recompute_rerun="residuals",  # JAX: only what the backward consumes is rerun
+        dropout=p["dropout"],
     )  # fmt: skip
     return res, fleet
 
@@ -209,6 +210,7 @@ def maxtext_solve(row: dict, section: str = "maxtext") -> tuple[Any, Fleet]:
         tp_size=row["tp"], zero_stage=3, recompute=_REMAT[row["remat"]],
         sequence_parallel=row["tp"] > 1, microbatch_count=1, flash_attention=True,
         recompute_rerun="residuals",  # JAX: only what the backward consumes is rerun
+        dropout=m["dropout"],
     )  # fmt: skip
     return res, fleet
 
