@@ -201,7 +201,8 @@ def llama3_solve(row: dict) -> Any:
         Models[c["catalog"]], fleet, batch_size=batch, seq_len=row["seq_len"],
         tp_size=row["tp"], pp_size=row["pp"], v_stages=c["v_stages"],
         microbatch_count=row["batch_per_dp"], zero_stage=1, sequence_parallel=True,
-        recompute=c["recompute"], grad_accumulation_fusion=c["grad_accumulation_fusion"], **kw,
+        recompute=c["recompute"], grad_accumulation_fusion=c["grad_accumulation_fusion"],
+        dropout=c["dropout"], **kw,
     )  # fmt: skip
 
 
@@ -308,6 +309,7 @@ def bridge_solve(row: dict, section: str = "bridge", **overrides: Any) -> tuple[
         # the performance scripts: userbuffers TP overlap wherever TP > 1; Megatron-FSDP
         # rows turn gradient-accumulation fusion off (comm_overlap_source)
         tp_comm_overlap=row["tp"] > 1, grad_accumulation_fusion=not row["fsdp"],
+        dropout=b["dropout"],
     )  # fmt: skip
     if row["cp"] > 1:
         kw["cp_size"] = row["cp"]
