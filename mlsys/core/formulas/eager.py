@@ -159,6 +159,13 @@ _RESIDUAL_ADD: tuple[_Op, ...] = (("residual add", 2, 0, 1, 0),)
 # residual stream's two paths meet again the two gradients are summed (one add)
 _RESIDUAL_GRADIENT_SUM: tuple[_Op, ...] = (("sum of the residual gradients", 2, 0, 1, 0),)
 _HEAD_COPY: tuple[_Op, ...] = (("copy", 1, 0, 1, 0),)
+# per pass (backward or not): eager norm, fused norm, residual, rotary, SwiGLU, GeLU
+_PASS_LISTS = {
+    False: (EAGER_RMSNORM_FORWARD, FUSED_RMSNORM_FORWARD, _RESIDUAL_ADD, EAGER_ROTARY_FORWARD,
+            EAGER_SWIGLU_FORWARD, EAGER_GELU_FORWARD),
+    True: (EAGER_RMSNORM_BACKWARD, FUSED_RMSNORM_BACKWARD, _RESIDUAL_GRADIENT_SUM,
+           EAGER_ROTARY_BACKWARD, EAGER_SWIGLU_BACKWARD, EAGER_GELU_BACKWARD),
+}  # fmt: skip
 
 
 def eager_operator_bytes(ops: tuple[_Op, ...], bytes_per_element: Any) -> Any:
@@ -291,25 +298,15 @@ def eager_elementwise_bytes(
     else:
         h_in = np.where(sequence_parallel, hidden / tp, hidden)
     f = ffn_hidden / tp
-    if backward:
-        norm = eager_operator_bytes(
-            FUSED_RMSNORM_BACKWARD if fused_norms else EAGER_RMSNORM_BACKWARD, e
-        )
-        residual = eager_operator_bytes(_RESIDUAL_GRADIENT_SUM, e)
-        rot = eager_operator_bytes(EAGER_ROTARY_BACKWARD, e)
-        gated = eager_operator_bytes(EAGER_SWIGLU_BACKWARD, e)
-        plain = eager_operator_bytes(EAGER_GELU_BACKWARD, e)
-        # repeat_kv's backward sums each query head's gradient into its key/value head
-        repeat = 2.0 * (q + kv) * e
-    else:
-        norm = eager_operator_bytes(
-            FUSED_RMSNORM_FORWARD if fused_norms else EAGER_RMSNORM_FORWARD, e
-        )
-        residual = eager_operator_bytes(_RESIDUAL_ADD, e)
-        rot = eager_operator_bytes(EAGER_ROTARY_FORWARD, e)
-        gated = eager_operator_bytes(EAGER_SWIGLU_FORWARD, e)
-        plain = eager_operator_bytes(EAGER_GELU_FORWARD, e)
-        repeat = 2.0 * (kv + q) * e
+    eager_norm, fused_norm, residual_ops, rotary_ops, gated_ops, plain_ops = _PASS_LISTS[backward]
+    norm = eager_operator_bytes(fused_norm if fused_norms else eager_norm, e)
+    residual = eager_operator_bytes(residual_ops, e)
+    rot = eager_operator_bytes(rotary_ops, e)
+    gated = eager_operator_bytes(gated_ops, e)
+    plain = eager_operator_bytes(plain_ops, e)
+    # repeat_kv reads each key and value head and writes it for every query head it
+    # serves; its backward sums the query heads' gradients back into it: the same bytes
+    repeat = 2.0 * (q + kv) * e
     repeat = repeat * (q > kv) if type(q) is float else np.where(q > kv, repeat, 0.0)
     contiguous = eager_operator_bytes(_HEAD_COPY, e) * q
     mlp = (
