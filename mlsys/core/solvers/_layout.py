@@ -840,20 +840,28 @@ def memory_terms(
         ``microbatch_size`` (sequences), ``layers_per_device`` (count).
     """
     o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
-    if o is ScalarOps:
-        # one layout: a pure function of the problem and eleven numbers, so a layout
-        # priced before (a book re-solving it; DistributedModel and MemoryModel asking
-        # about the same one) is read back, not recomputed
-        key = ("memory", tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, recompute_fraction)
-        hit = P.priced.get(key)
-        if hit is None:
-            if len(P.priced) > 4096:
-                P.priced.clear()
-            hit = P.priced[key] = _memory_terms(
-                P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o, recompute_fraction
-            )
-        return dict(hit)
+    if o is ScalarOps:  # a copy: the caller may change it, the memo must not
+        return dict(_memory_terms_of_one(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp,
+                                         recompute_fraction))  # fmt: skip
     return _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o, recompute_fraction)
+
+
+def _memory_terms_of_one(
+    P: Problem, tp: float, pp: float, ep: float, dp: float, m: float, v: float, zero: float,
+    rc: float, sp: float, schedule: int, cp: float, recompute_fraction: float,
+) -> dict[str, Any]:  # fmt: skip
+    """:func:`memory_terms` of one layout, read back when priced before (a book re-solving
+    it; DistributedModel and MemoryModel asking about the same one): a pure function of
+    the problem and these numbers. The memo's own dict: read it, do not change it."""
+    key = ("memory", tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, recompute_fraction)
+    hit = P.priced.get(key)
+    if hit is None:
+        if len(P.priced) > 4096:
+            P.priced.clear()
+        hit = P.priced[key] = _memory_terms(
+            P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, ScalarOps, recompute_fraction
+        )
+    return hit
 
 
 def _memory_terms(
@@ -1233,7 +1241,12 @@ def evaluate(
         Times in s, bytes, FLOP and fractions; see the keys.
     """
     o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
-    mem = memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, recompute_fraction)
+    if o is ScalarOps:  # read only here: the memo's own dict, no copy
+        mem = _memory_terms_of_one(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp,
+                                   recompute_fraction)  # fmt: skip
+    else:
+        mem = _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o,
+                            recompute_fraction)  # fmt: skip
     s, h, e = P.s, P.h, P.e_act
     g = P.accelerators_per_node
     full = rc == _FULL
