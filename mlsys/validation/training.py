@@ -644,10 +644,15 @@ def mosaic_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
 def _torchtitan_fleet(section: dict) -> Fleet:
     """Eight-GPU A100 80GB nodes on NVSwitch with the network ``section`` names (AWS
     p4de: 400 Gbit/s of EFA per node, one eighth of it per GPU)."""
+    source = {"kind": "datasheet", "reference": section["network_source"], "url": None,
+              "note": None}  # fmt: skip
+    latency = {"kind": "estimate", "reference": "EFA's SRD transport above an InfiniBand "
+               "NIC's few microseconds (assumed)", "url": None, "note": None}  # fmt: skip
     fabric = Fabric(**{**Fabrics.ROCE_100G.model_dump(), "name": "EFA_P4DE",
                        "display_name": "AWS EFA, 400 Gbit/s per 8-GPU node",
                        "bandwidth": section["network_bandwidth"], "link_rate": None,
-                       "latency": section["network_latency"]})  # fmt: skip
+                       "latency": section["network_latency"],
+                       "provenance": {"default": source, "latency": latency}})  # fmt: skip
     return Fleet(node=Nodes.DGX_A100, count=section["gpus"] // 8, fabric=fabric)
 
 
@@ -682,7 +687,7 @@ def torchtitan_solve(row: dict, **overrides: Any) -> tuple[Any, Fleet]:
         recompute=row["recompute"], grad_accumulation_fusion=False,
         grad_dtype=c["grad_dtype"], attention_kernel=c["attention_kernel"],
         elementwise_kernels=row["elementwise_kernels"], fsdp_per_parameter=True,
-        dropout=False,
+        dropout=c["dropout"],
     )  # fmt: skip
     res = DistributedModel().solve(Models[row["model"]], fleet, **{**kw, **overrides})
     return res, fleet
@@ -711,6 +716,7 @@ def _torchtitan() -> list[Case]:
 
 
 _FA2_VOCAB = 50264  # GPT-2's 50257 padded to a multiple of 8 (pad_vocab_size_multiple)
+_FA2_FLEET = Fleet(node=Nodes.DGX_A100, count=1, fabric=Fabrics.IB_HDR)  # one node of 8
 
 
 def flashattention2_solve(row: dict, **overrides: Any) -> tuple[Any, TransformerWorkload]:
@@ -735,17 +741,17 @@ def flashattention2_solve(row: dict, **overrides: Any) -> tuple[Any, Transformer
     tuple
         The DistributedResult and the TransformerWorkload.
     """
-    fleet = Fleet(node=Nodes.DGX_A100, count=1, fabric=Fabrics.IB_HDR)
+    c = load_data("training")["flashattention2"]
     model = _gpt(row["layers"], row["hidden"], row["heads"], _FA2_VOCAB, row["seq_len"],
                  position_embedding="learned", tied_embeddings=True)  # fmt: skip
-    gpus = fleet.total_accelerators
+    gpus = _FA2_FLEET.total_accelerators
     kw: dict[str, Any] = dict(
         batch_size=row["global_batch"], precision="bf16", seq_len=row["seq_len"],
         microbatch_count=row["global_batch"] // (gpus * row["micro_batch"]), zero_stage=1,
         recompute="none", grad_accumulation_fusion=False, grad_dtype="fp32",
-        attention_kernel=row["attention_kernel"],
+        attention_kernel=row["attention_kernel"], dropout=c["dropout"],
     )  # fmt: skip
-    return DistributedModel().solve(model, fleet, **{**kw, **overrides}), model
+    return DistributedModel().solve(model, _FA2_FLEET, **{**kw, **overrides}), model
 
 
 def _flashattention2() -> list[Case]:
@@ -756,7 +762,7 @@ def _flashattention2() -> list[Case]:
         res, model = flashattention2_solve(row)
         # the paper's count per token: 6N + 12 l h s (Sec. 4.2)
         per_token = 6.0 * model.total_params + 12.0 * row["layers"] * row["hidden"] * row["seq_len"]
-        tflops = res.si("tokens_per_second") / 8 * per_token / 1e12
+        tflops = res.si("tokens_per_second") / _FA2_FLEET.total_accelerators * per_token / 1e12
         name = (f"{row['model']} on 8 A100 80GB, seq {row['seq_len']} "
                 f"({kernels[row['attention_kernel']]}; Dao 2023, Table 1)")  # fmt: skip
         out.append(
