@@ -122,8 +122,10 @@ CP_COMM_TYPES: tuple[str, ...] = ("p2p", "all_gather")
 _CHOICES: dict[str, tuple[str, ...]] = {
     "pipeline_p2p": ("megatron", "deepspeed"),
     "recompute_rerun": ("layer", "residuals"),
+    "elementwise_kernels": ELEMENTWISE_KERNELS,
 }
-"""Allowed values of the layout's plain string options, by field (lower-case)."""
+"""Allowed values of the layout's plain string options, by field (lower-case, ``_`` for
+``-``)."""
 TOPOLOGY_NAMES: dict[str | None, Topology] = {
     None: Topology.AUTO,
     "auto": Topology.AUTO,
@@ -352,16 +354,6 @@ class TrainingLayout(BaseModel):
             raise ParameterError("attention_kernel", value, "'fused', 'flash2' or 'flash1'")
         return key
 
-    @field_validator("elementwise_kernels", mode="before")
-    @classmethod
-    def _elementwise_kernels(cls, value: Any) -> str:
-        key = value.lower().replace("-", "_") if isinstance(value, str) else value
-        if key not in ELEMENTWISE_KERNELS:
-            raise ParameterError(
-                "elementwise_kernels", value, "one of " + ", ".join(map(repr, ELEMENTWISE_KERNELS))
-            )
-        return key
-
     @field_validator("cp_comm_type", mode="before")
     @classmethod
     def _cp_comm_type(cls, value: Any) -> str:
@@ -375,11 +367,11 @@ class TrainingLayout(BaseModel):
     def _recompute_num_layers(cls, value: Any) -> int | None:
         return None if value is None else _positive_int("recompute_num_layers", value)
 
-    @field_validator("pipeline_p2p", "recompute_rerun", mode="before")
+    @field_validator("pipeline_p2p", "recompute_rerun", "elementwise_kernels", mode="before")
     @classmethod
     def _choice(cls, value: Any, info: Any) -> str:
         allowed = _CHOICES[info.field_name]
-        key = value.lower() if isinstance(value, str) else value
+        key = value.lower().replace("-", "_") if isinstance(value, str) else value
         if key not in allowed:
             raise ParameterError(info.field_name, value, " or ".join(repr(a) for a in allowed))
         return key
