@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from mlsys.core.formulas.layer_time import _kv_heads_per_device
+from mlsys.core.formulas.layer_time import _attention_widths, _block_width
 
 __all__ = [
     "EAGER_RMSNORM_FORWARD",
@@ -291,12 +291,8 @@ def eager_elementwise_bytes(
     1395712.0
     """
     e = bytes_per_element
-    q = heads / tp * head_dim
-    kv = _kv_heads_per_device(kv_heads, tp) * head_dim
-    if type(sequence_parallel) in (bool, float, int):
-        h_in = hidden / tp if sequence_parallel else hidden
-    else:
-        h_in = np.where(sequence_parallel, hidden / tp, hidden)
+    q, kv = _attention_widths(heads, kv_heads, head_dim, tp)
+    h_in = _block_width(hidden, tp, sequence_parallel)
     f = ffn_hidden / tp
     eager_norm, fused_norm, residual_ops, rotary_ops, gated_ops, plain_ops = _PASS_LISTS[backward]
     norm = eager_operator_bytes(fused_norm if fused_norms else eager_norm, e)
@@ -442,12 +438,8 @@ def eager_saved_activation_bytes(
     >>> eager_saved_activation_bytes(1, 8192, 64, 8, 128, 1, 2.0)
     94208.0
     """
-    q = heads / tp * head_dim
-    kv = _kv_heads_per_device(kv_heads, tp) * head_dim
-    if type(sequence_parallel) in (bool, float, int):
-        h_in = hidden / tp if sequence_parallel else hidden
-    else:
-        h_in = np.where(sequence_parallel, hidden / tp, hidden)
+    q, kv = _attention_widths(heads, kv_heads, head_dim, tp)
+    h_in = _block_width(hidden, tp, sequence_parallel)
     norms = 0.0 if fused_norms else 2.0 * FP32_BYTES * h_in
     expanded = 2.0 * (q - kv) * bytes_per_element
     out = tokens * (norms + expanded)

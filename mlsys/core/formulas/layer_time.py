@@ -92,6 +92,20 @@ def _kv_heads_per_device(kv_heads: Any, tp: Any) -> Any:
     return np.maximum(per, 1.0)
 
 
+def _attention_widths(heads: Any, kv_heads: Any, head_dim: Any, tp: Any) -> tuple[Any, Any]:
+    """Query and key/value widths on one device, in elements: ``n_h·d/t`` and
+    ``max(n_kv/t, 1)·d``."""
+    return heads / tp * head_dim, _kv_heads_per_device(kv_heads, tp) * head_dim
+
+
+def _block_width(hidden: Any, tp: Any, sequence_parallel: Any) -> Any:
+    """Width of a block-boundary tensor on one device, in elements: ``h/t`` under
+    sequence parallelism (Korthikanti et al. 2022), ``h`` otherwise."""
+    if type(sequence_parallel) in (bool, float, int):
+        return hidden / tp if sequence_parallel else hidden
+    return np.where(sequence_parallel, hidden / tp, hidden)
+
+
 def fp8_cast_bytes(
     tokens: Any,
     hidden: Any,
@@ -158,13 +172,9 @@ def fp8_cast_bytes(
     >>> round(fp8_cast_bytes(8192, 4096, 32, 8, 128, 14336, True, 1) / 1e9, 2)
     1.31
     """
-    q = heads / tp * head_dim
-    kv = _kv_heads_per_device(kv_heads, tp) * head_dim
+    q, kv = _attention_widths(heads, kv_heads, head_dim, tp)
     f = ffn_hidden / tp
-    if type(sequence_parallel) in (bool, float, int):
-        h_in = hidden / tp if sequence_parallel else hidden
-    else:
-        h_in = np.where(sequence_parallel, hidden / tp, hidden)
+    h_in = _block_width(hidden, tp, sequence_parallel)
     if backward:
         elements = (q + 2.0 * kv) + h_in + (2.0 * f if gated_mlp else f) + h_in
     else:
@@ -216,8 +226,7 @@ def rotary_embedding_bytes(
     >>> round(rotary_embedding_bytes(8192, 32, 8, 128, 1, 2.0) / 1e6, 1)
     167.8
     """
-    q = heads / tp * head_dim
-    kv = _kv_heads_per_device(kv_heads, tp) * head_dim
+    q, kv = _attention_widths(heads, kv_heads, head_dim, tp)
     out = 2.0 * tokens * (q + kv) * bytes_per_element
     return float(out) if np.ndim(out) == 0 else out
 
@@ -579,8 +588,7 @@ def _linear_widths(
     """``(N, K)`` of the QKV, output-projection, MLP-up and MLP-down GEMMs on one device
     (Megatron's column/row split over ``tp``; grouped K/V heads replicated when fewer
     than ``tp``)."""
-    q_dev = heads / tp * head_dim
-    kv_dev = _kv_heads_per_device(kv_heads, tp) * head_dim
+    q_dev, kv_dev = _attention_widths(heads, kv_heads, head_dim, tp)
     f_dev = ffn_hidden / tp
     up_width = 2.0 * f_dev if gated_mlp else f_dev
     return (q_dev + 2.0 * kv_dev, hidden), (hidden, q_dev), (up_width, hidden), (hidden, f_dev)
