@@ -3,8 +3,8 @@
 One small module per topic; this package re-exports every module's ``__all__`` so that
 ``from mlsys.core.formulas import roofline_time, kv_cache_bytes`` works. Modules that
 other engineers add (collectives, sharding, pipeline, reliability, sustainability,
-economics, serving, gemm, overheads, layer_time, overlap, eager) are re-exported when present;
-a missing one is skipped.
+economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce) are
+re-exported when present; a missing one is skipped.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ _OPTIONAL_MODULES = (
     "layer_time",
     "overlap",
     "eager",
+    "peer_allreduce",
 )
 
 

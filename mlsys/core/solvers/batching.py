@@ -59,6 +59,7 @@ from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers.serving import (
     DEFAULT_MEMORY_UTILIZATION,
+    DEFAULT_TP_ALLREDUCE,
     _activation_workspace,
     _check_plan_args,
     _count,
@@ -70,6 +71,7 @@ from mlsys.core.solvers.serving import (
     _Plan,
     _plan,
     _prefill,
+    _tp_allreduce,
 )
 from mlsys.core.units import as_si
 
@@ -449,6 +451,7 @@ class ContinuousBatchingModel:
         gate_up_fused: bool = True,
         host_time_per_step: Any = 0.0,
         host_overlap: bool = False,
+        tp_allreduce: str = DEFAULT_TP_ALLREDUCE,
     ) -> ContinuousBatchingResult:
         """Steady state at one arrival rate (and, given targets, the SLO capacity).
 
@@ -495,6 +498,9 @@ class ContinuousBatchingModel:
         host_overlap : bool
             As for :meth:`ServingModel.solve`: the engine schedules one step ahead, so
             its host work costs time only where it exceeds the device step.
+        tp_allreduce : {"nccl", "custom"}
+            As for :meth:`ServingModel.solve`: the tensor-parallel all-reduces as NCCL
+            runs them (default) or as the engines' custom peer-read kernels.
         ttft_slo, itl_slo : float or Quantity [s], optional
             Latency targets for the SLO search (either or both).
         price_per_accelerator_hour : float or Quantity [USD/hour], optional
@@ -547,6 +553,7 @@ class ContinuousBatchingModel:
             _flag(gate_up_fused, "gate_up_fused"),
             _host_step(host_time_per_step),
             _flag(host_overlap, "host_overlap"),
+            _tp_allreduce(tp_allreduce),
         )
 
         o_mean = outputs.mean

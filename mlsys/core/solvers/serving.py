@@ -38,7 +38,9 @@ The physics, stated once:
   (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`), with LL's ring steps
   at their measured latency on A100 and H100 NVLink
   (:data:`~mlsys.core.formulas.collectives.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S`) —
-  not overlapped with compute.
+  not overlapped with compute. ``tp_allreduce="custom"`` prices instead the one-shot /
+  two-shot peer-read kernels inference engines run inside an NVLink node
+  (:mod:`mlsys.core.formulas.peer_allreduce`).
 * **Pipeline parallelism**: one request's prefill crosses every stage in turn (TTFT
   grows by ``pp_size − 1`` point-to-point hops); decoding splits the batch into
   ``min(pp_size, batch)`` micro-batches that circulate through the stages, so a token
@@ -83,6 +85,10 @@ from mlsys.core.formulas.layer_time import (
 )
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
 from mlsys.core.formulas.parallel import tp_forward_reductions_per_layer
+from mlsys.core.formulas.peer_allreduce import (
+    PEER_ALLREDUCE_LATENCY_MEASURED_S,
+    peer_allreduce_time,
+)
 from mlsys.core.formulas.serving import (
     decode_kv_reads,
     decode_kv_reread_bytes,
@@ -110,6 +116,16 @@ DEFAULT_MEMORY_UTILIZATION = None
 plus a fragmentation fraction of what is allocated), as MemoryModel and SingleNodeModel
 do. A fraction instead (vLLM's ``gpu_memory_utilization``, 0.9 by default there) gives
 the engine that share of device memory for weights, KV cache and activations."""
+
+TP_ALLREDUCE_IMPLEMENTATIONS = ("nccl", "custom")
+"""How the engine runs its tensor-parallel all-reduces: ``"nccl"`` (NCCL's ring or NVLS,
+:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`) or ``"custom"`` (the
+one-shot / two-shot peer-read kernels of vLLM, TensorRT-LLM, SGLang and PyTorch's
+intra-node communication inside one NVLink node, up to 8 MiB and 8 GPUs, NCCL beyond:
+:func:`mlsys.core.formulas.peer_allreduce.peer_allreduce_time`)."""
+
+DEFAULT_TP_ALLREDUCE = "nccl"
+"""The all-reduce implementation priced when none is given."""
 
 _LATENCY_FIELDS = (
     "ttft",
@@ -414,6 +430,7 @@ class _Plan:
     tp_bw: float  # per-direction bandwidth of the tensor-parallel fabric
     tp_nvls: bool  # the fabric reduces in the switch (NVLink SHARP)
     tp_ll_step: float | None  # measured NCCL LL step on this NVLink generation, if known
+    tp_peer_latency: float | None  # the engine's custom all-reduce latency; None: NCCL
     p2p0: float
     p2p1: float
     kv_per_token_dev: float  # KV bytes one token occupies on one device
@@ -606,13 +623,19 @@ def _lm_head(plan: _Plan, rows: float) -> float:
 
 
 def _allreduce(plan: _Plan, message_bytes: float) -> float:
-    """One tensor-parallel all-reduce as NCCL runs it (protocol, NVLS)."""
+    """One tensor-parallel all-reduce: the engine's custom peer-read kernel where it runs
+    one, else as NCCL runs it (protocol, NVLS)."""
     if plan.tp <= 1 or plan.tp_bw <= 0.0:
         return 0.0
     key = ("all-reduce", message_bytes)
     hit = plan.priced.get(key)
     if hit is not None:
         return hit
+    if plan.tp_peer_latency is not None:
+        hit = peer_allreduce_time(message_bytes, plan.tp, plan.tp_bw, plan.tp_peer_latency)
+        if hit is not None:
+            plan.priced[key] = hit
+            return hit
     hit = plan.priced[key] = nccl_allreduce_time(
         message_bytes, plan.tp, plan.tp_bw, plan.tp_link, plan.tp_nvls,
         ll_step_latency_s=plan.tp_ll_step,
@@ -742,6 +765,18 @@ def _measured_ll_step(fab: Fabric | None, acc: Accelerator) -> float | None:
     return NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(name) if name else None
 
 
+def _peer_allreduce_latency(fab: Fabric | None, acc: Accelerator) -> float:
+    """Latency of the engines' custom all-reduce kernel on the tensor-parallel NVLink:
+    measured for the fabric's generation, else the newest measured generation's (NVLink
+    latency has not grown between generations: NCCL's LL step is 1.98 µs on NVLink 3,
+    1.10 µs on NVLink 4)."""
+    name = fab.name if fab is not None else _NVLINK_OF.get(acc.name)
+    measured = PEER_ALLREDUCE_LATENCY_MEASURED_S
+    if name in measured:
+        return measured[name]
+    return measured[max(measured)]
+
+
 def _fabric_of(hardware: Any, fabric: Any) -> Fabric | None:
     """The tensor-parallel fabric object, if any (the explicit one, else the node's)."""
     if fabric is not None:
@@ -771,6 +806,7 @@ def _plan(
     gate_up_fused: bool = True,
     host_step: float = 0.0,
     host_overlap: bool = False,
+    tp_allreduce: str = "nccl",
 ) -> _Plan:
     objects = (model, hardware, fabric)
     values = (
@@ -785,6 +821,7 @@ def _plan(
         gate_up_fused,
         host_step,
         host_overlap,
+        tp_allreduce,
     )
     hit = _PLANS.get(objects, values)
     if hit is not MISSING:
@@ -804,6 +841,7 @@ def _plan(
         gate_up_fused,
         host_step,
         host_overlap,
+        tp_allreduce,
     )
     _PLANS.put(objects, values, plan)
     return plan
@@ -824,6 +862,7 @@ def _build_plan(
     gate_up_fused=True,
     host_step=0.0,
     host_overlap=False,
+    tp_allreduce="nccl",
 ) -> _Plan:
     if not isinstance(model, TransformerWorkload):
         raise ParameterError(
@@ -901,6 +940,11 @@ def _build_plan(
     tp_link = "nvlink" if fab_obj is None or fab_obj.kind == "scale-up" else "net"
     nvls = bool(fab_obj is not None and fab_obj.in_network_reduction)
     tp_ll_step = _measured_ll_step(fab_obj, acc) if tp_link == "nvlink" else None
+    tp_peer_latency = (
+        _peer_allreduce_latency(fab_obj, acc)
+        if tp_allreduce == "custom" and tp_link == "nvlink"
+        else None
+    )
     bw = acc.memory_bandwidth_Bps
     if memory_utilization is None:
         fixed = default_framework_overhead(acc, 0.0)
@@ -934,6 +978,7 @@ def _build_plan(
         tp_bw=fab_bw,
         tp_nvls=nvls,
         tp_ll_step=tp_ll_step,
+        tp_peer_latency=tp_peer_latency,
         p2p0=p2p0,
         p2p1=p2p1,
         kv_per_token_dev=kv_per_token_dev,
@@ -987,6 +1032,15 @@ def _heads_per_block(value: Any) -> int | None:
     if value is None:
         return None
     return _count(value, "decode_attention_heads_per_block")
+
+
+def _tp_allreduce(value: Any) -> str:
+    """``tp_allreduce``: one of :data:`TP_ALLREDUCE_IMPLEMENTATIONS`."""
+    if isinstance(value, str) and value.strip().lower() in TP_ALLREDUCE_IMPLEMENTATIONS:
+        return value.strip().lower()
+    raise ParameterError(
+        "tp_allreduce", value, "one of " + ", ".join(map(repr, TP_ALLREDUCE_IMPLEMENTATIONS))
+    )
 
 
 def _host_step(value: Any) -> float:
@@ -1054,6 +1108,7 @@ class ServingModel:
         gate_up_fused: bool = True,
         host_time_per_step: Any = 0.0,
         host_overlap: bool = False,
+        tp_allreduce: str = DEFAULT_TP_ALLREDUCE,
     ) -> ServingResult:
         """Solve one serving configuration.
 
@@ -1123,6 +1178,18 @@ class ServingModel:
             scheduler, TensorRT-LLM's overlap scheduler), so its host work costs time
             only where it exceeds the device step (default ``False``: a synchronous
             loop, where it adds to every step).
+        tp_allreduce : {"nccl", "custom"}
+            How the engine runs its tensor-parallel all-reduces (default ``"nccl"``,
+            :data:`DEFAULT_TP_ALLREDUCE`): NCCL's ring protocols or NVLS
+            (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`), or
+            ``"custom"``, the one-shot / two-shot peer-read kernels vLLM (on by default
+            for 2-8 NVLink GPUs since 2024), TensorRT-LLM, SGLang and PyTorch's
+            intra-node communication run inside one NVLink node for buffers up to
+            8 MiB, at their measured latency
+            (:func:`mlsys.core.formulas.peer_allreduce.peer_allreduce_time`); larger
+            buffers and links other than NVLink stay on NCCL. A decode step's
+            all-reduces of a few kilobytes then cost one latency each instead of
+            NCCL's ``2(n − 1)`` ring steps.
 
         Returns
         -------
@@ -1160,6 +1227,7 @@ class ServingModel:
             _flag(gate_up_fused, "gate_up_fused"),
             _host_step(host_time_per_step),
             _flag(host_overlap, "host_overlap"),
+            _tp_allreduce(tp_allreduce),
         )
         result = _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
         return record(
