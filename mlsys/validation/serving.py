@@ -1,5 +1,5 @@
 """Serving cases: ServingModel and ContinuousBatchingModel against published latencies
-and throughputs of lmdeploy, TensorRT-LLM (v0.5 and v0.9), vLLM and NVIDIA NIM."""
+and throughputs of lmdeploy, TensorRT-LLM (v0.5 and v0.9), vLLM, NVIDIA NIM and gpt-fast."""
 
 from __future__ import annotations
 
@@ -50,6 +50,12 @@ _SOURCES = {
         "2 x H100 80G, fp8 TP2, AIPerf at concurrency 1",
         "https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance",
     ),
+    "gpt-fast": (
+        "pytorch-labs/gpt-fast, README.md, 'Benchmarks' and 'Tensor Parallelism' tables: "
+        "8x A100-80GB power-limited to 330 W, hybrid cube mesh, batch 1, 5-token prompt, "
+        "generate.py --compile, ENABLE_INTRA_NODE_COMM=1 for tensor parallelism",
+        "https://github.com/pytorch-labs/gpt-fast/blob/0f925b5d/README.md",
+    ),
     "trtllm-v0.9": (
         "NVIDIA/TensorRT-LLM, docs/source/performance.md at v0.9.0 ('All data was generated "
         "using version 0.9.0'): 'Low Latency' batch-1 first-token latency and 'Peak "
@@ -80,6 +86,7 @@ def _serve(row: dict):
         batched_prefill=row.get("batched_prefill", False),
         host_time_per_step=row.get("host_time_per_step", 0.0),
         host_overlap=row.get("host_overlap", False),
+        tp_allreduce=row.get("tp_allreduce", "nccl"),
     )
     return res
 
@@ -183,6 +190,7 @@ def capacity_cases() -> list[Case]:
             gate_up_fused=row.get("gate_up_fused", True),
             host_time_per_step=row.get("host_time_per_step", 0.0),
             host_overlap=row.get("host_overlap", False),
+            tp_allreduce=row.get("tp_allreduce", "nccl"),
         )
         bound = row.get("bound_only", False)
         row_ = dict(row, batch_size=row["max_num_seqs"])

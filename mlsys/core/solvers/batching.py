@@ -452,6 +452,7 @@ class ContinuousBatchingModel:
         host_time_per_step: Any = 0.0,
         host_overlap: bool = False,
         tp_allreduce: str = DEFAULT_TP_ALLREDUCE,
+        vocab_parallel: bool = True,
     ) -> ContinuousBatchingResult:
         """Steady state at one arrival rate (and, given targets, the SLO capacity).
 
@@ -501,6 +502,9 @@ class ContinuousBatchingModel:
         tp_allreduce : {"nccl", "custom"}
             As for :meth:`ServingModel.solve`: the tensor-parallel all-reduces as NCCL
             runs them (default) or as the engines' custom peer-read kernels.
+        vocab_parallel : bool
+            As for :meth:`ServingModel.solve`: the embedding and output head split over
+            the tensor-parallel GPUs (default) or whole on each.
         ttft_slo, itl_slo : float or Quantity [s], optional
             Latency targets for the SLO search (either or both).
         price_per_accelerator_hour : float or Quantity [USD/hour], optional
@@ -554,6 +558,7 @@ class ContinuousBatchingModel:
             _host_step(host_time_per_step),
             _flag(host_overlap, "host_overlap"),
             _tp_allreduce(tp_allreduce),
+            _flag(vocab_parallel, "vocab_parallel"),
         )
 
         o_mean = outputs.mean

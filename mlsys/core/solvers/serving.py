@@ -431,6 +431,7 @@ class _Plan:
     tp_nvls: bool  # the fabric reduces in the switch (NVLink SHARP)
     tp_ll_step: float | None  # measured NCCL LL step on this NVLink generation, if known
     tp_peer_latency: float | None  # the engine's custom all-reduce latency; None: NCCL
+    vocab_split: int  # GPUs the embedding and output head are split over (tp, or 1)
     p2p0: float
     p2p1: float
     kv_per_token_dev: float  # KV bytes one token occupies on one device
@@ -466,8 +467,14 @@ def _weights_read(plan: _Plan, tokens: float) -> float:
     if s.is_moe:
         distinct = s.experts * (1.0 - (1.0 - s.top_k / s.experts) ** tokens)
         params += s.moe_layers * distinct * s.expert_params
-    # the output head stays in the activation precision (not quantised)
-    return params * plan.w_bytes + s.head_params * (plan.head_bytes - plan.w_bytes)
+    # the output head stays in the activation precision (not quantised); an engine that
+    # does not split it by vocabulary reads it on every tensor-parallel GPU
+    replicas = plan.tp / plan.vocab_split - 1.0
+    return (
+        params * plan.w_bytes
+        + s.head_params * (plan.head_bytes - plan.w_bytes)
+        + replicas * s.head_params * plan.head_bytes
+    )
 
 
 def _roof(plan: _Plan, flops_dev: float, bytes_dev: float) -> tuple[float, float, float]:
@@ -602,7 +609,8 @@ def _embedding(plan: _Plan, tokens: float) -> float:
 
 
 def _lm_head(plan: _Plan, rows: float) -> float:
-    """Seconds of the output projection for ``rows`` positions (vocabulary split by tp)."""
+    """Seconds of the output projection for ``rows`` positions (the vocabulary split over
+    the tensor-parallel GPUs, or whole on each)."""
     key = ("head", rows)
     hit = plan.priced.get(key)
     if hit is not None:
@@ -611,7 +619,7 @@ def _lm_head(plan: _Plan, rows: float) -> float:
     wb = plan.head_bytes if plan.head_bytes != plan.a_bytes else None
     hit = plan.priced[key] = gemm_time(
         rows,
-        s.vocab / plan.tp,
+        s.vocab / plan.vocab_split,
         s.hidden,
         plan.head_flops,
         plan.bw,
@@ -807,6 +815,7 @@ def _plan(
     host_step: float = 0.0,
     host_overlap: bool = False,
     tp_allreduce: str = "nccl",
+    vocab_parallel: bool = True,
 ) -> _Plan:
     objects = (model, hardware, fabric)
     values = (
@@ -822,6 +831,7 @@ def _plan(
         host_step,
         host_overlap,
         tp_allreduce,
+        vocab_parallel,
     )
     hit = _PLANS.get(objects, values)
     if hit is not MISSING:
@@ -842,6 +852,7 @@ def _plan(
         host_step,
         host_overlap,
         tp_allreduce,
+        vocab_parallel,
     )
     _PLANS.put(objects, values, plan)
     return plan
@@ -863,6 +874,7 @@ def _build_plan(
     host_step=0.0,
     host_overlap=False,
     tp_allreduce="nccl",
+    vocab_parallel=True,
 ) -> _Plan:
     if not isinstance(model, TransformerWorkload):
         raise ParameterError(
@@ -979,6 +991,7 @@ def _build_plan(
         tp_nvls=nvls,
         tp_ll_step=tp_ll_step,
         tp_peer_latency=tp_peer_latency,
+        vocab_split=tp if vocab_parallel else 1,
         p2p0=p2p0,
         p2p1=p2p1,
         kv_per_token_dev=kv_per_token_dev,
@@ -987,7 +1000,13 @@ def _build_plan(
         gate_up_split=not gate_up_fused,
         host_step=host_step,
         host_overlap=host_overlap,
-        weights_dev=(shape.total_params * wb + shape.head_params * (head_bytes - wb)) / (tp * pp),
+        weights_dev=(
+            shape.total_params * wb
+            + shape.head_params * (head_bytes - wb)
+            # embedding and head whole on every tensor-parallel GPU (both V x h)
+            + (0.0 if vocab_parallel else (tp - 1) * shape.head_params * (head_bytes + wb))
+        )
+        / (tp * pp),
         head_bytes=head_bytes,
         head_flops=head_flops,
         mem_avail=mem_avail,
@@ -1109,6 +1128,7 @@ class ServingModel:
         host_time_per_step: Any = 0.0,
         host_overlap: bool = False,
         tp_allreduce: str = DEFAULT_TP_ALLREDUCE,
+        vocab_parallel: bool = True,
     ) -> ServingResult:
         """Solve one serving configuration.
 
@@ -1190,6 +1210,13 @@ class ServingModel:
             buffers and links other than NVLink stay on NCCL. A decode step's
             all-reduces of a few kilobytes then cost one latency each instead of
             NCCL's ``2(n − 1)`` ring steps.
+        vocab_parallel : bool
+            The engine splits the embedding table and the output head over the
+            tensor-parallel GPUs by vocabulary (default ``True``: Megatron's
+            vocabulary-parallel embedding, vLLM's ``ParallelLMHead``, TensorRT-LLM).
+            ``False``: every GPU holds both whole and computes all the logits itself,
+            reading the whole head every step (gpt-fast's ``tp.py`` splits only the
+            transformer blocks).
 
         Returns
         -------
@@ -1228,6 +1255,7 @@ class ServingModel:
             _host_step(host_time_per_step),
             _flag(host_overlap, "host_overlap"),
             _tp_allreduce(tp_allreduce),
+            _flag(vocab_parallel, "vocab_parallel"),
         )
         result = _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
         return record(
