@@ -87,6 +87,7 @@ def _serve(row: dict):
         host_time_per_step=row.get("host_time_per_step", 0.0),
         host_overlap=row.get("host_overlap", False),
         tp_allreduce=row.get("tp_allreduce", "nccl"),
+        vocab_parallel=row.get("vocab_parallel", True),
     )
     return res
 

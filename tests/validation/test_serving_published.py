@@ -21,25 +21,15 @@ import pytest
 
 from mlsys import ContinuousBatchingModel, Hardware, Models, ServingModel
 from mlsys.validation import load_data
+from mlsys.validation.serving import _serve
 
 SERVING = load_data("serving")
 POINTS = SERVING["point"]
 
 
 def predict(row):
-    res = ServingModel().solve(
-        Models[row["model"]],
-        Hardware[row["hardware"]],
-        batch_size=row["batch_size"],
-        prompt_len=row["prompt_len"],
-        output_len=row["output_len"],
-        precision=row["precision"],
-        kv_precision=row.get("kv_precision"),
-        tp_size=row["tp_size"],
-        decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
-        gate_up_fused=row.get("gate_up_fused", True),
-        batched_prefill=row.get("batched_prefill", False),
-    )
+    # the suite's own reading of a row (every engine property the row states)
+    res = _serve(row)
     assert res.feasible, (row["id"], res.infeasibility_reason)
     return res.si(row["metric"])
 
