@@ -8,7 +8,7 @@ from mlsys.core.solvers.batching import ContinuousBatchingModel
 from mlsys.core.solvers.serving import ServingModel
 from mlsys.validation._case import Case, load_data
 
-__all__ = ["capacity_cases", "latency_cases", "throughput_cases"]
+__all__ = ["capacity_cases", "latency_cases", "serve_row", "throughput_cases"]
 
 _SOURCES = {
     "lmdeploy": (
@@ -71,7 +71,28 @@ _METRIC = {
 _SLACK = 0.05  # a bound may be missed by this much on its wrong side
 
 
-def _serve(row: dict):
+def serve_row(row: dict):
+    """Solve one serving row of ``serving.toml`` as the suite reads it.
+
+    Parameters
+    ----------
+    row : dict
+        A ``[[point]]`` or ``[[throughput]]`` table: catalog model and hardware, batch,
+        prompt and output lengths in tokens, precisions, ``tp_size`` and every engine
+        property the row states (``gate_up_fused``, ``decode_attention_heads_per_block``,
+        ``batched_prefill``, ``host_time_per_step`` in seconds, ``host_overlap``,
+        ``tp_allreduce``, ``vocab_parallel``); absent ones take ServingModel's defaults
+        (``tp_allreduce`` "nccl").
+
+    Returns
+    -------
+    ServingResult
+        The solve (latencies in seconds, throughputs in tokens per second).
+
+    References
+    ----------
+    The row's own ``source`` (see the file's header).
+    """
     res = ServingModel().solve(
         Models[row["model"]],
         Hardware[row["hardware"]],
@@ -117,7 +138,7 @@ def latency_cases() -> list[Case]:
                 quantity=_METRIC[row["metric"]],
                 unit="s",
                 published=float(row["published"]),
-                predicted=_serve(row).si(row["metric"]),
+                predicted=serve_row(row).si(row["metric"]),
                 tolerance=_SLACK if lower else row["tolerance"],
                 basis="prediction",
                 method="performance model",
@@ -154,7 +175,7 @@ def throughput_cases() -> list[Case]:
                 quantity="output tokens/s per GPU" if per_gpu else "output tokens/s",
                 unit="token/s",
                 published=float(row["published"]),
-                predicted=_serve(row).si(
+                predicted=serve_row(row).si(
                     "tokens_per_second_per_accelerator" if per_gpu else "tokens_per_second"
                 ),
                 tolerance=_SLACK if bound else row["tolerance"],

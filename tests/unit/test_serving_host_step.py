@@ -102,13 +102,13 @@ def test_overlap_flag_must_be_boolean():
 
 def test_validation_rows_may_carry_the_engines_host_work():
     # the validation loader passes a row's host_time_per_step (a measured engine figure)
-    from mlsys.validation.serving import _serve
+    from mlsys.validation.serving import serve_row
 
     row = dict(model="Llama3_8B", hardware="H200", precision="bf16", tp_size=1, **_VLLM_SHAPE)
-    base = _serve(row).si("itl")
-    assert _serve(dict(row, host_time_per_step=2e-3)).si("itl") == pytest.approx(
+    base = serve_row(row).si("itl")
+    assert serve_row(dict(row, host_time_per_step=2e-3)).si("itl") == pytest.approx(
         base + 2e-3, rel=1e-9
     )
-    assert _serve(dict(row, host_time_per_step=2e-3, host_overlap=True)).si("itl") == (
+    assert serve_row(dict(row, host_time_per_step=2e-3, host_overlap=True)).si("itl") == (
         pytest.approx(base, rel=1e-12)
     )

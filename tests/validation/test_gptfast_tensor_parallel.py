@@ -13,13 +13,13 @@ from __future__ import annotations
 import pytest
 
 from mlsys.validation import load_data
-from mlsys.validation.serving import _serve
+from mlsys.validation.serving import serve_row
 
 ROWS = [r for r in load_data("serving")["point"] if r["source"] == "gpt-fast"]
 
 
 def _error(row: dict) -> float:
-    return _serve(row).si("itl") / row["published"] - 1.0
+    return serve_row(row).si("itl") / row["published"] - 1.0
 
 
 def test_the_table_is_all_there():
@@ -42,6 +42,6 @@ def test_within_ten_percent_with_the_engine_as_it_runs(row):
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r["tp_size"] == 8], ids=lambda r: r["id"])
 def test_nccl_pricing_misses_the_eight_gpu_rows(row):
-    nccl = _serve(dict(row, tp_allreduce="nccl")).si("itl") / row["published"] - 1.0
+    nccl = serve_row(dict(row, tp_allreduce="nccl")).si("itl") / row["published"] - 1.0
     assert nccl > 0.19, (row["id"], nccl)
     assert abs(_error(row)) < nccl / 4

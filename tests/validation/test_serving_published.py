@@ -21,7 +21,7 @@ import pytest
 
 from mlsys import ContinuousBatchingModel, Hardware, Models, ServingModel
 from mlsys.validation import load_data
-from mlsys.validation.serving import _serve
+from mlsys.validation.serving import serve_row
 
 SERVING = load_data("serving")
 POINTS = SERVING["point"]
@@ -29,7 +29,7 @@ POINTS = SERVING["point"]
 
 def predict(row):
     # the suite's own reading of a row (every engine property the row states)
-    res = _serve(row)
+    res = serve_row(row)
     assert res.feasible, (row["id"], res.infeasibility_reason)
     return res.si(row["metric"])
 
