@@ -454,6 +454,14 @@ CONSTANTS: tuple[Constant, ...] = (
         "per ring step); vllm-project/vllm PR 8558 (8 H100: 1.10 µs per step)",
     ),
     Constant(
+        "custom one-shot all-reduce latency (per NVLink generation)",
+        "mlsys.core.formulas.peer_allreduce",
+        "PEER_ALLREDUCE_LATENCY_MEASURED_S",
+        None,
+        "vllm-project/vllm PR 24111 (one-stage kernel on 2-6 H100: 6.0 µs); A100 9.7 µs "
+        "from the same eager test on both GPUs (sgl-project/sglang PRs 2688 and 2904)",
+    ),
+    Constant(
         "compute slowdown under overlapped collectives",
         "mlsys.core.formulas.overlap",
         "OVERLAPPED_COMPUTE_SLOWDOWN",
