@@ -176,3 +176,25 @@ def test_continuous_batching_takes_the_option():
     nccl = cb.solve(Models.Llama3_70B, Hardware.H100, **kw)
     custom = cb.solve(Models.Llama3_70B, Hardware.H100, tp_allreduce="custom", **kw)
     assert custom.si("itl") < nccl.si("itl")
+
+
+def test_only_nvlink_runs_the_custom_kernel():
+    # PCIe (L4, H100 PCIe) and TPU ICI have no peer load/store over NVLink: NCCL prices them
+    kw = dict(batch_size=8, prompt_len=32, output_len=16, tp_size=2)
+    for hw in (Hardware.L4, Hardware.H100_PCIE):
+        nccl = ServingModel().solve(Models.Llama3_8B, hw, **kw)
+        custom = ServingModel().solve(Models.Llama3_8B, hw, tp_allreduce="custom", **kw)
+        assert custom.si("tp_communication_time_decode") == nccl.si("tp_communication_time_decode")
+
+
+def test_unmeasured_nvlink_generation_takes_the_newest_measured_latency():
+    # B200's NVLink 5 has no measurement: NVLink 4's 6 µs, plus its bytes at 900 GB/s
+    res = ServingModel().solve(
+        Models.Llama3_70B, Hardware.B200, batch_size=8, prompt_len=32, output_len=16,
+        tp_size=4, tp_allreduce="custom",
+    )  # fmt: skip
+    m = 8 * 8192 * 2
+    expected = 160 * one_shot_allreduce_time(
+        m, 4, 900e9, PEER_ALLREDUCE_LATENCY_MEASURED_S["NVLINK4"]
+    )
+    assert res.si("tp_communication_time_decode") == pytest.approx(expected, rel=1e-9)

@@ -761,6 +761,7 @@ _NVLINK_OF: dict[str, str] = {
     "H100": "NVLINK4",
     "H200": "NVLINK4",
     "H800": "NVLINK4",
+    "B200": "NVLINK5",
 }
 """The NVLink generation (catalog fabric) of an SXM accelerator's own links, for a
 replica given as a bare accelerator (no Node, no Fabric)."""
@@ -773,12 +774,16 @@ def _measured_ll_step(fab: Fabric | None, acc: Accelerator) -> float | None:
     return NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(name) if name else None
 
 
-def _peer_allreduce_latency(fab: Fabric | None, acc: Accelerator) -> float:
+def _peer_allreduce_latency(fab: Fabric | None, acc: Accelerator) -> float | None:
     """Latency of the engines' custom all-reduce kernel on the tensor-parallel NVLink:
     measured for the fabric's generation, else the newest measured generation's (NVLink
     latency has not grown between generations: NCCL's LL step is 1.98 µs on NVLink 3,
-    1.10 µs on NVLink 4)."""
+    1.10 µs on NVLink 4). None off NVLink (PCIe, TPU ICI, an accelerator without a
+    known NVLink): the engines' peer-read kernels need NVLink's load/store access to
+    every peer, so NCCL runs there."""
     name = fab.name if fab is not None else _NVLINK_OF.get(acc.name)
+    if name is None or not name.startswith("NVLINK"):
+        return None
     measured = PEER_ALLREDUCE_LATENCY_MEASURED_S
     if name in measured:
         return measured[name]
