@@ -161,8 +161,10 @@ def fmt_int(
         rounded away from zero (:func:`mlsys.core.fmt_book.book_fmt_int`).
     prefix, suffix : str, optional
         Book contract: text before / after the number.
-    sep, space : str
-        mlsys contract: thousands separator, and the space before the unit.
+    sep : str
+        mlsys contract: thousands separator.
+    space : str
+        mlsys contract: the space before the unit.
 
     Returns
     -------

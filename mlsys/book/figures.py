@@ -84,8 +84,18 @@ def operator_points(
         The network (or its catalog name).
     hardware : Accelerator or str
         The device (or its catalog name).
-    batch_size, seq_len, phase, precision
-        As for :meth:`mlsys.core.solvers.roofline.SingleNodeModel.solve`.
+    batch_size : int
+        Sequences (samples) per step. As for
+        :meth:`mlsys.core.solvers.roofline.SingleNodeModel.solve`.
+    seq_len : int, optional
+        Tokens per sequence; default the model's ``seq_len``. As for
+        :meth:`mlsys.core.solvers.roofline.SingleNodeModel.solve`.
+    phase : {"decode", "prefill", "training"}
+        What one step is (default ``"decode"`` here). As for
+        :meth:`mlsys.core.solvers.roofline.SingleNodeModel.solve`.
+    precision : str
+        Precision of weights, activations and math (``"bf16"``, ``"fp8"`` ...). As for
+        :meth:`mlsys.core.solvers.roofline.SingleNodeModel.solve`.
     operators : sequence of str
         Operator names of the result's ``operators`` table to keep.
 
@@ -428,8 +438,10 @@ def serving_batch_figure(
         Where it is served.
     batch_sizes : sequence of int
         Concurrent sequences.
-    prompt_len, output_len : int
-        Tokens in and out per request.
+    prompt_len : int
+        Prompt (input) length per request, in tokens.
+    output_len : int
+        Generated (output) length per request, in tokens.
     **options
         Further keywords of ``ServingModel.solve`` (``tp_size``, ``precision`` ...).
 

@@ -993,8 +993,10 @@ def rng(
         Display unit; chosen automatically when None.
     digits : int, optional
         Significant digits of each end, as for :func:`fmt`.
-    sep, space : str
-        As for :func:`fmt`.
+    sep : str
+        Thousands separator of the integer part ("" for none). As for :func:`fmt`.
+    space : str
+        Between number and unit. As for :func:`fmt`.
 
     Returns
     -------
@@ -1076,8 +1078,10 @@ def fmt_int(
         The count.
     unit : str or pint.Unit, optional
         Display unit for a Quantity (or the unit a plain number is in).
-    sep, space : str
-        As for :func:`fmt`.
+    sep : str
+        Thousands separator of the integer part ("" for none). As for :func:`fmt`.
+    space : str
+        Between number and unit. As for :func:`fmt`.
 
     Returns
     -------

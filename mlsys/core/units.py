@@ -654,8 +654,10 @@ def as_si(
         magnitude in this unit, so pick SI base-like units for inner code.
     name : str
         Parameter name, quoted in error messages.
-    allow_zero, allow_negative : bool
-        Whether zero or negative magnitudes are legal.
+    allow_zero : bool
+        Whether a zero magnitude is legal.
+    allow_negative : bool
+        Whether negative magnitudes are legal.
 
     Returns
     -------

@@ -75,8 +75,10 @@ def memory_heatmap_figure(key: str = "cloud", dp: int = 16, m: int = 32) -> Any:
     ----------
     key : str
         Track key.
-    dp, m : int
-        Data-parallel degree and micro-batches.
+    dp : int
+        Data-parallel degree (a value on the grid's ``dp`` axis).
+    m : int
+        Micro-batch count (a value on the grid's ``m`` axis).
 
     Returns
     -------
@@ -113,8 +115,10 @@ def schedule_figure(pp_size: int = 4, microbatch_count: int = 8, schedule: str =
 
     Parameters
     ----------
-    pp_size, microbatch_count : int
-        ``p`` and ``m``.
+    pp_size : int
+        Pipeline stages ``p``.
+    microbatch_count : int
+        Micro-batches ``m``.
     schedule : {"1f1b", "gpipe"}
         Schedule.
 
@@ -144,8 +148,12 @@ def layout_map_figure(dp_size: int = 16, tp_size: int = 8, pp_size: int = 4) -> 
 
     Parameters
     ----------
-    dp_size, tp_size, pp_size : int
-        Parallel degrees.
+    dp_size : int
+        Data-parallel degree (replicas).
+    tp_size : int
+        Tensor-parallel degree (GPUs per TP group).
+    pp_size : int
+        Pipeline-parallel degree (stages).
 
     Returns
     -------

@@ -36,8 +36,12 @@ def layout_map(
         Transformer layers of the model.
     batch_size : int
         Global batch in samples.
-    gpus_per_node, nodes_per_rack, nodes_per_pod : int
-        Physical packing.
+    gpus_per_node : int
+        Physical packing: GPUs per node.
+    nodes_per_rack : int
+        Physical packing: nodes per rack.
+    nodes_per_pod : int
+        Physical packing: nodes per pod.
 
     Returns
     -------

@@ -339,8 +339,12 @@ def tile_quantization_efficiency(
     ----------
     m, n : int or ndarray
         Output rows and columns.
-    tile_m, tile_n : int
-        Output tile of one thread block (default 256×128).
+    tile_m : int
+        Rows of the output tile of one thread block, in elements (default 256; the
+        tile is also tried transposed).
+    tile_n : int
+        Columns of the output tile of one thread block, in elements (default 128; the
+        tile is also tried transposed).
 
     Returns
     -------
@@ -390,8 +394,12 @@ def wave_quantization_efficiency(
         The GEMM dimensions.
     sm_count : int or ndarray
         Streaming multiprocessors ``S`` (A100 108, H100 SXM 132).
-    tile_m, tile_n : int
-        Output tile of one thread block (default 256×128).
+    tile_m : int
+        Rows of the output tile of one thread block, in elements (default 256; the
+        tile is also tried transposed).
+    tile_n : int
+        Columns of the output tile of one thread block, in elements (default 128; the
+        tile is also tried transposed).
 
     Returns
     -------
@@ -458,8 +466,12 @@ def gemm_efficiency(
         The GEMM dimensions.
     sm_count : int or ndarray, optional
         Streaming multiprocessors; ``None`` leaves wave quantisation out.
-    tile_m, tile_n : int
-        Output tile of one thread block (default 256×128).
+    tile_m : int
+        Rows of the output tile of one thread block, in elements (default 256; the
+        tile is also tried transposed).
+    tile_n : int
+        Columns of the output tile of one thread block, in elements (default 128; the
+        tile is also tried transposed).
 
     Returns
     -------
@@ -521,8 +533,12 @@ def gemm_time(
         Bytes of one element.
     sm_count : int or ndarray, optional
         Streaming multiprocessors; ``None`` leaves wave quantisation out.
-    tile_m, tile_n : int
-        Output tile of one thread block (default 256×128).
+    tile_m : int
+        Rows of the output tile of one thread block, in elements (default 256; the
+        tile is also tried transposed).
+    tile_n : int
+        Columns of the output tile of one thread block, in elements (default 128; the
+        tile is also tried transposed).
     weight_bytes_per_element : float or ndarray, optional
         Bytes of one element of ``B`` (the weights of a linear layer) when they are
         stored narrower than the activations (weight-only quantisation); default
@@ -710,11 +726,16 @@ def attention_time(
         Time of the backward pass instead of the forward.
     achievable_flops : float or ndarray, optional
         FLOP/s of the unfused GEMMs (peak × compute efficiency); default ``peak_flops``.
-    forward_fraction, backward_fraction : float or ndarray
-        Fractions of ``peak_flops`` the fused kernel sustains forward and backward on
-        this device (default FlashAttention-2 on A100; Hopper:
-        :data:`HOPPER_FUSED_ATTENTION_FRACTIONS`;
-        :func:`mlsys.core.solvers.efficiency.fused_attention_fractions` picks them).
+    forward_fraction : float or ndarray
+        Fraction of ``peak_flops`` the fused kernel sustains in the forward pass on this
+        device (default :data:`FLASH_ATTENTION_FORWARD_FRACTION`, FlashAttention-2 on
+        A100; Hopper: the first of :data:`HOPPER_FUSED_ATTENTION_FRACTIONS`;
+        :func:`mlsys.core.solvers.efficiency.fused_attention_fractions` picks it).
+    backward_fraction : float or ndarray
+        Fraction of ``peak_flops`` the fused kernel sustains in the backward pass on this
+        device (default :data:`FLASH_ATTENTION_BACKWARD_FRACTION`, FlashAttention-2 on
+        A100; Hopper: the second of :data:`HOPPER_FUSED_ATTENTION_FRACTIONS`;
+        :func:`mlsys.core.solvers.efficiency.fused_attention_fractions` picks it).
 
     Returns
     -------

@@ -689,9 +689,21 @@ def zero_model_state_breakdown(
 
     Parameters
     ----------
-    params, dp_size, zero_stage, optimizer_bytes_per_param, weight_bytes, grad_bytes
-        As in :func:`zero_model_state_bytes` (``Ψ`` parameters, ``N_d`` ranks, stage
-        0–3, ``K``, ``w`` and ``g`` bytes per element); floats or arrays.
+    params : float or ndarray
+        Parameters ``Ψ`` held by the data-parallel group. As in
+        :func:`zero_model_state_bytes`.
+    dp_size : int or ndarray
+        Data-parallel degree ``N_d`` (ranks). As in :func:`zero_model_state_bytes`.
+    zero_stage : int or ndarray
+        ZeRO stage, 0, 1, 2 or 3. As in :func:`zero_model_state_bytes`.
+    optimizer_bytes_per_param : float or ndarray
+        Optimizer-state bytes per parameter ``K``. As in :func:`zero_model_state_bytes`.
+    weight_bytes : float or ndarray
+        Bytes per weight element ``w`` (2 for fp16/bf16). As in
+        :func:`zero_model_state_bytes`.
+    grad_bytes : float or ndarray
+        Bytes per gradient element ``g`` (2 for fp16/bf16). As in
+        :func:`zero_model_state_bytes`.
 
     Returns
     -------

@@ -153,9 +153,13 @@ def transformer_param_breakdown(
         Learned position embeddings (``0`` for RoPE/ALiBi).
     final_norm : bool
         Whether a norm follows the last layer.
-    experts, experts_per_token, shared_experts : int or ndarray
-        Mixture of experts: routed experts per MoE layer, routed experts active per
-        token, always-active shared experts. ``experts = 1`` is a dense model.
+    experts : int or ndarray
+        Mixture of experts: routed experts per MoE layer. ``experts = 1`` is a dense
+        model.
+    experts_per_token : int or ndarray
+        Mixture of experts: routed experts active per token.
+    shared_experts : int or ndarray
+        Mixture of experts: always-active shared experts.
     expert_ffn_hidden : int or ndarray, optional
         Inner size of each expert's MLP; default ``ffn_hidden``.
     dense_layers : int or ndarray

@@ -464,13 +464,25 @@ class ContinuousBatchingModel:
             As for :meth:`ServingModel.solve`.
         arrival_rate : float or Quantity [1/s]
             Mean requests per second (Poisson); must be positive.
-        prompt_len, output_len : float, array or dict
-            Token lengths: a mean (deterministic), an array of sampled lengths, or a
-            dict ``{"mean": m, "std": s}`` / ``{"distribution": "exponential",
-            "mean": m}`` / ``{"distribution": "uniform", "low": a, "high": b}``.
-            Every length is at least 1 (the first output token comes from prefill).
-        precision, kv_precision, activation_precision : str
-            As for :meth:`ServingModel.solve`.
+        prompt_len : float, array or dict
+            Prompt length per request, in tokens: a mean (deterministic), an array of
+            sampled lengths, or a dict ``{"mean": m, "std": s}`` /
+            ``{"distribution": "exponential", "mean": m}`` /
+            ``{"distribution": "uniform", "low": a, "high": b}``. Every length is at
+            least 1.
+        output_len : float, array or dict
+            Generated length per request, in tokens, in the same forms as
+            ``prompt_len``. Every length is at least 1 (the first output token comes
+            from prefill).
+        precision : str
+            Weight storage precision (``"bf16"``, ``"fp8"``, ``"int4"`` ...). As for
+            :meth:`ServingModel.solve`.
+        kv_precision : str, optional
+            KV-cache precision; default: the activation precision. As for
+            :meth:`ServingModel.solve`.
+        activation_precision : str, optional
+            Activations and all-reduce payloads; default: the weight precision when it
+            is 16 bits or wider, else ``"fp16"``. As for :meth:`ServingModel.solve`.
         tp_size, pp_size : int
             Parallelism of the replica.
         efficiency, fabric

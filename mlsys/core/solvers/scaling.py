@@ -119,10 +119,38 @@ def scaling_curve(
         Fleet sizes, in nodes, increasing.
     batch_size : int
         Global batch in sequences.
-    precision, efficiency, tp_size, pp_size, ep_size, v_stages, seq_len : optional
-        As in :meth:`DistributedModel.solve`.
-    zero_stage, recompute, sequence_parallel, overlap, grad_dtype : optional
-        As in :meth:`DistributedModel.solve`.
+    precision : str
+        Matmul precision (``"bf16"``, ``"fp16"``, ``"fp8"`` ...). As in
+        :meth:`DistributedModel.solve`.
+    efficiency : None, float, (float, float) or dict
+        Achievable fractions of peak compute and memory bandwidth; None uses the
+        library defaults. As in :meth:`DistributedModel.solve`.
+    tp_size : int
+        Tensor-parallel size. As in :meth:`DistributedModel.solve`.
+    pp_size : int
+        Pipeline-parallel size. As in :meth:`DistributedModel.solve`.
+    ep_size : int
+        Expert-parallel size. As in :meth:`DistributedModel.solve`.
+    v_stages : int
+        Model chunks per device (interleaved 1F1B when > 1). As in
+        :meth:`DistributedModel.solve`.
+    seq_len : int, optional
+        Sequence length, in tokens (default the model's). As in
+        :meth:`DistributedModel.solve`.
+    zero_stage : {0, 1, 2, 3}
+        ZeRO partitioning over the data-parallel group. As in
+        :meth:`DistributedModel.solve`.
+    recompute : {"none", "selective", "full", "dots"}
+        Activation recomputation. As in :meth:`DistributedModel.solve`.
+    sequence_parallel : bool
+        Megatron sequence parallelism (with ``tp_size > 1``). As in
+        :meth:`DistributedModel.solve`.
+    overlap : bool
+        Overlap data-parallel communication with the backward pass. As in
+        :meth:`DistributedModel.solve`.
+    grad_dtype : str, optional
+        Precision of the gradient buffers and their reduction (default: fp32, fp16 for
+        fp16 training). As in :meth:`DistributedModel.solve`.
     microbatch_size : int
         Sequences per micro-batch.
     threshold : float

@@ -260,14 +260,41 @@ class ParallelismSearch:
             The cluster.
         batch_size : int
             Global batch in sequences.
-        precision, efficiency, seq_len, overlap, grad_dtype, topology_override, flash_attention
-            As in :meth:`DistributedModel.solve`.
+        precision : str
+            Matmul precision (``"bf16"``, ``"fp16"``, ``"fp8"`` ...). As in
+            :meth:`DistributedModel.solve`.
+        efficiency : None, float, (float, float) or dict
+            Achievable fractions of peak compute and memory bandwidth; None uses the
+            library defaults. As in :meth:`DistributedModel.solve`.
+        seq_len : int, optional
+            Sequence length, in tokens (default the model's). As in
+            :meth:`DistributedModel.solve`.
+        overlap : bool
+            Overlap data-parallel communication with the backward pass. As in
+            :meth:`DistributedModel.solve`.
+        grad_dtype : str, optional
+            Precision of the gradient buffers and their reduction (default: fp32, fp16
+            for fp16 training). As in :meth:`DistributedModel.solve`.
+        topology_override : {None, "ring", "tree", "hierarchical"}
+            Algorithm of the data-parallel all-reduce; None picks one per layout. As in
+            :meth:`DistributedModel.solve`.
+        flash_attention : bool, optional
+            Fused attention that never writes the ``s×s`` scores (default True). As in
+            :meth:`DistributedModel.solve`.
         tp_sizes, pp_sizes, ep_sizes, microbatch_counts : iterable of int, optional
             Restrict the sizes tried (default: every divisor that can work).
-        v_stages, zero_stages, recompute, sequence_parallel : iterable
-            Options tried (sequence parallelism only with ``tp > 1``). ``recompute``
-            takes any of :data:`mlsys.core.formulas.memory.RECOMPUTE_MODES`; the
-            default tries Megatron-LM's three, add ``"dots"`` for a JAX stack.
+        v_stages : iterable of int
+            Model chunks per device tried (interleaved 1F1B when > 1; only layouts with
+            a pipeline, ``pp > 1``, try more than 1).
+        zero_stages : iterable of int
+            ZeRO stages tried, each 0, 1, 2 or 3.
+        recompute : iterable of str
+            Activation recomputation modes tried: any of
+            :data:`mlsys.core.formulas.memory.RECOMPUTE_MODES`; the default tries
+            Megatron-LM's three, add ``"dots"`` for a JAX stack.
+        sequence_parallel : iterable of bool
+            Sequence-parallelism settings tried (sequence parallelism only with
+            ``tp > 1``).
         raise_errors : bool
             Raise :class:`InfeasibleError` when no layout is feasible.
         cp_sizes : iterable of int
@@ -298,12 +325,22 @@ class ParallelismSearch:
             activations; :func:`mlsys.core.solvers._layout.block_recompute_fraction`).
             None recomputes every layer (the default, and the only option of the
             other recompute modes).
-        attention_kernel, recompute_rerun, fsdp_flat_params, dropout, elementwise_kernels
-            The software stack every layout runs on, as :meth:`DistributedModel.solve`
-            takes them: the fused attention kernel's generation (``"fused"``,
-            ``"flash2"``, ``"flash1"``), what a full recompute reruns (``"layer"`` or
-            JAX's ``"residuals"``), PyTorch/fairscale FSDP's flat parameters, whether
-            dropout runs, and fused or eager element-wise kernels.
+        attention_kernel : {"fused", "flash2", "flash1"}
+            The software stack every layout runs on: the fused attention kernel's
+            generation, as :meth:`DistributedModel.solve` takes it.
+        recompute_rerun : {"layer", "residuals"}
+            The software stack every layout runs on: what a full recompute reruns
+            (``"layer"`` or JAX's ``"residuals"``), as :meth:`DistributedModel.solve`
+            takes it.
+        fsdp_flat_params : bool
+            The software stack every layout runs on: PyTorch/fairscale FSDP's flat
+            parameters, as :meth:`DistributedModel.solve` takes it.
+        dropout : bool
+            The software stack every layout runs on: whether dropout runs, as
+            :meth:`DistributedModel.solve` takes it.
+        elementwise_kernels : {"fused", "eager", "eager_fused_norm"}
+            The software stack every layout runs on: fused or eager element-wise
+            kernels, as :meth:`DistributedModel.solve` takes it.
         fsdp_per_parameter : bool
             Every layout on PyTorch FSDP2's per-parameter sharding, as
             :meth:`DistributedModel.solve` prices it.
