@@ -384,6 +384,7 @@ def book_conventions() -> dict[str, dict[str, str]]:
     --------
     >>> sorted(book_conventions())
     ['NVLINK_A100_BW', 'NVLINK_H100_BW', 'NVLINK_V100_BW']
+    >>> from mlsys.constants import NVLINK_H100_BW
     >>> NVLINK_H100_BW.m_as("GB/s")  # both directions; Hardware.H100 says 450 per direction
     900.0
     """

@@ -14,7 +14,9 @@ Examples
 --------
 >>> from mlsys import Hardware, Systems
 >>> Hardware.Cloud.H100.memory.bandwidth        # the catalog's 3.35 TB/s
->>> Systems.Fabrics.InfiniBand_NDR.latency_us   # 5.0
+<Quantity(3.35, 'terabyte / second')>
+>>> Systems.Fabrics.InfiniBand_NDR.latency_us
+5.0
 """
 
 from __future__ import annotations

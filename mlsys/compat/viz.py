@@ -11,7 +11,8 @@ Examples
 --------
 >>> from mlsys import viz
 >>> fig, ax, COLORS, plt = viz.setup_plot(figsize=(8, 3.5))
->>> ax.plot([1, 2], [3, 4], color=COLORS["BlueLine"])
+>>> line, = ax.plot([1, 2], [3, 4], color=COLORS["BlueLine"])
+>>> plt.close(fig)
 """
 
 from __future__ import annotations

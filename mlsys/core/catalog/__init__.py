@@ -4,7 +4,8 @@ Entries are TOML files in ``mlsys/core/catalog/data/`` (they ship in the wheel),
 on first use into typed registries:
 
 >>> from mlsys import Hardware, Nodes, Fabrics, Models, Grids, Datacenters
->>> Hardware.H100.memory_bandwidth        # 3.35 TB/s
+>>> Hardware.H100.memory_bandwidth
+<Quantity(3.35, 'terabyte / second')>
 >>> Hardware["h100-sxm"] is Hardware.H100
 True
 

@@ -87,6 +87,23 @@ _ONE_SHOT_BELOW_BYTES = {4: 512.0 * 1024, 8: 256.0 * 1024}
 GPUs below 512 KiB; on up to 8 below 256 KiB; two-shot otherwise."""
 
 
+def _peer_read_time(M: Any, n: Any, bw: Any, a: Any, eta: Any, stages: int) -> Any:
+    """``stages·α + bytes/(β·η)``, the bytes each GPU reads from its peers being
+    ``(n − 1)·M`` in one stage (one-shot) or ``2(n − 1)/n · M`` in two (two-shot); zero
+    for one rank. Scalar fast path and numpy path, as in
+    :mod:`mlsys.core.formulas.collectives`."""
+    fast = _scalar_args(M, n, bw, a)
+    if fast is not None and type(eta) in _SCALAR_TYPES:
+        m, k, b, lat = fast
+        if k <= 1.0:
+            return 0.0
+        share = k - 1.0 if stages == 1 else 2.0 * (k - 1.0) / k
+        return stages * lat + share * m / (b * eta)
+    m, k, b, lat = _bytes(M), _ranks(n), _bw(bw), _lat(a)
+    share = k - 1.0 if stages == 1 else 2.0 * (k - 1.0) / k
+    return _ret(np.where(k > 1, stages * lat + share * m / (b * np.asarray(eta, float)), 0.0))
+
+
 def peer_allreduce_uses_one_shot(message_bytes: float, ranks: int) -> bool:
     """Whether vLLM's custom all-reduce runs its one-shot kernel for this size.
 
@@ -161,13 +178,7 @@ def one_shot_allreduce_time(
     >>> round(one_shot_allreduce_time(131072, 4, 450e9, 6e-6) * 1e6, 2)
     7.06
     """
-    fast = _scalar_args(message_bytes, ranks, bandwidth_Bps, latency_s)
-    if fast is not None and type(wire_efficiency) in _SCALAR_TYPES:
-        M, n, bw, a = fast
-        return a + (n - 1.0) * M / (bw * wire_efficiency) if n > 1.0 else 0.0
-    M, n, bw, a = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps), _lat(latency_s)
-    eta = np.asarray(wire_efficiency, dtype=float)
-    return _ret(np.where(n > 1, a + (n - 1.0) * M / (bw * eta), 0.0))
+    return _peer_read_time(message_bytes, ranks, bandwidth_Bps, latency_s, wire_efficiency, 1)
 
 
 def two_shot_allreduce_time(
@@ -217,13 +228,7 @@ def two_shot_allreduce_time(
     >>> round(two_shot_allreduce_time(2**20, 4, 450e9, 6e-6) * 1e6, 1)
     16.3
     """
-    fast = _scalar_args(message_bytes, ranks, bandwidth_Bps, latency_s)
-    if fast is not None and type(wire_efficiency) in _SCALAR_TYPES:
-        M, n, bw, a = fast
-        return 2.0 * a + 2.0 * (n - 1.0) / n * M / (bw * wire_efficiency) if n > 1.0 else 0.0
-    M, n, bw, a = _bytes(message_bytes), _ranks(ranks), _bw(bandwidth_Bps), _lat(latency_s)
-    eta = np.asarray(wire_efficiency, dtype=float)
-    return _ret(np.where(n > 1, 2.0 * a + 2.0 * (n - 1.0) / n * M / (bw * eta), 0.0))
+    return _peer_read_time(message_bytes, ranks, bandwidth_Bps, latency_s, wire_efficiency, 2)
 
 
 def peer_allreduce_time(
