@@ -11,6 +11,8 @@ from __future__ import annotations
 import statistics
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mlsys import ContinuousBatchingModel, Hardware, Models, ServingModel
 from mlsys.core.errors import ParameterError
@@ -198,3 +200,35 @@ def test_unmeasured_nvlink_generation_takes_the_newest_measured_latency():
         m, 4, 900e9, PEER_ALLREDUCE_LATENCY_MEASURED_S["NVLINK4"]
     )
     assert res.si("tp_communication_time_decode") == pytest.approx(expected, rel=1e-9)
+
+
+# -- properties ---------------------------------------------------------------------------
+
+_SIZES = st.floats(min_value=0.0, max_value=64 * MB, allow_nan=False)
+_RANKS = st.integers(min_value=2, max_value=8)
+_LATENCY = st.floats(min_value=0.0, max_value=50e-6, allow_nan=False)
+
+
+@given(_SIZES, _SIZES, _RANKS, _LATENCY)
+def test_more_bytes_never_take_less_time(m1, m2, n, a):
+    small, large = sorted((m1, m2))
+    for formula in (one_shot_allreduce_time, two_shot_allreduce_time):
+        assert formula(small, n, 450e9, a) <= formula(large, n, 450e9, a)
+
+
+@given(_SIZES, _RANKS, _LATENCY)
+def test_two_shot_moves_no_more_bytes_than_one_shot(m, n, a):
+    # two-shot's bytes, 2(n-1)/n M, never exceed one-shot's (n-1) M for n >= 2: past its
+    # second latency it is never slower
+    one = one_shot_allreduce_time(m, n, 450e9, a)
+    two = two_shot_allreduce_time(m, n, 450e9, a)
+    assert two - 2 * a <= one - a + 1e-15
+
+
+@given(_SIZES, _RANKS)
+def test_one_latency_at_zero_bytes(m, n):
+    a = PEER_ALLREDUCE_LATENCY_MEASURED_S["NVLINK4"]
+    assert one_shot_allreduce_time(0.0, n, 450e9, a) == pytest.approx(a)
+    assert two_shot_allreduce_time(0.0, n, 450e9, a) == pytest.approx(2 * a)
+    t = peer_allreduce_time(min(m, PEER_ALLREDUCE_MAX_BYTES), n, 450e9, a)
+    assert t is not None and t >= a
