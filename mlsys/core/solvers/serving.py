@@ -787,7 +787,8 @@ def _peer_allreduce_latency(fab: Fabric | None, acc: Accelerator) -> float | Non
     measured = PEER_ALLREDUCE_LATENCY_MEASURED_S
     if name in measured:
         return measured[name]
-    return measured[max(measured)]
+    newest = max(measured, key=lambda generation: int(generation.removeprefix("NVLINK")))
+    return measured[newest]
 
 
 def _fabric_of(hardware: Any, fabric: Any) -> Fabric | None:
