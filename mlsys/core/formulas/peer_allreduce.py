@@ -68,9 +68,10 @@ catalog fabric's name), in seconds, read from measured times as ``α = t − (n 
   own kernel test on 8 H100 with every launch queued behind a long kernel (so device time
   only) agrees: 5.75 µs at 1 KB, 6.25 µs at 16 KB (vLLM PR 8558).
 * ``NVLINK3`` (A100 SXM): no device-time measurement was found; one test family times
-  vLLM's kernel eagerly (host launch included) at 16,384 elements on both GPUs: 11.3, 12.1
-  and 14.2 µs on 2, 4 and 8 A100 (SGLang PR 2688) against 8.8, 8.5 and 9.3 µs on 2, 4 and
-  8 H100 (SGLang PR 2904). The H100's latency plus the mean difference (3.7 µs), the
+  vLLM's kernel eagerly (host launch included) at 4,096 elements (16 KB of fp32) on both
+  GPUs: 11.3, 12.1 and 14.2 µs on 2, 4 and 8 A100 (SGLang PR 2688) against 8.8, 8.5 and
+  9.3 µs on 2, 4 and 8 H100 (SGLang PR 2904; the same test, its element type not
+  restated). The H100's latency plus the mean difference (3.7 µs), the
   launch being the host's and alike on both, gives 9.7 µs (an estimate; scaling by the
   mean ratio instead would give 8.5 µs).
 
