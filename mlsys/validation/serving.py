@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mlsys.core.catalog import Hardware, Models
 from mlsys.core.solvers.batching import ContinuousBatchingModel
-from mlsys.core.solvers.serving import ServingModel
+from mlsys.core.solvers.serving import ServingModel, ServingResult
 from mlsys.validation._case import Case, load_data
 
 __all__ = ["capacity_cases", "latency_cases", "serve_row", "throughput_cases"]
@@ -71,7 +71,7 @@ _METRIC = {
 _SLACK = 0.05  # a bound may be missed by this much on its wrong side
 
 
-def serve_row(row: dict):
+def serve_row(row: dict) -> ServingResult:
     """Solve one serving row of ``serving.toml`` as the suite reads it.
 
     Parameters
@@ -213,6 +213,7 @@ def capacity_cases() -> list[Case]:
             host_time_per_step=row.get("host_time_per_step", 0.0),
             host_overlap=row.get("host_overlap", False),
             tp_allreduce=row.get("tp_allreduce", "nccl"),
+            vocab_parallel=row.get("vocab_parallel", True),
         )
         bound = row.get("bound_only", False)
         row_ = dict(row, batch_size=row["max_num_seqs"])
