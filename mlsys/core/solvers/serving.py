@@ -767,10 +767,16 @@ _NVLINK_OF: dict[str, str] = {
 replica given as a bare accelerator (no Node, no Fabric)."""
 
 
+def _link_name(fab: Fabric | None, acc: Accelerator) -> str | None:
+    """Catalog name of the tensor-parallel links: the fabric's, else the accelerator's own
+    NVLink generation (None for an accelerator without one in :data:`_NVLINK_OF`)."""
+    return fab.name if fab is not None else _NVLINK_OF.get(acc.name)
+
+
 def _measured_ll_step(fab: Fabric | None, acc: Accelerator) -> float | None:
     """Measured NCCL LL step latency of the tensor-parallel links (None where unmeasured):
     the fabric's generation, else the accelerator's own NVLink."""
-    name = fab.name if fab is not None else _NVLINK_OF.get(acc.name)
+    name = _link_name(fab, acc)
     return NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(name) if name else None
 
 
@@ -781,7 +787,7 @@ def _peer_allreduce_latency(fab: Fabric | None, acc: Accelerator) -> float | Non
     1.10 µs on NVLink 4). None off NVLink (PCIe, TPU ICI, an accelerator without a
     known NVLink): the engines' peer-read kernels need NVLink's load/store access to
     every peer, so NCCL runs there."""
-    name = fab.name if fab is not None else _NVLINK_OF.get(acc.name)
+    name = _link_name(fab, acc)
     if name is None or not name.startswith("NVLINK"):
         return None
     measured = PEER_ALLREDUCE_LATENCY_MEASURED_S
@@ -958,11 +964,8 @@ def _build_plan(
     tp_link = "nvlink" if fab_obj is None or fab_obj.kind == "scale-up" else "net"
     nvls = bool(fab_obj is not None and fab_obj.in_network_reduction)
     tp_ll_step = _measured_ll_step(fab_obj, acc) if tp_link == "nvlink" else None
-    tp_peer_latency = (
-        _peer_allreduce_latency(fab_obj, acc)
-        if tp_allreduce == "custom" and tp_link == "nvlink"
-        else None
-    )
+    # off NVLink (a scale-out fabric, PCIe, ICI) the latency is None and NCCL runs
+    tp_peer_latency = _peer_allreduce_latency(fab_obj, acc) if tp_allreduce == "custom" else None
     bw = acc.memory_bandwidth_Bps
     if memory_utilization is None:
         fixed = default_framework_overhead(acc, 0.0)
