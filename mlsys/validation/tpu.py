@@ -170,14 +170,16 @@ def maxtext_model(scale: int, base: dict | None = None) -> TransformerWorkload:
     -------
     TransformerWorkload
         Multi-head attention with 256-wide heads, a ReLU MLP (not gated), tied
-        embeddings over 32,768 tokens, sequence 2048 (``tpu.toml`` ``[maxtext]``).
+        embeddings over 32,768 tokens, sequence 2048 (``tpu.toml`` ``[maxtext]``);
+        a parallel attention/MLP block, as MaxText's default ``DecoderLayer`` sums the
+        two branches of one normalised input (``MaxText/layers/models.py``).
     """
     m = load_data("tpu")["maxtext"]
     sizes = {**{k: m[k] for k in _BASE_KEYS}, **(base or {})}
     return TransformerWorkload(
         name=f"MaxText {scale}B", head_dim=m["head_dim"], vocab=m["vocab"],
         seq_len=m["seq_len"], gated_mlp=False, tied_embeddings=True, bias=False,
-        position_embedding="rope", **maxtext_shape(scale, sizes),
+        position_embedding="rope", parallel_block=True, **maxtext_shape(scale, sizes),
     )  # fmt: skip
 
 

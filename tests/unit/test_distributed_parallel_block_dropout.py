@@ -3,7 +3,9 @@
 * A parallel block (GPT-J, GPT-NeoX ``gpt_j_residual``, PaLM) sums the attention and MLP
   outputs before one tensor-parallel reduction: per layer and micro-batch, forward 1
   all-reduce instead of 2, backward still 2 (both blocks' input gradients), and the
-  forward's again under full recomputation: 4 instead of 6 (GPT-NeoX's own count).
+  forward's again under full recomputation: 4 instead of 6 (GPT-NeoX's own count). With
+  sharded activations (PaLM, MaxText under XLA) the backward reduces the summed input
+  gradient once too.
 * ``dropout=False`` (p = 0, GPT-NeoX-20B's ``configs/20B.yml``) drops the two one-byte
   masks at the block boundaries (``2·h`` bytes per token per pass), the fused attention
   kernel's own dropout cost (measured on an A100: Dao et al. 2022, App. E.6) and, with
@@ -37,11 +39,20 @@ def test_reduction_counts():
     assert tp_reductions_per_layer(1.0) == 6.0
     assert tp_reductions_per_layer(0.0, parallel_block=True) == 3.0
     assert tp_reductions_per_layer(1.0, parallel_block=True) == 4.0
-    # under SP (all-gather + reduce-scatter = 1): forward 2 AG + 1 RS, backward 2 RS + 1 AG
-    assert tp_reductions_per_layer(1.0, 1.0, parallel_block=True) == pytest.approx(4.5)
-    # JAX's residual-only rerun reruns the input all-gathers (1 all-reduce equivalent)
+    # under SP (all-gather + reduce-scatter = 1 all-reduce's bytes) the two branches share
+    # one gathered input (PaLM Sec. 2: fused input projections) and the summed input
+    # gradient is reduce-scattered once (XLA's reduce-scatter reassociation): forward
+    # 1 AG + 1 RS, backward 1 AG + 1 RS, a full rerun the forward's again
+    assert tp_reductions_per_layer(1.0, 1.0, parallel_block=True) == 3.0
+    # JAX's residual-only rerun reruns the input all-gathers: two of a sequential layer's
+    # (1 all-reduce equivalent), the parallel block's one shared gather (0.5)
     assert tp_reductions_per_layer(1.0, 1.0, rerun_residuals=True) == 5.0
+    assert tp_reductions_per_layer(1.0, 1.0, rerun_residuals=True, parallel_block=True) == 2.5
     assert tp_reductions_per_layer(1.0, 0.0, rerun_residuals=True, parallel_block=True) == 3.0
+    # no recomputation: sequential 4 either way; parallel 3 without SP (GPT-NeoX: both
+    # column-parallel input gradients all-reduced), 2 with it
+    assert tp_reductions_per_layer(0.0, 1.0) == 4.0
+    assert tp_reductions_per_layer(0.0, 1.0, parallel_block=True) == 2.0
 
 
 def test_parallel_block_scales_the_tp_time_by_the_count():

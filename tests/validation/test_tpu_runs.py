@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+import mlsys.validation.tpu as tpu_module
 from mlsys import Hardware
 from mlsys.core.solvers.efficiency import default_efficiency
 from mlsys.validation import load_data, records, run_group
@@ -83,7 +84,7 @@ def test_palm_is_an_open_issue_optimistic_as_its_note_says():
     # 1.95x on twice the batch: 2.5%; a rematerialisation count below the paper's; the
     # torus rings) all make mlsys optimistic
     assert case.open_issue and not case.passed
-    assert 0.15 < case.rel_error < 0.20
+    assert 0.15 < case.rel_error < 0.25
     assert f"{case.rel_error:.0%} optimistic" in case.open_issue
     note = load_data("tpu")["palm"]["note_if_off"]
     assert note.startswith(f"mlsys is {case.rel_error:.0%} optimistic")
@@ -187,7 +188,8 @@ def _maxtext_counts(m) -> tuple[float, float, float]:
 def test_512b_row_implies_the_default_on_jaxs_rerun_count():
     # The 512B row's open issue, derived: at MFU 0.64 a whole-layer rerun would need more
     # than the default TPU matmul fraction; JAX's rerun (mlsys's count for it) about the
-    # default, and the rest of the gap is the exposed 16-way tensor-parallel traffic
+    # default, and the rest of the gap is the exposed 16-way tensor-parallel traffic (7%
+    # of the step with MaxText's parallel block)
     (row,) = [r for r in MT_ROWS if r["scale"] == 512]
     m = maxtext_model(512)
     model, whole, jax = _maxtext_counts(m)
@@ -196,7 +198,7 @@ def test_512b_row_implies_the_default_on_jaxs_rerun_count():
     assert row["mfu"] * jax / model == pytest.approx(default, abs=0.03)
     res, _ = maxtext_solve(row)
     assert res.hfu / res.mfu == pytest.approx(jax / model, rel=0.01)
-    assert res.si("tp_communication_time") / res.si("step_time") > 0.10
+    assert res.si("tp_communication_time") / res.si("step_time") > 0.06
 
 
 V5E_FSDP = [r for r in V5E_ROWS if r["tp"] == 1]
@@ -216,6 +218,26 @@ def test_v5e_fsdp_rows_need_jaxs_rerun_count(row):
     assert case.passed
     if row["scale"] != 32:
         assert abs(case.rel_error) < 0.07
+
+
+def test_maxtext_decoder_is_a_parallel_block_with_half_the_tp_traffic(monkeypatch):
+    # MaxText's DecoderLayer feeds one normalised input to attention and MLP and sums
+    # their outputs: per layer one all-gather + one reduce-scatter forward, the same
+    # backward, one all-gather in JAX's residual rerun: 2.5 all-reduce equivalents where a
+    # sequential block issues 2 + 2 + 1 = 5 (remat full); 2 where it issues 4 (remat
+    # minimal keeps the weight matmuls' inputs: no gather reruns)
+    assert maxtext_model(512).parallel_block
+    for scale, ratio in ((512, 2.5 / 5.0), (128, 2.0 / 4.0)):
+        (row, *_) = [r for r in MT_ROWS if r["scale"] == scale]
+        par, _ = maxtext_solve(row)
+        sequential = maxtext_model(scale).model_copy(update={"parallel_block": False})
+        with monkeypatch.context() as patch:
+            patch.setattr(tpu_module, "_row_model", lambda _row: sequential)
+            seq, _ = maxtext_solve(row)
+        assert par.si("tp_communication_time") == pytest.approx(
+            seq.si("tp_communication_time") * ratio, rel=1e-9
+        )
+        assert par.si("compute_time") == pytest.approx(seq.si("compute_time"), rel=1e-12)
 
 
 def test_the_two_1024b_slices_are_the_same_per_chip_work_to_mlsys():

@@ -103,21 +103,23 @@ def tp_forward_reductions_per_layer(
     A sequential (Megatron) layer reduces the attention output and the MLP output: two
     all-reduces (under sequence parallelism two all-gathers of the blocks' inputs and two
     reduce-scatters of their outputs, a pair counting as one all-reduce: the same bytes).
-    A **parallel block** (GPT-J, GPT-NeoX ``gpt_j_residual``, PaLM) sums the two outputs
-    before one reduction: one all-reduce, or under sequence parallelism one all-gather of
-    the shared input and one reduce-scatter (``2 − p·(1 − sp/2)``, ``p`` = 1 for a
-    parallel block). An inference engine's forward pass issues exactly these.
+    A **parallel block** (GPT-J, GPT-NeoX ``gpt_j_residual``, PaLM, MaxText's default
+    decoder layer) sums the two outputs before one reduction: one all-reduce, or under
+    sequence parallelism one all-gather of the input both branches share and one
+    reduce-scatter of their sum (``2 − p``, ``p`` = 1 for a parallel block, either way).
+    An inference engine's forward pass issues exactly these.
 
     Parameters
     ----------
     sequence_parallel : float or ndarray
-        1 under Megatron sequence parallelism, else 0.
+        1 under Megatron sequence parallelism, else 0 (the count is the same either
+        way: a gather and a scatter move one all-reduce's bytes).
     parallel_block : bool
         Attention and MLP in parallel, summed into the residual once.
 
     Returns
     -------
-    float or ndarray
+    float
         All-reduce equivalents per layer per forward pass.
 
     References
@@ -125,20 +127,22 @@ def tp_forward_reductions_per_layer(
     Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053, Sec. 3 and Fig. 4;
     Korthikanti et al. (2022), arXiv:2205.05198, Sec. 4.2.2; Black et al. (2022),
     GPT-NeoX-20B, Sec. 2.1 (``gpt_j_residual``); Chowdhery et al. (2022), "PaLM",
-    arXiv:2204.02311, Sec. 2 ("Parallel Layers").
+    arXiv:2204.02311, Sec. 2 ("Parallel Layers": the attention and MLP input matrix
+    multiplications fused, so one gathered input feeds both); AI-Hypercomputer/maxtext
+    ``MaxText/layers/models.py`` ``DecoderLayer`` (one normalised input ``lnx`` for the
+    attention and the MLP, their outputs summed).
 
     Examples
     --------
     >>> tp_forward_reductions_per_layer(), tp_forward_reductions_per_layer(parallel_block=True)
     (2.0, 1.0)
-    >>> tp_forward_reductions_per_layer(1.0, parallel_block=True)
-    1.5
+    >>> tp_forward_reductions_per_layer(1.0), tp_forward_reductions_per_layer(1.0, True)
+    (2.0, 1.0)
     """
-    p = 1.0 if parallel_block else 0.0
-    out = 2.0 - p * (1.0 - 0.5 * sequence_parallel)
-    if type(out) is float:
-        return out
-    return float(out) if np.ndim(out) == 0 else out
+    # A pair (all-gather + reduce-scatter) moves an all-reduce's bytes, so sequence
+    # parallelism does not change the count; its argument stays for the callers' symmetry.
+    del sequence_parallel
+    return 1.0 if parallel_block else 2.0
 
 
 def tp_reductions_per_layer(
@@ -155,14 +159,24 @@ def tp_reductions_per_layer(
     backward pass: ``2 + 2``, an all-gather plus a reduce-scatter counting as one
     all-reduce (the same bytes). Full recomputation reruns the forward's
     (``2·full``); a rerun of only the residuals (JAX) reruns only the all-gathers that
-    feed the rerun input projections (``full·sp``). In a **parallel block** (GPT-J,
-    GPT-NeoX ``gpt_j_residual``, PaLM) the attention and MLP outputs are summed before
-    one reduction, so each forward pass issues one all-reduce (or one reduce-scatter)
-    instead of two; the backward still all-reduces both blocks' input gradients without
-    sequence parallelism (the reduction's backward is the identity), and under it runs
-    one all-gather fewer (the backward of the one reduce-scatter). Per pass, without
-    sequence parallelism: forward ``2 − p``, backward 2; with it: ``2 − p/2`` each
-    (``p`` = 1 for a parallel block).
+    feed the rerun input projections (``full·sp`` for two gathered inputs). In a
+    **parallel block** (GPT-J, GPT-NeoX ``gpt_j_residual``, PaLM, MaxText's default
+    decoder layer) the attention and MLP outputs are summed before one reduction, so each
+    forward pass issues one all-reduce (or one reduce-scatter) instead of two. Without
+    sequence parallelism the backward still all-reduces both blocks' input gradients
+    (GPT-NeoX's code: each column-parallel linear reduces its own input gradient; the
+    forward reduction's backward is the identity). Under sequence parallelism, the only
+    way parallel blocks have run with sharded activations (PaLM, MaxText: JAX/XLA), the
+    two branches share one gathered input (PaLM fuses their input projections) and the
+    backward reduce-scatters the sum of their input gradients once (XLA's
+    reduce-scatter reassociation) after one all-gather of the output gradient; a
+    residual-only rerun gathers the shared input once. Per layer:
+
+    * forward ``2 − p``;
+    * backward ``2 − p·sp``;
+    * rerun ``full·(2 − p)``, or ``full·sp·(1 − p/2)`` when only the residuals rerun
+
+    (``p`` = 1 for a parallel block, ``sp`` = 1 under sequence parallelism).
 
     Parameters
     ----------
@@ -190,7 +204,11 @@ def tp_reductions_per_layer(
     (2022), GPT-NeoX-20B, Sec. 2.1 and EleutherAI/gpt-neox ``megatron/model/
     transformer.py`` ``ParallelTransformerLayer`` (``gpt_j_residual``: the attention and
     MLP outputs summed, then one all-reduce); Chowdhery et al. (2022), "PaLM",
-    arXiv:2204.02311, Sec. 2 ("Parallel Layers").
+    arXiv:2204.02311, Sec. 2 ("Parallel Layers": the attention and MLP input matrix
+    multiplications fused); AI-Hypercomputer/maxtext ``MaxText/layers/models.py``
+    ``DecoderLayer`` (one normalised input for both branches, their outputs summed);
+    openxla/xla ``xla/service/reduce_scatter_reassociate.h`` (``add(reduce-scatter(x),
+    reduce-scatter(y))`` rewritten as ``reduce-scatter(add(x, y))``).
 
     Examples
     --------
@@ -199,11 +217,18 @@ def tp_reductions_per_layer(
 
     >>> tp_reductions_per_layer(1.0), tp_reductions_per_layer(1.0, parallel_block=True)
     (6.0, 4.0)
+
+    MaxText's parallel block with sharded activations and a residual-only rerun: one
+    all-gather and one reduce-scatter forward, the same backward, one all-gather rerun.
+
+    >>> tp_reductions_per_layer(1.0, 1.0, rerun_residuals=True, parallel_block=True)
+    2.5
     """
     p = 1.0 if parallel_block else 0.0
     fwd = tp_forward_reductions_per_layer(sequence_parallel, parallel_block)
-    bwd = 2.0 - p * 0.5 * sequence_parallel
-    rerun = full * sequence_parallel if rerun_residuals else full * fwd
+    bwd = 2.0 - p * sequence_parallel
+    gathered_inputs = 1.0 - 0.5 * p  # all-reduce equivalents of the rerun input gathers
+    rerun = full * sequence_parallel * gathered_inputs if rerun_residuals else full * fwd
     out = fwd + bwd + rerun
     if type(out) is float:  # one solve: skip numpy's dimension check
         return out
