@@ -15,10 +15,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mlsys import Fabrics, Fleet, Nodes
 from mlsys.core.formulas.gemm import attention_time
-from mlsys.core.formulas.parallel import tp_reductions_per_layer
+from mlsys.core.formulas.parallel import tp_forward_reductions_per_layer, tp_reductions_per_layer
 from mlsys.core.solvers._layout import build_problem
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.types import TransformerWorkload
@@ -53,6 +55,28 @@ def test_reduction_counts():
     # column-parallel input gradients all-reduced), 2 with it
     assert tp_reductions_per_layer(0.0, 1.0) == 4.0
     assert tp_reductions_per_layer(0.0, 1.0, parallel_block=True) == 2.0
+
+
+@given(
+    full=st.floats(0.0, 1.0),
+    sp=st.sampled_from([0.0, 1.0]),
+    residuals=st.booleans(),
+)
+def test_reduction_count_properties(full, sp, residuals):
+    seq = tp_reductions_per_layer(full, sp, residuals)
+    par = tp_reductions_per_layer(full, sp, residuals, parallel_block=True)
+    # a parallel block never issues more than a sequential one, and saves at least the
+    # one forward reduction; under sharded activations it issues half of everything
+    assert par <= seq - 1.0 + 1e-12
+    if sp == 1.0:
+        assert par == pytest.approx(seq / 2.0)
+    # rerunning only the residuals never costs more than rerunning the whole forward
+    assert tp_reductions_per_layer(full, sp, True, parallel_block=True) <= (
+        tp_reductions_per_layer(full, sp, False, parallel_block=True) + 1e-12
+    )
+    # the forward's count alone: 2 sequential, 1 parallel, with or without sharding
+    assert tp_forward_reductions_per_layer(sp) == 2.0
+    assert tp_forward_reductions_per_layer(sp, parallel_block=True) == 1.0
 
 
 def test_parallel_block_scales_the_tp_time_by_the_count():
