@@ -48,6 +48,11 @@ class Fabric(_Model):
     in_network_reduction : bool
         The switches reduce data in the network (NVLink SHARP on third-generation
         NVSwitch and later; InfiniBand SHARP), so NCCL can run its NVLS all-reduce.
+    generation : str or None
+        Catalog name of the link generation this fabric is built from, where it differs
+        from the fabric's own name (the H800's eight NVLink 4 links: ``"NVLINK4"``); the
+        per-link measurements of that generation (NCCL's LL step, the engines' custom
+        all-reduce) apply to it. None: the fabric is its own generation.
     """
 
     kind: Literal["scale-up", "scale-out"] = "scale-out"
@@ -57,6 +62,7 @@ class Fabric(_Model):
     oversubscription: float = Field(1.0, ge=1.0)
     link_rate: QuantityOf("bit/s") | None = None  # type: ignore[valid-type]
     in_network_reduction: bool = False
+    generation: str | None = None
 
     @model_validator(mode="after")
     def _positive(self) -> Fabric:
@@ -78,6 +84,12 @@ class Fabric(_Model):
     def latency_s(self) -> float:
         """Latency in seconds (float)."""
         return as_si(self.latency, "s")
+
+    @property
+    def link_generation(self) -> str:
+        """Catalog name of the link generation whose per-link measurements apply:
+        :attr:`generation`, else the fabric's own name (str)."""
+        return self.generation or self.name
 
 
 class Node(_Model):

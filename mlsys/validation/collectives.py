@@ -68,7 +68,7 @@ def latency_us(section: dict[str, Any], ranks: int) -> float:
     """mlsys's time of a tiny ring all-reduce on ``ranks`` GPUs of the section's node, in µs,
     with the fabric's measured LL step (as the solvers price a chosen LL ring)."""
     fabric = getattr(Nodes, section["node"]).intra_fabric
-    step = NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(fabric.name)
+    step = NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(fabric.link_generation)
     t = nccl_ring_time(
         "all_reduce", float(section["size_bytes"]), ranks, fabric.effective_bandwidth_Bps,
         ll_step_latency_s=step,

@@ -273,7 +273,9 @@ Fabrics: Registry[Fabric] = Registry("Fabrics", _fabrics)
 """Interconnects: ``Fabrics.NVLINK4``, ``Fabrics.IB_NDR``, ``Fabrics.ETH_10G``."""
 
 Nodes: Registry[Node] = Registry("Nodes", _nodes)
-"""Servers: ``Nodes.DGX_H100``, ``Nodes.DGX_A100``, ``Nodes.HGX_H200``, ``Nodes.DGX_B200``."""
+"""Servers: ``Nodes.DGX_H100``, ``Nodes.DGX_A100``, ``Nodes.HGX_H200``, ``Nodes.DGX_B200``,
+and the export variants ``Nodes.HGX_H800`` and ``Nodes.HGX_A800`` (NVLink cut to 200 GB/s per
+direction)."""
 
 Models: Registry[TransformerWorkload | Workload] = Registry("Models", _models)
 """Workloads: ``Models.GPT3_175B``, ``Models.Llama2_70B``, ``Models.ResNet50``."""

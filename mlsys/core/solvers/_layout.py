@@ -636,7 +636,7 @@ def build_problem(
         link = "pci" if intra.name.upper().startswith("PCIE") else "nvlink"
         link_bw = intra.effective_bandwidth_Bps
         in_net = bool(intra.in_network_reduction)
-        ll_step = coll.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(intra.name)
+        ll_step = coll.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(intra.link_generation)
     kv_dim = float(model.kv_heads * model.head_dim)
     return Problem(
         L=L,

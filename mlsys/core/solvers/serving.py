@@ -768,9 +768,10 @@ replica given as a bare accelerator (no Node, no Fabric)."""
 
 
 def _link_name(fab: Fabric | None, acc: Accelerator) -> str | None:
-    """Catalog name of the tensor-parallel links: the fabric's, else the accelerator's own
-    NVLink generation (None for an accelerator without one in :data:`_NVLINK_OF`)."""
-    return fab.name if fab is not None else _NVLINK_OF.get(acc.name)
+    """Catalog name of the tensor-parallel links' generation: the fabric's
+    (:attr:`~mlsys.core.types.Fabric.link_generation`), else the accelerator's own NVLink
+    generation (None for an accelerator without one in :data:`_NVLINK_OF`)."""
+    return fab.link_generation if fab is not None else _NVLINK_OF.get(acc.name)
 
 
 def _measured_ll_step(fab: Fabric | None, acc: Accelerator) -> float | None:
