@@ -3,7 +3,7 @@
 One small module per topic; this package re-exports every module's ``__all__`` so that
 ``from mlsys.core.formulas import roofline_time, kv_cache_bytes`` works. Modules that
 other engineers add (collectives, sharding, pipeline, reliability, sustainability,
-economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce) are
+economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce, moe) are
 re-exported when present; a missing one is skipped.
 """
 
@@ -36,6 +36,7 @@ _OPTIONAL_MODULES = (
     "overlap",
     "eager",
     "peer_allreduce",
+    "moe",
 )
 
 

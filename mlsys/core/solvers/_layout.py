@@ -69,7 +69,8 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   GEMMs' extra time is charged to the overlap
   (:func:`mlsys.core.formulas.overlap.userbuffers_exposed_time`).
 * **expert parallelism** — 4 all-to-alls of ``s·b·k·h·e/t`` per MoE layer (6 with full
-  recompute).
+  recompute), pairwise exchanges whose off-node share ``(n−1)/n`` crosses each rank's
+  network link (:func:`mlsys.core.formulas.collectives.multinode_alltoall_time`).
 * **context parallelism** — each sequence is split over ``cp`` ranks (``T = s·b/cp``
   tokens per device: matmuls, element-wise work and activations shrink by ``cp``; the
   local queries still attend to all ``s`` keys). Ring attention passes the local K and
@@ -158,6 +159,7 @@ from mlsys.core.formulas.memory import (
     pipeline_inflight_microbatches,
     zero_model_state_breakdown,
 )
+from mlsys.core.formulas.moe import moe_token_shuffle_bytes
 from mlsys.core.formulas.overheads import (
     KERNEL_OVERHEAD_S,
     TRAINING_LAYER_BACKWARD_KERNELS,
@@ -291,16 +293,14 @@ def _faster(a: Any, b: Any) -> Any:
 
 
 def _two_level(collective: Any, M: Any, k: Any, n: Any, P: Problem) -> Any:
-    """A ring ``collective`` (reduce-scatter, all-gather or all-to-all) of an M-byte buffer
+    """A ring ``collective`` (reduce-scatter or all-gather) of an M-byte buffer
     over a group of k·n ranks (k per node, n nodes): inside the node over the scale-up
     fabric, then the 1/k shard across nodes over the scale-out fabric — or, for a
     reduce-scatter or all-gather, NCCL's rings through every rank, one per NIC, whose
     NVLink and network hops overlap (:func:`mlsys.core.formulas.collectives.multinode_ring_time`),
     whichever is faster, as NCCL's tuner picks."""
     two = collective(M, k, P.intra_bw, P.intra_lat) + collective(M / k, n, P.inter_bw, P.inter_lat)
-    kind = _RING_KINDS.get(collective)
-    if kind is None:  # all-to-all: the two phases
-        return two
+    kind = _RING_KINDS[collective]
     ring = coll.multinode_ring_time(kind, M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat)
     return _faster(two, ring)
 
@@ -1285,7 +1285,7 @@ def evaluate(
     boundary = (10.0 * e * h + (2.0 * h if dropout else 0.0)) * T * o.where(sp, 1.0 / tp, 1.0)
     d_head = P.d_attn / P.a
     if P.eager_elementwise:  # each operator its own kernel: the eager operator lists
-        shape = (T, h, P.a, P.kv, d_head, P.ffn, P.gated, tp, e, P.rotary, sp)
+        shape = (T, h, P.a, P.kv, d_head, P.ffn_act, P.gated, tp, e, P.rotary, sp)
         norms = P.eager_fused_norms
         elem_bytes = eager_elementwise_bytes(*shape, fused_norms=norms) * (1.0 + full + dots) + (
             eager_elementwise_bytes(*shape, backward=True, fused_norms=norms)
@@ -1293,7 +1293,8 @@ def evaluate(
         if dropout:  # the one-byte masks, forward and backward, as in the fused count
             elem_bytes = elem_bytes + 2.0 * h * T * o.where(sp, 1.0 / tp, 1.0) * fwd_passes
     else:
-        mlp_elem = (2.0 + P.gated) * e * P.ffn * T / tp
+        # the activation over every MLP a token passes through (k experts in MoE layers)
+        mlp_elem = (2.0 + P.gated) * e * P.ffn_act * T / tp
         elem_bytes = (boundary + mlp_elem) * fwd_passes
         if P.rotary:  # rotate Q and K forward (again under full recompute), gradients back
             rope = rotary_embedding_bytes(T, P.a, P.kv, d_head, tp, e)
@@ -1305,6 +1306,12 @@ def evaluate(
         t_attn = _fused_attention_time(P, b, cp, tp, full + dots, o, dropout)
     else:
         t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
+    if P.moe_layers > 0.0:
+        # the token copies around the experts (permute, the chunk sort of a rank holding
+        # several experts, unpermute): forward, again under full recompute, and backward
+        sort = o.where(ep > 1.0, 1.0, 0.0) * o.where(P.experts > ep, 1.0, 0.0)
+        shuffle = moe_token_shuffle_bytes(T / tp, h, P.topk, e, sort_chunks=sort > 0.5)
+        elem_bytes = elem_bytes + moe_frac * (2.0 + full + dots) * shuffle
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
     if P.fp8_cast_bytes_per_element > 0.0:  # FP8 GEMMs on 16-bit activations: the casts
         shape = (h, P.a, P.kv, P.d_attn / P.a, P.ffn_act, P.gated, tp, sp)
@@ -1395,7 +1402,10 @@ def evaluate(
         t_ep_layer = 0.0
     else:
         ep_k, ep_n = group_placement(ep, tp * cp, g)
-        a2a = _two_level(coll.alltoall_time, M_ep, ep_k, ep_n, P)
+        # every byte bound for another node crosses the network: (n-1)/n of the buffer
+        a2a = coll.multinode_alltoall_time(
+            M_ep, ep_k, ep_n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
+        )
         # the dispatch all-to-all feeds the rerun expert input projections; the combine
         # carries only their outputs, which a residual-only rerun skips
         ep_rerun = 1.0 if rerun_residuals else 2.0
