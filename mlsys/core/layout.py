@@ -51,6 +51,7 @@ from mlsys.core.formulas.eager import ELEMENTWISE_KERNELS
 
 __all__ = [
     "TrainingLayout",
+    "CUDA_GRAPH_SCOPES",
     "Recompute",
     "Schedule",
     "Topology",
@@ -119,6 +120,9 @@ SCHEDULE_NAMES: dict[str, Schedule] = {
 CP_COMM_TYPES: tuple[str, ...] = ("p2p", "all_gather")
 """Context-parallel K/V exchanges :class:`TrainingLayout` prices (Megatron-Core's
 ``--cp-comm-type`` names)."""
+CUDA_GRAPH_SCOPES: tuple[str, ...] = ("attn", "moe_router", "moe_preprocess", "full_iteration")
+"""Parts of a layer :class:`TrainingLayout` can replay from CUDA graphs (Megatron-Core's
+``--cuda-graph-scope`` names)."""
 _CHOICES: dict[str, tuple[str, ...]] = {
     "pipeline_p2p": ("megatron", "deepspeed"),
     "recompute_rerun": ("layer", "residuals"),
@@ -236,6 +240,15 @@ class TrainingLayout(BaseModel):
         (:func:`mlsys.core.formulas.layer_time.fsdp_per_parameter_copy_bytes`); the
         edges of each micro-batch are exposed as with ``fsdp_flat_params`` (blocks and a
         root unit). Not with ``fsdp_flat_params``.
+    cuda_graph_scope : tuple of str
+        Parts of each layer replayed from CUDA graphs, which removes their host work
+        (Megatron-Core's ``--cuda-graph-scope``): any of ``"attn"``, ``"moe_router"``,
+        ``"moe_preprocess"`` (Transformer Engine's per-layer graphs; the dropless expert
+        dispatch stays eager), or ``("full_iteration",)``, the whole step as one graph
+        (a sync-free MoE path). Only MoE layers are priced with their host work: the
+        dispatcher's device-to-host wait for the token counts keeps the host from running
+        ahead (:func:`mlsys.core.formulas.moe.moe_layer_host_time`). Default ``()``:
+        eager.
     pipeline_p2p : {"megatron", "deepspeed"}
         How activations travel between pipeline stages: Megatron-LM's scatter/gather
         split with paired sends (Narayanan et al. 2021, Sec. 4.1), or DeepSpeed's
@@ -275,6 +288,7 @@ class TrainingLayout(BaseModel):
     fsdp_flat_params: bool = False
     fsdp_per_parameter: bool = False
     dropout: bool = True
+    cuda_graph_scope: tuple[str, ...] = ()
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -375,6 +389,28 @@ class TrainingLayout(BaseModel):
         if key not in allowed:
             raise ParameterError(info.field_name, value, " or ".join(repr(a) for a in allowed))
         return key
+
+    @field_validator("cuda_graph_scope", mode="before")
+    @classmethod
+    def _cuda_graph_scope(cls, value: Any) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        items = (value,) if isinstance(value, str) else value
+        try:
+            keys = tuple(sorted({str(v).lower() for v in items}))
+        except TypeError:
+            raise ParameterError(
+                "cuda_graph_scope", value, "a tuple of " + ", ".join(map(repr, CUDA_GRAPH_SCOPES))
+            ) from None
+        if any(k not in CUDA_GRAPH_SCOPES for k in keys) or (
+            "full_iteration" in keys and len(keys) > 1
+        ):
+            raise ParameterError(
+                "cuda_graph_scope",
+                value,
+                "'full_iteration' alone, or any of 'attn', 'moe_router', 'moe_preprocess'",
+            )
+        return keys
 
     @field_validator("grad_dtype", mode="before")
     @classmethod

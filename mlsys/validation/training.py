@@ -284,8 +284,9 @@ def bridge_solve(row: dict, section: str = "bridge", **overrides: Any) -> tuple[
     row : dict
         A row of ``records("training", section)``.
     section : str
-        ``"bridge"`` (the 25.11 summary) or ``"bridge_archive"`` (later releases' rows,
-        set up the same way).
+        ``"bridge"`` (the 25.11 summary), ``"bridge_archive"`` (later releases' rows,
+        set up the same way) or ``"bridge_moe"`` (the 25.11 summary's mixture-of-experts
+        rows: their own precision, expert parallelism and CUDA-graph scope).
     **overrides
         Keyword arguments of :meth:`DistributedModel.solve` to change (a what-if, e.g.
         ``grad_dtype="fp32"``).
@@ -301,7 +302,8 @@ def bridge_solve(row: dict, section: str = "bridge", **overrides: Any) -> tuple[
                   fabric=Fabrics[b["fabric"]])  # fmt: skip
     dp = row["gpus"] // (row["tp"] * row["pp"] * row["cp"])
     kw: dict[str, Any] = dict(
-        batch_size=row["global_batch"], precision=b["precision"], seq_len=row["seq_len"],
+        batch_size=row["global_batch"], precision=row.get("precision", b.get("precision")),
+        seq_len=row["seq_len"],
         tp_size=row["tp"], pp_size=row["pp"], v_stages=row["vp"],
         microbatch_count=row["global_batch"] // (dp * row["micro_batch"]),
         zero_stage=3 if row["fsdp"] else 1, sequence_parallel=row["tp"] > 1,
@@ -313,6 +315,8 @@ def bridge_solve(row: dict, section: str = "bridge", **overrides: Any) -> tuple[
     )  # fmt: skip
     if row["cp"] > 1:
         kw["cp_size"] = row["cp"]
+    if "ep" in row:  # the MoE rows: expert ranks carved out of the data-parallel ones
+        kw.update(ep_size=row["ep"], cuda_graph_scope=tuple(row["cuda_graph_scope"]))
     res = DistributedModel().solve(Models[row["model"]], fleet, **{**kw, **overrides})
     return res, fleet
 
@@ -320,6 +324,8 @@ def bridge_solve(row: dict, section: str = "bridge", **overrides: Any) -> tuple[
 def _bridge_name(row: dict, fleet: Fleet) -> str:
     model = Models[row["model"]].display_name
     gpus = f"{row['gpus']} {fleet.accelerator.name}"
+    if "ep" in row:
+        return f"{model} FP8 on {gpus}, EP {row['ep']} (Megatron-Bridge)"
     if "release" not in row:
         return f"{model} FP8 on {gpus} (Megatron-Bridge)"
     task = "" if row["task"] == "pretrain" else f" {row['task']}"
@@ -348,7 +354,11 @@ def _bridge(section: str = "bridge") -> list[Case]:
 
 
 def _bridge_rows() -> list[tuple[str, dict]]:
-    return [(sec, row) for sec in ("bridge", "bridge_archive") for row in records("training", sec)]
+    return [
+        (sec, row)
+        for sec in ("bridge", "bridge_archive", "bridge_moe")
+        for row in records("training", sec)
+    ]
 
 
 # case names of the runs, one template per data-file section (filled from its row, or from
@@ -805,5 +815,6 @@ def other_run_cases() -> list[Case]:
     BLOOM 176B, GPT-NeoX-20B, OPT-175B, MosaicML's MPT benchmarks (FSDP), torchtitan's
     64-A100 table (FSDP2, eager PyTorch) and FlashAttention-2's end-to-end GPT runs."""
     return [*_narayanan(), *_mtnlg(), *_llama3(), *_bridge(), *_bridge("bridge_archive"),
+            *_bridge("bridge_moe"),
             _bloom(), _neox(), _opt(), *_mosaic(), *_torchtitan(),
             *_flashattention2()]  # fmt: skip

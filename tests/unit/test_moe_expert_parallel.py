@@ -92,3 +92,119 @@ def test_expert_parallel_across_nodes_pays_the_network() -> None:
     nic = Fabrics["IB_NDR"].effective_bandwidth_Bps
     assert per_a2a(two) >= 0.5 * M / nic
     assert per_a2a(two) > 3.0 * per_a2a(one)
+
+
+# -- the host's work in a MoE layer --------------------------------------------------------
+
+from mlsys.core.errors import ParameterError  # noqa: E402
+from mlsys.core.formulas.moe import (  # noqa: E402
+    MEGATRON_HOST_TIME_PER_OP_S,
+    MOE_LAYER_BACKWARD_HOST_OPS,
+    MOE_LAYER_FORWARD_HOST_OPS,
+    moe_layer_host_ops,
+    moe_layer_host_time,
+)
+from mlsys.core.layout import TrainingLayout  # noqa: E402
+
+_GRAPHED = ("attn", "moe_router", "moe_preprocess")
+
+
+def test_inventories_add_up_to_their_stated_counts() -> None:
+    fixed_f = sum(op[1] for op in MOE_LAYER_FORWARD_HOST_OPS)
+    per_f = sum(op[2] for op in MOE_LAYER_FORWARD_HOST_OPS)
+    fixed_b = sum(op[1] for op in MOE_LAYER_BACKWARD_HOST_OPS)
+    per_b = sum(op[2] for op in MOE_LAYER_BACKWARD_HOST_OPS)
+    assert (fixed_f, per_f, fixed_b, per_b) == (60, 4, 56, 6)
+    assert moe_layer_host_ops(2) == 68.0 and moe_layer_host_ops(32, "backward") == 248.0
+    with pytest.raises(ValueError):
+        moe_layer_host_ops(16, "sideways")
+
+
+def test_per_op_host_time_is_the_cuda_graph_measurement() -> None:
+    """Megatron-Bridge's CUDA-graph guide: 623 -> 484 ms a step when attention, router
+    and preprocessing are replayed, over (m + p - 1) = 3 stage passes of 24 layers; the
+    graphs cover 19 + 29 attention, 9 + 8 router and 7 preprocessing operations."""
+    covered = sum(
+        op[1] for op in (*MOE_LAYER_FORWARD_HOST_OPS, *MOE_LAYER_BACKWARD_HOST_OPS)
+        if op[3] in _GRAPHED
+    )  # fmt: skip
+    assert covered == 72
+    per_op = (0.623 - 0.484) / (3 * 24) / covered
+    assert MEGATRON_HOST_TIME_PER_OP_S == pytest.approx(per_op, rel=0.01)
+
+
+def test_graphs_remove_their_stages_and_full_iteration_everything() -> None:
+    assert moe_layer_host_ops(16, graphed=_GRAPHED) == 124 - 19 - 9 - 7
+    assert moe_layer_host_ops(16, "backward", graphed=_GRAPHED) == 152 - 29 - 8
+    assert moe_layer_host_ops(16, graphed=("full_iteration",)) == 0.0
+    assert moe_layer_host_time(16, 0.0, graphed=("full_iteration",)) == 0.0
+
+
+@given(
+    local=st.integers(1, 64),
+    backward_s=st.floats(0.0, 0.05),
+    more=st.floats(0.0, 0.01),
+)
+def test_host_time_grows_with_experts_and_hides_behind_backward(
+    local: int, backward_s: float, more: float
+) -> None:
+    """The forward's host work always shows (the dispatcher's wait); the backward's only
+    beyond the device's backward time."""
+    t = moe_layer_host_time(local, backward_s)
+    fwd = moe_layer_host_ops(local) * MEGATRON_HOST_TIME_PER_OP_S
+    assert t >= fwd * (1 - 1e-12)
+    assert moe_layer_host_time(local + 1, backward_s) >= t
+    assert moe_layer_host_time(local, backward_s + more) <= t + 1e-15
+
+
+def test_cuda_graph_scope_is_validated() -> None:
+    assert TrainingLayout(cuda_graph_scope=["moe_router", "attn"]).cuda_graph_scope == (
+        "attn",
+        "moe_router",
+    )
+    for bad in (["mlp_everything"], ("full_iteration", "attn"), 3):
+        with pytest.raises(ParameterError):
+            TrainingLayout(cuda_graph_scope=bad)
+
+
+def test_solve_reports_moe_host_time_and_graphs_remove_it() -> None:
+    node = Nodes["DGX_H100"]
+    fleet = Fleet(node=node, count=1, fabric=Fabrics["IB_NDR"])
+    kw = dict(batch_size=64, precision="bf16", ep_size=8, microbatch_count=8, zero_stage=1)
+    eager = DistributedModel().solve(Models["Qwen3_30B_A3B"], fleet, **kw)
+    graphed = DistributedModel().solve(
+        Models["Qwen3_30B_A3B"], fleet, cuda_graph_scope=list(_GRAPHED), **kw
+    )
+    free = DistributedModel().solve(
+        Models["Qwen3_30B_A3B"], fleet, cuda_graph_scope=("full_iteration",), **kw
+    )
+    assert eager.si("moe_host_time") > graphed.si("moe_host_time") > 0.0
+    assert free.si("moe_host_time") == 0.0
+    # the host time is part of the step, on top of what the device does
+    assert eager.si("step_time") - free.si("step_time") == pytest.approx(
+        eager.si("moe_host_time"), rel=1e-9
+    )
+    # 8 micro-batches of 48 MoE layers, each at least its 124 forward operations
+    per_layer = eager.si("moe_host_time") / (8 * 48)
+    assert per_layer >= 124 * MEGATRON_HOST_TIME_PER_OP_S
+    dense = DistributedModel().solve(Models["Llama3_8B"], fleet, batch_size=64, microbatch_count=8)
+    assert dense.si("moe_host_time") == 0.0
+
+
+def test_search_prices_the_host_work_as_a_solve_does() -> None:
+    """Every layout of a search carries the same host time a solve gives it; with the
+    host's work per micro-batch, the best layout runs the fewest micro-batches that fit."""
+    from mlsys.core.solvers.search import ParallelismSearch
+
+    fleet = Fleet(node=Nodes["DGX_H100"], count=4, fabric=Fabrics["IB_NDR"])
+    kw = dict(batch_size=256, precision="bf16", cuda_graph_scope=_GRAPHED)
+    found = ParallelismSearch().solve(Models["Qwen3_30B_A3B"], fleet, **kw)
+    best = found.best_layout
+    again = DistributedModel().solve(Models["Qwen3_30B_A3B"], fleet, **kw, **best)
+    assert found.best.si("tokens_per_second") == pytest.approx(again.si("tokens_per_second"))
+    assert again.si("moe_host_time") > 0.0
+    free = ParallelismSearch().solve(
+        Models["Qwen3_30B_A3B"], fleet, batch_size=256, precision="bf16",
+        cuda_graph_scope=("full_iteration",),
+    )  # fmt: skip
+    assert free.best.si("tokens_per_second") > found.best.si("tokens_per_second")

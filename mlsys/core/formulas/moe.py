@@ -30,6 +30,11 @@ import numpy as np
 __all__ = [
     "tokens_per_local_expert",
     "moe_token_shuffle_bytes",
+    "MOE_LAYER_FORWARD_HOST_OPS",
+    "MOE_LAYER_BACKWARD_HOST_OPS",
+    "MEGATRON_HOST_TIME_PER_OP_S",
+    "moe_layer_host_ops",
+    "moe_layer_host_time",
 ]
 
 
@@ -138,4 +143,183 @@ def moe_token_shuffle_bytes(
     )
     copies = 3.0 * k + 1.0 + 4.0 * k * np.where(sort_chunks, 1.0, 0.0)
     out = copies * tokens * hidden * bytes_per_element
+    return float(out) if np.ndim(out) == 0 else out
+
+
+# -- the host's work in a MoE layer ------------------------------------------------------
+
+MOE_LAYER_FORWARD_HOST_OPS: tuple[tuple[str, int, int, str], ...] = (
+    ("attention block: fused norm, quantise and QKV GEMM, QK norms, rotary, attention, "
+     "output projection, residual, norm", 19, 0, "attn"),
+    ("router: gating GEMM, top-k, auxiliary-loss scores and loss", 9, 0, "moe_router"),
+    ("dispatcher preprocessing: token counts and their all-gather", 7, 0, "moe_preprocess"),
+    ("token counts copied to the host: copies, event record and the blocking wait", 5, 0, ""),
+    ("permute: row map and gather", 4, 0, ""),
+    ("dispatch all-to-alls: tokens and routing probabilities", 2, 0, ""),
+    ("chunk sort", 2, 0, ""),
+    ("expert fc1: a quantisation and a GEMM per local expert, swizzles", 2, 2, ""),
+    ("weighted SwiGLU", 2, 0, ""),
+    ("expert fc2: a quantisation and a GEMM per local expert, swizzles", 2, 2, ""),
+    ("chunk unsort", 3, 0, ""),
+    ("combine all-to-all", 1, 0, ""),
+    ("unpermute and residual", 2, 0, ""),
+)  # fmt: skip
+"""Operations the host issues for one Megatron-Core MoE layer's forward pass, per
+micro-batch: ``(stage, fixed count, count per local expert, CUDA-graph scope that
+captures it)``. Counted from
+Megatron-Core's ``TransformerLayer`` with Transformer Engine modules, ``TopKRouter``,
+``MoEAlltoAllTokenDispatcher`` (with fused permutation) and ``TEGroupedMLP``, whose
+``GroupedLinear`` quantises each expert's input and launches one GEMM per expert
+(MXFP8; Megatron-LM and TransformerEngine sources, late 2025). ``60 + 4N`` for ``N``
+local experts. The dispatcher's blocking wait for the token counts is the fourth stage."""
+
+MOE_LAYER_BACKWARD_HOST_OPS: tuple[tuple[str, int, int, str], ...] = (
+    ("attention block gradients", 29, 0, "attn"),
+    ("router gradients", 8, 0, "moe_router"),
+    ("unpermute gradient (a permute)", 1, 0, ""),
+    ("combine and dispatch all-to-alls", 2, 0, ""),
+    ("chunk sort and unsort gradients", 2, 0, ""),
+    ("expert fc2: gradient quantisation, data and weight GEMMs per expert, swizzles", 4, 3, ""),
+    ("weighted SwiGLU gradient", 2, 0, ""),
+    ("expert fc1: gradient quantisation, data and weight GEMMs per expert, swizzles", 4, 3, ""),
+    ("permute gradient (an unpermute), residual gradient", 2, 0, ""),
+    ("weight-gradient accumulation", 2, 0, ""),
+)  # fmt: skip
+"""Operations of the same layer's backward pass: ``56 + 6N``. No host-device
+synchronisation: the split sizes are kept on the host from the forward pass."""
+
+MEGATRON_HOST_TIME_PER_OP_S = 27e-6
+"""Host time per operation of a Megatron-Core layer with Transformer Engine modules, in
+seconds: the Python of the framework and its modules, PyTorch's dispatch and autograd
+bookkeeping, and the launch itself, averaged over a layer's operations.
+
+Derived from one measurement: Megatron-Bridge's CUDA-graph guide (``docs/training/
+cuda-graphs.md``, commit 247a7ab) measured Qwen3-30B-A3B on H100s (TP 2, PP 2, EP 4,
+micro-batch 1, global batch 8: two micro-batches, 24 layers per stage) at 623 ms a step
+in eager mode and 484 ms with the attention, router and dispatcher preprocessing of
+every layer replayed from CUDA graphs. Replay removes those parts' host work, so the
+139 ms saved is their host time on the critical path: (m + p − 1) = 3 stage passes of
+24 layers, 1.93 ms per layer and micro-batch for the 72 operations the graphs cover
+(attention 19 + 29, router 9 + 8, preprocessing 7; :data:`MOE_LAYER_FORWARD_HOST_OPS`,
+:data:`MOE_LAYER_BACKWARD_HOST_OPS`): 26.8 µs each. Four to five times a bare PyTorch
+launch (4.7 µs, Ma et al. 2026, "TaxBreak", arXiv:2603.12465, on an H100 host):
+Transformer Engine's modules spend most of their host time in Python (TransformerEngine
+issue 761: an FP8 ``te.Linear`` takes twice a bf16 one's host time)."""
+
+
+def moe_layer_host_ops(
+    local_experts: Any, phase: str = "forward", graphed: tuple[str, ...] = ()
+) -> Any:
+    """Operations the host issues for one MoE layer and micro-batch in one pass.
+
+    The stages a CUDA graph replays (Megatron-Core's ``cuda_graph_scope``: ``"attn"``,
+    ``"moe_router"``, ``"moe_preprocess"``) cost the host nothing per step; a
+    ``"full_iteration"`` graph captures everything.
+
+    Parameters
+    ----------
+    local_experts : float or ndarray
+        Experts held by one rank, ``E/ep``.
+    phase : {"forward", "backward"}
+        Which pass.
+    graphed : tuple of str
+        CUDA-graph scopes replayed (:data:`mlsys.core.layout.CUDA_GRAPH_SCOPES`).
+
+    Returns
+    -------
+    float or ndarray
+        Operations (:data:`MOE_LAYER_FORWARD_HOST_OPS`, :data:`MOE_LAYER_BACKWARD_HOST_OPS`).
+
+    References
+    ----------
+    NVIDIA Megatron-Core ``megatron/core/transformer/moe/`` (``router.py``,
+    ``token_dispatcher.py``, ``experts.py``) and TransformerEngine
+    ``transformer_engine/pytorch/module/grouped_linear.py``.
+
+    Examples
+    --------
+    Sixteen local experts (Qwen3-30B-A3B on 8 expert ranks): 60 + 4·16 = 124 forward,
+    56 + 6·16 = 152 backward.
+
+    >>> moe_layer_host_ops(16), moe_layer_host_ops(16, "backward")
+    (124.0, 152.0)
+
+    With attention, router and preprocessing graphed (Megatron-Bridge's MoE recipes):
+    124 − 35 = 89 forward, 152 − 37 = 115 backward.
+
+    >>> moe_layer_host_ops(16, graphed=("attn", "moe_router", "moe_preprocess"))
+    89.0
+    """
+    if phase not in ("forward", "backward"):
+        raise ValueError(f"phase must be 'forward' or 'backward', not {phase!r}")
+    ops = MOE_LAYER_FORWARD_HOST_OPS if phase == "forward" else MOE_LAYER_BACKWARD_HOST_OPS
+    if "full_iteration" in graphed:
+        return 0.0 * np.asarray(local_experts, dtype=float) if np.ndim(local_experts) else 0.0
+    eager = [op for op in ops if op[3] not in graphed]
+    fixed = float(sum(op[1] for op in eager))
+    per_expert = float(sum(op[2] for op in eager))
+    out = fixed + per_expert * np.asarray(local_experts, dtype=float)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def moe_layer_host_time(
+    local_experts: Any,
+    device_backward_s: Any,
+    *,
+    host_time_per_op_s: Any = MEGATRON_HOST_TIME_PER_OP_S,
+    forward_passes: Any = 1.0,
+    graphed: tuple[str, ...] = (),
+) -> Any:
+    """Time a MoE layer's host work adds to its device work, per micro-batch.
+
+    Megatron-Core's dropless token dispatcher needs each expert's token count on the host
+    to size the all-to-all, so every MoE layer's forward pass blocks on a device-to-host
+    copy after routing (``MoEAlltoAllTokenDispatcher``, sync point
+    ``"before_ep_alltoall"``). The wait drains the device, and the operations issued
+    after it reach an idle device one at a time: the host cannot run ahead of the device
+    by more than a layer, and a forward pass costs its host time plus its device time.
+    The backward pass has no such wait: the host runs ahead and only host time beyond
+    the device time shows, ``max(0, H_b − G_b)``.
+
+    ``forward_passes`` counts the forward runs (2 when full recomputation reruns it).
+
+    Parameters
+    ----------
+    local_experts : float or ndarray
+        Experts held by one rank, ``E/ep``.
+    device_backward_s : float or ndarray
+        Device time of the layer's backward pass, in seconds (the forward's host work
+        adds to its device time whatever its size).
+    host_time_per_op_s : float or ndarray
+        Host time per operation, in seconds (:data:`MEGATRON_HOST_TIME_PER_OP_S`).
+    forward_passes : float or ndarray
+        Forward passes per micro-batch.
+    graphed : tuple of str
+        CUDA-graph scopes replayed, whose host work is gone (:func:`moe_layer_host_ops`).
+
+    Returns
+    -------
+    float or ndarray
+        Seconds added to the layer's device time per micro-batch.
+
+    References
+    ----------
+    NVIDIA Megatron-Core ``megatron/core/transformer/moe/token_dispatcher.py`` (the
+    device-to-host copy of the token counts and its synchronisation) and
+    ``README.md`` ("CPU overhead": gaps between kernels in MoE layers; CUDA graphs and
+    larger micro-batches as the remedies); Megatron-Bridge ``docs/training/
+    cuda-graphs.md`` (:data:`MEGATRON_HOST_TIME_PER_OP_S`).
+
+    Examples
+    --------
+    Sixteen local experts and 1.7 ms of device work backward: 124 ops × 27 µs =
+    3.35 ms forward, 152 × 27 µs = 4.10 ms backward of which 2.40 ms beyond the
+    device's: 5.75 ms.
+
+    >>> round(moe_layer_host_time(16, 1.7e-3) * 1e3, 2)
+    5.75
+    """
+    fwd = moe_layer_host_ops(local_experts, "forward", graphed) * host_time_per_op_s
+    bwd = moe_layer_host_ops(local_experts, "backward", graphed) * host_time_per_op_s
+    out = forward_passes * fwd + np.maximum(bwd - device_backward_s, 0.0)
     return float(out) if np.ndim(out) == 0 else out

@@ -159,7 +159,12 @@ from mlsys.core.formulas.memory import (
     pipeline_inflight_microbatches,
     zero_model_state_breakdown,
 )
-from mlsys.core.formulas.moe import moe_token_shuffle_bytes
+from mlsys.core.formulas.moe import (
+    MEGATRON_HOST_TIME_PER_OP_S,
+    moe_layer_host_ops,
+    moe_layer_host_time,
+    moe_token_shuffle_bytes,
+)
 from mlsys.core.formulas.overheads import (
     KERNEL_OVERHEAD_S,
     TRAINING_LAYER_BACKWARD_KERNELS,
@@ -405,6 +410,9 @@ class Problem:
         the table ServingModel prices its all-reduces with); None where unmeasured.
     kernel_overhead_s : float
         Fixed time per kernel (:data:`mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S`).
+    host_time_per_op_s : float
+        Host time per operation of a MoE layer, in s
+        (:data:`mlsys.core.formulas.moe.MEGATRON_HOST_TIME_PER_OP_S`).
     fp8_cast_bytes_per_element : float
         Bytes moved per element to cast 16-bit GEMM operands to FP8 (0 unless the matmuls
         run in a narrow format on 16-bit activations;
@@ -473,6 +481,7 @@ class Problem:
     in_network_reduction: bool = False
     scaleup_ll_step_s: float | None = None
     kernel_overhead_s: float = KERNEL_OVERHEAD_S
+    host_time_per_op_s: float = MEGATRON_HOST_TIME_PER_OP_S
     fp8_cast_bytes_per_element: float = 0.0
     attention_fractions: tuple[float, float] = (
         FLASH_ATTENTION_FORWARD_FRACTION,
@@ -1155,6 +1164,7 @@ def evaluate(
     flat_params: bool = False,
     dropout: bool = True,
     per_parameter: bool = False,
+    cuda_graph_scope: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Price a layout (floats) or many layouts (arrays of a common shape).
 
@@ -1234,6 +1244,10 @@ def evaluate(
         and the gradients into the reduce-scatter buffer in the gradient dtype
         (:func:`mlsys.core.formulas.layer_time.fsdp_per_parameter_copy_bytes`), and its
         edges run alone as with ``flat_params``.
+    cuda_graph_scope : tuple of str
+        Parts of each layer replayed from CUDA graphs
+        (:data:`mlsys.core.layout.CUDA_GRAPH_SCOPES`): their host work is gone from the
+        MoE layers' host time (:func:`mlsys.core.formulas.moe.moe_layer_host_time`).
 
     Returns
     -------
@@ -1332,6 +1346,13 @@ def evaluate(
             + (eager_fwd - _FUSED_ELEMENTWISE_KERNELS[0]) * (1.0 + full + dots)
             + (eager_bwd - _FUSED_ELEMENTWISE_KERNELS[1])
         )
+    if P.moe_layers > 0.0:
+        # a MoE layer launches its own operations (router, permute, all-to-alls, a GEMM
+        # and a quantisation per local expert ...): their count replaces the dense layer's
+        moe_kernels = moe_layer_host_ops(P.experts / ep, "forward") * (1.0 + full) + (
+            moe_layer_host_ops(P.experts / ep, "backward")
+        )
+        kernels = (1.0 - moe_frac) * kernels + moe_frac * moe_kernels
     t_layer_compute = t_lin + t_attn + t_elem + kernels * P.kernel_overhead_s
     # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
     M_tp = T * h * e
@@ -1410,6 +1431,19 @@ def evaluate(
         # carries only their outputs, which a residual-only rerun skips
         ep_rerun = 1.0 if rerun_residuals else 2.0
         t_ep_layer = moe_frac * (4.0 + ep_rerun * full) * o.where(ep > 1.0, a2a, 0.0)
+    # ---- MoE layers' host work -------------------------------------------------------------
+    # the dropless dispatcher waits on the device for the token counts every forward
+    # pass (again under full recompute), so the host cannot run ahead: its forward work
+    # adds to the device's, its backward work shows beyond the device's
+    if P.moe_layers > 0.0 and "full_iteration" not in cuda_graph_scope:
+        host = moe_layer_host_time(
+            P.experts / ep, t_layer_compute * 2.0 / fwd_passes,
+            host_time_per_op_s=P.host_time_per_op_s, forward_passes=1.0 + full,
+            graphed=cuda_graph_scope,
+        )  # fmt: skip
+        t_host_layer = moe_frac * host
+    else:
+        t_host_layer = 0.0
     # ---- the heaviest device, per micro-batch ----------------------------------------------
     layers_dev = mem["layers_per_device"]
     head_flops = 2.0 * P.n_head * T / tp * 3.0
@@ -1450,7 +1484,8 @@ def evaluate(
         t_mb_pp = 0.0
     else:
         t_mb_pp = o.where(pp > 1.0, transfers * v * coll.p2p_time(M_pp, pp_bw, pp_lat), 0.0)
-    t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_cp + t_mb_pp
+    t_mb_host = layers_dev * t_host_layer
+    t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_cp + t_mb_pp + t_mb_host
     bubble_ratio = interleaved_bubble_ratio(pp, m, v)
     t_bubble = bubble_ratio * m * t_mb
     # ---- data parallelism (gradients reduced over dp·cp, Megatron-Core) -------------------
@@ -1559,6 +1594,7 @@ def evaluate(
         "optimizer_time": t_opt,
         "tp_communication_time": m * t_mb_tp,
         "ep_communication_time": m * t_mb_ep,
+        "moe_host_time": m * t_mb_host,
         "cp_communication_time": m * t_mb_cp,
         "cp_communication_total": m * t_mb_cp_total,
         "pp_communication_time": m * t_mb_pp,

@@ -98,6 +98,11 @@ class DistributedResult(Result):
         Tensor-parallel collectives on the critical path (not overlapped).
     ep_communication_time : Quantity [s]
         Expert-parallel all-to-alls.
+    moe_host_time : Quantity [s]
+        Host work of the MoE layers on the critical path: their dropless dispatcher waits
+        for the token counts every forward pass, so the host cannot run ahead of the
+        device (:func:`mlsys.core.formulas.moe.moe_layer_host_time`); 0 for a dense
+        model or with ``cuda_graph_scope=("full_iteration",)``.
     pp_communication_time : Quantity [s]
         Pipeline point-to-point sends.
     cp_communication_time : Quantity [s]
@@ -154,6 +159,7 @@ class DistributedResult(Result):
         "compute_time": "s",
         "tp_communication_time": "s",
         "ep_communication_time": "s",
+        "moe_host_time": "s",
         "pp_communication_time": "s",
         "cp_communication_time": "s",
         "cp_communication_total": "s",
@@ -193,7 +199,7 @@ def _layout_from_keywords(
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
     cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
     attn: Any = "fused", rerun: Any = "layer", ffp: Any = False, drop: Any = True,
-    elem: Any = "fused", ffp2: Any = False,
+    elem: Any = "fused", ffp2: Any = False, graphs: Any = (),
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
         tp=tp, pp=pp, ep=ep, cp=cp, v_stages=v, microbatch_count=m, zero_stage=zero,
@@ -201,8 +207,19 @@ def _layout_from_keywords(
         grad_dtype=grad_dtype, tp_comm_overlap=tp_overlap, cp_comm_type=cp_comm_type,
         grad_accumulation_fusion=gaf, recompute_num_layers=rnl, pipeline_p2p=p2p,
         attention_kernel=attn, recompute_rerun=rerun, fsdp_flat_params=ffp, dropout=drop,
-        elementwise_kernels=elem, fsdp_per_parameter=ffp2,
+        elementwise_kernels=elem, fsdp_per_parameter=ffp2, cuda_graph_scope=graphs,
     )  # fmt: skip
+
+
+def _scope_key(scope: Any) -> Any:
+    """A CUDA-graph scope as a hashable key for the memo (a list becomes a tuple; a bad
+    value goes through unchanged for the layout to reject)."""
+    if isinstance(scope, (list, set, frozenset)):
+        try:
+            return tuple(sorted(scope))
+        except TypeError:
+            return scope
+    return scope
 
 
 def layout_from_keywords(**kw: Any) -> TrainingLayout:
@@ -216,8 +233,8 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
         ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p), ``attn``
         (attention_kernel), ``rerun`` (recompute_rerun), ``ffp`` (fsdp_flat_params),
-        ``drop`` (dropout), ``elem`` (elementwise_kernels) and ``ffp2``
-        (fsdp_per_parameter).
+        ``drop`` (dropout), ``elem`` (elementwise_kernels), ``ffp2``
+        (fsdp_per_parameter) and ``graphs`` (cuda_graph_scope).
 
     Returns
     -------
@@ -229,7 +246,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
         kw.get("p2p", "megatron"), kw.get("attn", "fused"), kw.get("rerun", "layer"),
         kw.get("ffp", False), kw.get("drop", True), kw.get("elem", "fused"),
-        kw.get("ffp2", False),
+        kw.get("ffp2", False), _scope_key(kw.get("graphs", ())),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
@@ -323,6 +340,7 @@ class DistributedModel:
         dropout: bool = True,
         elementwise_kernels: str = "fused",
         fsdp_per_parameter: bool = False,
+        cuda_graph_scope: Any = (),
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -476,6 +494,14 @@ class DistributedModel:
             fixed costs; ``"eager_fused_norm"`` the same with one fused kernel per norm
             (torchtitan's ``fused_rmsnorm``). Memory adds what autograd keeps beyond a fused
             layer's tensors (:func:`mlsys.core.formulas.eager.eager_saved_activation_bytes`).
+        cuda_graph_scope : tuple of str
+            Parts of each layer replayed from CUDA graphs (Megatron-Core's
+            ``--cuda-graph-scope``): any of ``"attn"``, ``"moe_router"``,
+            ``"moe_preprocess"``, or ``("full_iteration",)``. Default ``()``, eager.
+            It matters for MoE layers, whose dropless dispatcher waits on the device for
+            the token counts every forward pass, so their host work shows in the step:
+            ``moe_host_time`` (:func:`mlsys.core.formulas.moe.moe_layer_host_time`); a
+            graphed part's host work is gone.
 
         Returns
         -------
@@ -499,7 +525,7 @@ class DistributedModel:
                 cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
                 rnl=recompute_num_layers, p2p=pipeline_p2p, attn=attention_kernel,
                 rerun=recompute_rerun, ffp=fsdp_flat_params, drop=dropout,
-                elem=elementwise_kernels, ffp2=fsdp_per_parameter,
+                elem=elementwise_kernels, ffp2=fsdp_per_parameter, graphs=cuda_graph_scope,
             )  # fmt: skip
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
@@ -543,6 +569,7 @@ class DistributedModel:
             lay.fsdp_flat_params,
             lay.dropout,
             lay.fsdp_per_parameter,
+            lay.cuda_graph_scope,
         )
         notes = []
         if model.layers % (pp * v):
@@ -598,6 +625,7 @@ class DistributedModel:
             compute_time=out["compute_time"],
             tp_communication_time=out["tp_communication_time"],
             ep_communication_time=out["ep_communication_time"],
+            moe_host_time=out["moe_host_time"],
             pp_communication_time=out["pp_communication_time"],
             cp_communication_time=out["cp_communication_time"],
             cp_communication_total=out["cp_communication_total"],

@@ -249,6 +249,7 @@ class ParallelismSearch:
         dropout: bool = True,
         elementwise_kernels: str = "fused",
         fsdp_per_parameter: bool = False,
+        cuda_graph_scope: Any = (),
     ) -> SearchResult:
         """Price every layout and rank them.
 
@@ -344,6 +345,9 @@ class ParallelismSearch:
         fsdp_per_parameter : bool
             Every layout on PyTorch FSDP2's per-parameter sharding, as
             :meth:`DistributedModel.solve` prices it.
+        cuda_graph_scope : tuple of str
+            Parts of each layer replayed from CUDA graphs in every layout, as
+            :meth:`DistributedModel.solve` takes it (MoE layers' host work).
 
         Returns
         -------
@@ -354,6 +358,7 @@ class ParallelismSearch:
             attention_kernel=attention_kernel, recompute_rerun=recompute_rerun,
             fsdp_flat_params=fsdp_flat_params, dropout=dropout,
             elementwise_kernels=elementwise_kernels, fsdp_per_parameter=fsdp_per_parameter,
+            cuda_graph_scope=cuda_graph_scope,
         )  # fmt: skip
         cp_all_gather = stack.cp_all_gather
         batch = int(batch_size)
@@ -488,6 +493,7 @@ class ParallelismSearch:
             bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), fraction,
             stack.pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
             stack.fsdp_flat_params, stack.dropout, stack.fsdp_per_parameter,
+            stack.cuda_graph_scope,
         )  # fmt: skip
         size = len(code)
         tokens = np.zeros(size)
@@ -559,6 +565,7 @@ class ParallelismSearch:
                 recompute_rerun=stack.recompute_rerun, fsdp_flat_params=stack.fsdp_flat_params,
                 dropout=stack.dropout, elementwise_kernels=stack.elementwise_kernels,
                 fsdp_per_parameter=stack.fsdp_per_parameter,
+                cuda_graph_scope=stack.cuda_graph_scope,
                 **best_layout,
             )  # fmt: skip
         elif raise_errors:
