@@ -24,6 +24,7 @@ from mlsys.validation._case import (
 __all__ = [
     "bloom_solve",
     "bridge_solve",
+    "bridge_moe_guide_solve",
     "korthikanti_cases",
     "korthikanti_solve",
     "layout_fit_cases",
@@ -351,6 +352,48 @@ def _bridge(section: str = "bridge") -> list[Case]:
             )
         )  # fmt: skip
     return out
+
+
+def bridge_moe_guide_solve(**overrides: Any) -> tuple[Any, Fleet]:
+    """DistributedModel's result for the eager Qwen3-30B-A3B run of Megatron-Bridge's MoE
+    optimisation guide (16 H100, EP 16 across two nodes), and its fleet.
+
+    Parameters
+    ----------
+    **overrides
+        Keyword arguments of :meth:`DistributedModel.solve` to change.
+
+    Returns
+    -------
+    tuple
+        The DistributedResult and the fleet it ran on.
+    """
+    g = load_data("training")["bridge_moe_guide"]
+    node = Nodes[g["node"]]
+    fleet = Fleet(node=node, count=g["gpus"] // node.accelerators_per_node,
+                  fabric=Fabrics[g["fabric"]])  # fmt: skip
+    dp = g["gpus"] // (g["tp"] * g["pp"])  # Megatron's data-parallel ranks, EP among them
+    kw: dict[str, Any] = dict(
+        batch_size=g["global_batch"], precision=g["precision"], seq_len=g["seq_len"],
+        tp_size=g["tp"], pp_size=g["pp"], ep_size=g["ep"],
+        microbatch_count=g["global_batch"] // (dp * g["micro_batch"]), zero_stage=1,
+        grad_dtype="bf16", dropout=False, cuda_graph_scope=tuple(g["cuda_graph_scope"]),
+    )  # fmt: skip
+    res = DistributedModel().solve(Models[g["catalog"]], fleet, **{**kw, **overrides})
+    return res, fleet
+
+
+def _bridge_moe_guide() -> Case:
+    g = load_data("training")["bridge_moe_guide"]
+    res, _ = bridge_moe_guide_solve()
+    got = res.si("step_time")
+    off = abs(got / g["step_time_s"] - 1) > 0.10
+    return prediction_case(
+        g, group=_GROUP_OTHER,
+        name="Qwen3-30B-A3B bf16 on 16 H100, EP 16 across two nodes (Megatron-Bridge guide)",
+        quantity="step time", unit="s", published=g["step_time_s"], predicted=got,
+        note=g["note_if_off"] if off else "",
+    )  # fmt: skip
 
 
 def _bridge_rows() -> list[tuple[str, dict]]:
@@ -815,6 +858,6 @@ def other_run_cases() -> list[Case]:
     BLOOM 176B, GPT-NeoX-20B, OPT-175B, MosaicML's MPT benchmarks (FSDP), torchtitan's
     64-A100 table (FSDP2, eager PyTorch) and FlashAttention-2's end-to-end GPT runs."""
     return [*_narayanan(), *_mtnlg(), *_llama3(), *_bridge(), *_bridge("bridge_archive"),
-            *_bridge("bridge_moe"),
+            *_bridge("bridge_moe"), _bridge_moe_guide(),
             _bloom(), _neox(), _opt(), *_mosaic(), *_torchtitan(),
             *_flashattention2()]  # fmt: skip

@@ -32,7 +32,9 @@ def _arch(m):
     return dict(
         kv_heads=m.kv_heads, ffn_hidden=m.ffn_hidden, gated_mlp=m.gated_mlp, norm=m.norm,
         bias=m.bias, tied_embeddings=m.tied_embeddings, experts=m.experts,
-        experts_per_token=m.experts_per_token,
+        experts_per_token=m.experts_per_token, head_dim=m.head_dim,
+        expert_ffn_hidden=m.expert_ffn_hidden, shared_experts=m.shared_experts,
+        dense_layers=m.dense_layers,
         max_positions=m.seq_len if m.position_embedding == "learned" else 0,
     )  # fmt: skip
 
