@@ -116,6 +116,10 @@ def test_inventories_add_up_to_their_stated_counts() -> None:
     per_b = sum(op[2] for op in MOE_LAYER_BACKWARD_HOST_OPS)
     assert (fixed_f, per_f, fixed_b, per_b) == (60, 4, 56, 6)
     assert moe_layer_host_ops(2) == 68.0 and moe_layer_host_ops(32, "backward") == 248.0
+    # without FP8 GEMMs: no per-expert quantisation, no scale swizzles
+    fp8_only = [op for op in (*MOE_LAYER_FORWARD_HOST_OPS, *MOE_LAYER_BACKWARD_HOST_OPS) if op[4]]
+    assert sum(op[1] for op in fp8_only) == 4 + 8 and sum(op[2] for op in fp8_only) == 2 + 2
+    assert moe_layer_host_ops(16, "backward", fp8=False) == 48 + 4 * 16
     with pytest.raises(ValueError):
         moe_layer_host_ops(16, "sideways")
 
@@ -184,9 +188,11 @@ def test_solve_reports_moe_host_time_and_graphs_remove_it() -> None:
     assert eager.si("step_time") - free.si("step_time") == pytest.approx(
         eager.si("moe_host_time"), rel=1e-9
     )
-    # 8 micro-batches of 48 MoE layers, each at least its 124 forward operations
+    # 8 micro-batches of 48 MoE layers, each at least its 56 + 2·16 = 88 forward
+    # operations (bf16 GEMMs: no per-expert quantisation)
     per_layer = eager.si("moe_host_time") / (8 * 48)
-    assert per_layer >= 124 * MEGATRON_HOST_TIME_PER_OP_S
+    assert per_layer >= 88 * MEGATRON_HOST_TIME_PER_OP_S
+    assert moe_layer_host_ops(16, fp8=False) == 88.0
     dense = DistributedModel().solve(Models["Llama3_8B"], fleet, batch_size=64, microbatch_count=8)
     assert dense.si("moe_host_time") == 0.0
 

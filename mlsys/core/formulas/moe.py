@@ -148,44 +148,52 @@ def moe_token_shuffle_bytes(
 
 # -- the host's work in a MoE layer ------------------------------------------------------
 
-MOE_LAYER_FORWARD_HOST_OPS: tuple[tuple[str, int, int, str], ...] = (
+MOE_LAYER_FORWARD_HOST_OPS: tuple[tuple[str, int, int, str, bool], ...] = (
     ("attention block: fused norm, quantise and QKV GEMM, QK norms, rotary, attention, "
-     "output projection, residual, norm", 19, 0, "attn"),
-    ("router: gating GEMM, top-k, auxiliary-loss scores and loss", 9, 0, "moe_router"),
-    ("dispatcher preprocessing: token counts and their all-gather", 7, 0, "moe_preprocess"),
-    ("token counts copied to the host: copies, event record and the blocking wait", 5, 0, ""),
-    ("permute: row map and gather", 4, 0, ""),
-    ("dispatch all-to-alls: tokens and routing probabilities", 2, 0, ""),
-    ("chunk sort", 2, 0, ""),
-    ("expert fc1: a quantisation and a GEMM per local expert, swizzles", 2, 2, ""),
-    ("weighted SwiGLU", 2, 0, ""),
-    ("expert fc2: a quantisation and a GEMM per local expert, swizzles", 2, 2, ""),
-    ("chunk unsort", 3, 0, ""),
-    ("combine all-to-all", 1, 0, ""),
-    ("unpermute and residual", 2, 0, ""),
+     "output projection, residual, norm", 19, 0, "attn", False),
+    ("router: gating GEMM, top-k, auxiliary-loss scores and loss", 9, 0, "moe_router", False),
+    ("dispatcher preprocessing: token counts and their all-gather", 7, 0, "moe_preprocess",
+     False),
+    ("token counts copied to the host: copies, event record and the blocking wait", 5, 0, "",
+     False),
+    ("permute: row map and gather", 4, 0, "", False),
+    ("dispatch all-to-alls: tokens and routing probabilities", 2, 0, "", False),
+    ("chunk sort", 2, 0, "", False),
+    ("expert fc1: a GEMM per local expert", 0, 1, "", False),
+    ("expert fc1: an FP8 quantisation per local expert, two scale swizzles", 2, 1, "", True),
+    ("weighted SwiGLU", 2, 0, "", False),
+    ("expert fc2: a GEMM per local expert", 0, 1, "", False),
+    ("expert fc2: an FP8 quantisation per local expert, two scale swizzles", 2, 1, "", True),
+    ("chunk unsort", 3, 0, "", False),
+    ("combine all-to-all", 1, 0, "", False),
+    ("unpermute and residual", 2, 0, "", False),
 )  # fmt: skip
 """Operations the host issues for one Megatron-Core MoE layer's forward pass, per
 micro-batch: ``(stage, fixed count, count per local expert, CUDA-graph scope that
-captures it)``. Counted from
+captures it, whether only FP8 GEMMs run it)``. Counted from
 Megatron-Core's ``TransformerLayer`` with Transformer Engine modules, ``TopKRouter``,
 ``MoEAlltoAllTokenDispatcher`` (with fused permutation) and ``TEGroupedMLP``, whose
 ``GroupedLinear`` quantises each expert's input and launches one GEMM per expert
 (MXFP8; Megatron-LM and TransformerEngine sources, late 2025). ``60 + 4N`` for ``N``
-local experts. The dispatcher's blocking wait for the token counts is the fourth stage."""
+local experts with FP8 GEMMs, ``56 + 2N`` without their quantisations and scale
+swizzles. The dispatcher's blocking wait for the token counts is the fourth stage."""
 
-MOE_LAYER_BACKWARD_HOST_OPS: tuple[tuple[str, int, int, str], ...] = (
-    ("attention block gradients", 29, 0, "attn"),
-    ("router gradients", 8, 0, "moe_router"),
-    ("unpermute gradient (a permute)", 1, 0, ""),
-    ("combine and dispatch all-to-alls", 2, 0, ""),
-    ("chunk sort and unsort gradients", 2, 0, ""),
-    ("expert fc2: gradient quantisation, data and weight GEMMs per expert, swizzles", 4, 3, ""),
-    ("weighted SwiGLU gradient", 2, 0, ""),
-    ("expert fc1: gradient quantisation, data and weight GEMMs per expert, swizzles", 4, 3, ""),
-    ("permute gradient (an unpermute), residual gradient", 2, 0, ""),
-    ("weight-gradient accumulation", 2, 0, ""),
+MOE_LAYER_BACKWARD_HOST_OPS: tuple[tuple[str, int, int, str, bool], ...] = (
+    ("attention block gradients", 29, 0, "attn", False),
+    ("router gradients", 8, 0, "moe_router", False),
+    ("unpermute gradient (a permute)", 1, 0, "", False),
+    ("combine and dispatch all-to-alls", 2, 0, "", False),
+    ("chunk sort and unsort gradients", 2, 0, "", False),
+    ("expert fc2: data and weight GEMMs per local expert", 0, 2, "", False),
+    ("expert fc2: a gradient quantisation per local expert, scale swizzles", 4, 1, "", True),
+    ("weighted SwiGLU gradient", 2, 0, "", False),
+    ("expert fc1: data and weight GEMMs per local expert", 0, 2, "", False),
+    ("expert fc1: a gradient quantisation per local expert, scale swizzles", 4, 1, "", True),
+    ("permute gradient (an unpermute), residual gradient", 2, 0, "", False),
+    ("weight-gradient accumulation", 2, 0, "", False),
 )  # fmt: skip
-"""Operations of the same layer's backward pass: ``56 + 6N``. No host-device
+"""Operations of the same layer's backward pass: ``56 + 6N`` with FP8 GEMMs, ``48 + 4N``
+without. No host-device
 synchronisation: the split sizes are kept on the host from the forward pass."""
 
 MEGATRON_HOST_TIME_PER_OP_S = 27e-6
@@ -208,7 +216,11 @@ issue 761: an FP8 ``te.Linear`` takes twice a bf16 one's host time)."""
 
 
 def moe_layer_host_ops(
-    local_experts: Any, phase: str = "forward", graphed: tuple[str, ...] = ()
+    local_experts: Any,
+    phase: str = "forward",
+    graphed: tuple[str, ...] = (),
+    *,
+    fp8: bool = True,
 ) -> Any:
     """Operations the host issues for one MoE layer and micro-batch in one pass.
 
@@ -224,6 +236,10 @@ def moe_layer_host_ops(
         Which pass.
     graphed : tuple of str
         CUDA-graph scopes replayed (:data:`mlsys.core.layout.CUDA_GRAPH_SCOPES`).
+    fp8 : bool
+        The expert GEMMs run in FP8 on 16-bit activations, so each expert's inputs and
+        gradients are quantised first (and their scales swizzled); False for 16-bit
+        GEMMs.
 
     Returns
     -------
@@ -249,13 +265,18 @@ def moe_layer_host_ops(
 
     >>> moe_layer_host_ops(16, graphed=("attn", "moe_router", "moe_preprocess"))
     89.0
+
+    With bf16 GEMMs nothing is quantised: 56 + 2·16 = 88 forward, 48 + 4·16 = 112 backward.
+
+    >>> moe_layer_host_ops(16, fp8=False), moe_layer_host_ops(16, "backward", fp8=False)
+    (88.0, 112.0)
     """
     if phase not in ("forward", "backward"):
         raise ValueError(f"phase must be 'forward' or 'backward', not {phase!r}")
     ops = MOE_LAYER_FORWARD_HOST_OPS if phase == "forward" else MOE_LAYER_BACKWARD_HOST_OPS
     if "full_iteration" in graphed:
         return 0.0 * np.asarray(local_experts, dtype=float) if np.ndim(local_experts) else 0.0
-    eager = [op for op in ops if op[3] not in graphed]
+    eager = [op for op in ops if op[3] not in graphed and (fp8 or not op[4])]
     fixed = float(sum(op[1] for op in eager))
     per_expert = float(sum(op[2] for op in eager))
     out = fixed + per_expert * np.asarray(local_experts, dtype=float)
@@ -269,6 +290,7 @@ def moe_layer_host_time(
     host_time_per_op_s: Any = MEGATRON_HOST_TIME_PER_OP_S,
     forward_passes: Any = 1.0,
     graphed: tuple[str, ...] = (),
+    fp8: bool = True,
 ) -> Any:
     """Time a MoE layer's host work adds to its device work, per micro-batch.
 
@@ -296,6 +318,8 @@ def moe_layer_host_time(
         Forward passes per micro-batch.
     graphed : tuple of str
         CUDA-graph scopes replayed, whose host work is gone (:func:`moe_layer_host_ops`).
+    fp8 : bool
+        FP8 expert GEMMs, with their per-expert quantisations (:func:`moe_layer_host_ops`).
 
     Returns
     -------
@@ -319,7 +343,7 @@ def moe_layer_host_time(
     >>> round(moe_layer_host_time(16, 1.7e-3) * 1e3, 2)
     5.75
     """
-    fwd = moe_layer_host_ops(local_experts, "forward", graphed) * host_time_per_op_s
-    bwd = moe_layer_host_ops(local_experts, "backward", graphed) * host_time_per_op_s
+    fwd = moe_layer_host_ops(local_experts, "forward", graphed, fp8=fp8) * host_time_per_op_s
+    bwd = moe_layer_host_ops(local_experts, "backward", graphed, fp8=fp8) * host_time_per_op_s
     out = forward_passes * fwd + np.maximum(bwd - device_backward_s, 0.0)
     return float(out) if np.ndim(out) == 0 else out

@@ -1349,8 +1349,9 @@ def evaluate(
     if P.moe_layers > 0.0:
         # a MoE layer launches its own operations (router, permute, all-to-alls, a GEMM
         # and a quantisation per local expert ...): their count replaces the dense layer's
-        moe_kernels = moe_layer_host_ops(P.experts / ep, "forward") * (1.0 + full) + (
-            moe_layer_host_ops(P.experts / ep, "backward")
+        fp8 = P.fp8_cast_bytes_per_element > 0.0  # FP8 GEMMs: each expert's inputs quantised
+        moe_kernels = moe_layer_host_ops(P.experts / ep, "forward", fp8=fp8) * (1.0 + full) + (
+            moe_layer_host_ops(P.experts / ep, "backward", fp8=fp8)
         )
         kernels = (1.0 - moe_frac) * kernels + moe_frac * moe_kernels
     t_layer_compute = t_lin + t_attn + t_elem + kernels * P.kernel_overhead_s
@@ -1439,7 +1440,7 @@ def evaluate(
         host = moe_layer_host_time(
             P.experts / ep, t_layer_compute * 2.0 / fwd_passes,
             host_time_per_op_s=P.host_time_per_op_s, forward_passes=1.0 + full,
-            graphed=cuda_graph_scope,
+            graphed=cuda_graph_scope, fp8=P.fp8_cast_bytes_per_element > 0.0,
         )  # fmt: skip
         t_host_layer = moe_frac * host
     else:
