@@ -212,7 +212,16 @@ every layer replayed from CUDA graphs. Replay removes those parts' host work, so
 :data:`MOE_LAYER_BACKWARD_HOST_OPS`): 26.8 µs each. Four to five times a bare PyTorch
 launch (4.7 µs, Ma et al. 2026, "TaxBreak", arXiv:2603.12465, on an H100 host):
 Transformer Engine's modules spend most of their host time in Python (TransformerEngine
-issue 761: an FP8 ``te.Linear`` takes twice a bf16 one's host time)."""
+issue 761: an FP8 ``te.Linear`` takes twice a bf16 one's host time).
+
+Caveats: the guide does not state the run's precision or sequence length, and its
+TFLOP/s figures (214 → 274) do not match its step times at 4,096 tokens (they would
+imply 2.8 times Qwen3-30B-A3B's 23 GFLOP a token), so only the step times are used. With
+this constant mlsys prices the eager run at 780 ms (bf16, 4,096 tokens), 25% slower than
+measured: the per-expert GEMM launches, issued from C++ inside Transformer Engine's grouped
+GEMM, may cost the host less than an average operation (a cuBLAS launch is 6.6 µs in
+TaxBreak), while Megatron-Bridge's B200 row of the same model is 25% faster in mlsys than
+measured; one average per operation is what the evidence supports."""
 
 
 def moe_layer_host_ops(
