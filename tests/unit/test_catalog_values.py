@@ -175,7 +175,7 @@ def test_sparse_is_twice_dense_where_supported(key):
     # not a Cortex-M7.
     supports = key in {
         "A100_80GB", "A100_40GB", "A800_80GB", "H100", "H100_PCIE", "H800", "H200", "B200",
-        "L4", "MI300X", "JETSON_ORIN",
+        "GB200", "L4", "MI300X", "JETSON_ORIN",
     }  # fmt: skip
     for p in acc.precisions:
         dense, sparse = acc.peak_flops_s(p), acc.peak_flops_s(p, sparse=True)

@@ -190,9 +190,9 @@ def default_efficiency(accelerator: Any, precision: str = "bf16", kind: str = "c
     return base
 
 
-_HOPPER_AND_LATER = frozenset({"H100", "H100_PCIE", "H200", "H800", "B200"})
+_HOPPER_AND_LATER = frozenset({"H100", "H100_PCIE", "H200", "H800", "B200", "GB200"})
 """Catalog devices whose fused attention is Hopper-class: cuDNN's kernels (Hopper's
-measured fractions; no published Blackwell sweep yet, so B200 takes Hopper's)."""
+measured fractions; no published Blackwell sweep yet, so B200 and GB200 take Hopper's)."""
 
 
 def fused_attention_fractions(accelerator: Any) -> tuple[float, float]:

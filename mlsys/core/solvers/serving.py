@@ -762,6 +762,7 @@ _NVLINK_OF: dict[str, str] = {
     "H200": "NVLINK4",
     "H800": "NVLINK4",
     "B200": "NVLINK5",
+    "GB200": "NVLINK5",
 }
 """The NVLink generation (catalog fabric) of an SXM accelerator's own links, for a
 replica given as a bare accelerator (no Node, no Fabric)."""
