@@ -195,6 +195,11 @@ def test_solve_reports_moe_host_time_and_graphs_remove_it() -> None:
     assert moe_layer_host_ops(16, fp8=False) == 88.0
     dense = DistributedModel().solve(Models["Llama3_8B"], fleet, batch_size=64, microbatch_count=8)
     assert dense.si("moe_host_time") == 0.0
+    graphed_dense = DistributedModel().solve(
+        Models["Llama3_8B"], fleet, batch_size=64, microbatch_count=8, cuda_graph_scope=("attn",)
+    )
+    assert any("cuda_graph_scope has no effect" in n for n in graphed_dense.notes)
+    assert not any("cuda_graph_scope" in n for n in eager.notes + graphed.notes)
 
 
 def test_search_prices_the_host_work_as_a_solve_does() -> None:

@@ -583,6 +583,11 @@ class DistributedModel:
             notes.append('recompute_rerun needs recompute="full": no effect')
         if lay.sequence_parallel and tp == 1:
             notes.append("sequence_parallel has no effect with tp_size = 1")
+        if lay.cuda_graph_scope and not P.moe_layers:
+            notes.append(
+                "cuda_graph_scope has no effect on a dense model: only MoE layers' host work "
+                "is priced (their dispatcher keeps the host from running ahead)"
+            )
         if lay.tp_comm_overlap and not (lay.sequence_parallel and tp > 1):
             notes.append(
                 "tp_comm_overlap needs sequence parallelism and tp_size > 1 (as Megatron's "
