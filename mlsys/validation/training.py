@@ -356,7 +356,8 @@ def _bridge(section: str = "bridge") -> list[Case]:
 
 def bridge_moe_guide_solve(**overrides: Any) -> tuple[Any, Fleet]:
     """DistributedModel's result for the eager Qwen3-30B-A3B run of Megatron-Bridge's MoE
-    optimisation guide (16 H100, EP 16 across two nodes), and its fleet.
+    optimisation guide (16 H100, EP 16 across two nodes), and its fleet: the section is
+    one row, set up as :func:`bridge_solve` sets up the performance summary's.
 
     Parameters
     ----------
@@ -368,19 +369,7 @@ def bridge_moe_guide_solve(**overrides: Any) -> tuple[Any, Fleet]:
     tuple
         The DistributedResult and the fleet it ran on.
     """
-    g = load_data("training")["bridge_moe_guide"]
-    node = Nodes[g["node"]]
-    fleet = Fleet(node=node, count=g["gpus"] // node.accelerators_per_node,
-                  fabric=Fabrics[g["fabric"]])  # fmt: skip
-    dp = g["gpus"] // (g["tp"] * g["pp"])  # Megatron's data-parallel ranks, EP among them
-    kw: dict[str, Any] = dict(
-        batch_size=g["global_batch"], precision=g["precision"], seq_len=g["seq_len"],
-        tp_size=g["tp"], pp_size=g["pp"], ep_size=g["ep"],
-        microbatch_count=g["global_batch"] // (dp * g["micro_batch"]), zero_stage=1,
-        grad_dtype="bf16", dropout=False, cuda_graph_scope=tuple(g["cuda_graph_scope"]),
-    )  # fmt: skip
-    res = DistributedModel().solve(Models[g["catalog"]], fleet, **{**kw, **overrides})
-    return res, fleet
+    return bridge_solve(load_data("training")["bridge_moe_guide"], "bridge_moe_guide", **overrides)
 
 
 def _bridge_moe_guide() -> Case:

@@ -136,11 +136,7 @@ def moe_token_shuffle_bytes(
     >>> round(moe_token_shuffle_bytes(4096, 2048, 8, 2, sort_chunks=False) / 1e6, 1)
     419.4
     """
-    k = (
-        np.asarray(experts_per_token, dtype=float)
-        if np.ndim(experts_per_token)
-        else float(experts_per_token)
-    )
+    k = experts_per_token
     copies = 3.0 * k + 1.0 + 4.0 * k * np.where(sort_chunks, 1.0, 0.0)
     out = copies * tokens * hidden * bytes_per_element
     return float(out) if np.ndim(out) == 0 else out

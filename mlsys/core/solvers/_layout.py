@@ -1320,14 +1320,18 @@ def evaluate(
         t_attn = _fused_attention_time(P, b, cp, tp, full + dots, o, dropout)
     else:
         t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
+    # FP8 GEMMs on 16-bit activations: casts around the GEMMs, and in MoE layers a
+    # quantisation of each expert's inputs
+    fp8_gemms = P.fp8_cast_bytes_per_element > 0.0
+    local_experts = P.experts / ep if P.moe_layers > 0.0 else 1.0  # experts a rank holds
     if P.moe_layers > 0.0:
         # the token copies around the experts (permute, the chunk sort of a rank holding
         # several experts, unpermute): forward, again under full recompute, and backward
-        sort = o.where(ep > 1.0, 1.0, 0.0) * o.where(P.experts > ep, 1.0, 0.0)
-        shuffle = moe_token_shuffle_bytes(T / tp, h, P.topk, e, sort_chunks=sort > 0.5)
+        sort = (ep > 1.0) & (P.experts > ep)
+        shuffle = moe_token_shuffle_bytes(T / tp, h, P.topk, e, sort_chunks=sort)
         elem_bytes = elem_bytes + moe_frac * (2.0 + full + dots) * shuffle
     t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
-    if P.fp8_cast_bytes_per_element > 0.0:  # FP8 GEMMs on 16-bit activations: the casts
+    if fp8_gemms:  # the casts
         shape = (h, P.a, P.kv, P.d_attn / P.a, P.ffn_act, P.gated, tp, sp)
         cast = (1.0 + full) * fp8_cast_bytes(
             T, *shape, bytes_per_element=P.fp8_cast_bytes_per_element
@@ -1349,10 +1353,9 @@ def evaluate(
     if P.moe_layers > 0.0:
         # a MoE layer launches its own operations (router, permute, all-to-alls, a GEMM
         # and a quantisation per local expert ...): their count replaces the dense layer's
-        fp8 = P.fp8_cast_bytes_per_element > 0.0  # FP8 GEMMs: each expert's inputs quantised
-        moe_kernels = moe_layer_host_ops(P.experts / ep, "forward", fp8=fp8) * (1.0 + full) + (
-            moe_layer_host_ops(P.experts / ep, "backward", fp8=fp8)
-        )
+        moe_kernels = moe_layer_host_ops(local_experts, "forward", fp8=fp8_gemms) * (
+            1.0 + full
+        ) + moe_layer_host_ops(local_experts, "backward", fp8=fp8_gemms)
         kernels = (1.0 - moe_frac) * kernels + moe_frac * moe_kernels
     t_layer_compute = t_lin + t_attn + t_elem + kernels * P.kernel_overhead_s
     # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
@@ -1438,9 +1441,9 @@ def evaluate(
     # adds to the device's, its backward work shows beyond the device's
     if P.moe_layers > 0.0 and "full_iteration" not in cuda_graph_scope:
         host = moe_layer_host_time(
-            P.experts / ep, t_layer_compute * 2.0 / fwd_passes,
+            local_experts, t_layer_compute * 2.0 / fwd_passes,
             host_time_per_op_s=P.host_time_per_op_s, forward_passes=1.0 + full,
-            graphed=cuda_graph_scope, fp8=P.fp8_cast_bytes_per_element > 0.0,
+            graphed=cuda_graph_scope, fp8=fp8_gemms,
         )  # fmt: skip
         t_host_layer = moe_frac * host
     else:

@@ -211,17 +211,6 @@ def _layout_from_keywords(
     )  # fmt: skip
 
 
-def _scope_key(scope: Any) -> Any:
-    """A CUDA-graph scope as a hashable key for the memo (a list becomes a tuple; a bad
-    value goes through unchanged for the layout to reject)."""
-    if isinstance(scope, (list, set, frozenset)):
-        try:
-            return tuple(sorted(scope))
-        except TypeError:
-            return scope
-    return scope
-
-
 def layout_from_keywords(**kw: Any) -> TrainingLayout:
     """A :class:`TrainingLayout` from ``solve``-style keywords (memoised; unhashable
     values are validated without the memo).
@@ -246,7 +235,7 @@ def layout_from_keywords(**kw: Any) -> TrainingLayout:
         kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
         kw.get("p2p", "megatron"), kw.get("attn", "fused"), kw.get("rerun", "layer"),
         kw.get("ffp", False), kw.get("drop", True), kw.get("elem", "fused"),
-        kw.get("ffp2", False), _scope_key(kw.get("graphs", ())),
+        kw.get("ffp2", False), kw.get("graphs", ()),
     )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
