@@ -507,15 +507,19 @@ class DistributedModel:
             With ``raise_errors=True`` when the layout does not fit in memory.
         """
         if layout is None:
-            layout = layout_from_keywords(
-                tp=tp_size, pp=pp_size, ep=ep_size, cp=cp_size, v=v_stages, m=microbatch_count,
-                zero=zero_stage, rc=recompute, sp=sequence_parallel, sched=schedule,
-                flash=flash_attention, grad_dtype=grad_dtype, tp_overlap=tp_comm_overlap,
-                cp_comm_type=cp_comm_type, gaf=grad_accumulation_fusion,
-                rnl=recompute_num_layers, p2p=pipeline_p2p, attn=attention_kernel,
-                rerun=recompute_rerun, ffp=fsdp_flat_params, drop=dropout,
-                elem=elementwise_kernels, ffp2=fsdp_per_parameter, graphs=cuda_graph_scope,
+            # positional, in _layout_from_keywords's order: the memo's key without a
+            # keyword dict (this call is on the ~50 µs budget of every solve)
+            args = (
+                tp_size, pp_size, ep_size, cp_size, v_stages, microbatch_count, zero_stage,
+                recompute, sequence_parallel, schedule, flash_attention, grad_dtype,
+                tp_comm_overlap, cp_comm_type, grad_accumulation_fusion, recompute_num_layers,
+                pipeline_p2p, attention_kernel, recompute_rerun, fsdp_flat_params, dropout,
+                elementwise_kernels, fsdp_per_parameter, cuda_graph_scope,
             )  # fmt: skip
+            try:
+                layout = _layout_from_keywords(*args)
+            except TypeError:  # an unhashable argument: validate it (and raise) unmemoised
+                layout = _layout_from_keywords.__wrapped__(*args)
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
         batch = _checks.positive_int("batch_size", batch_size)
