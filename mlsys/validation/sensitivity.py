@@ -84,7 +84,8 @@ class Constant:
         return held[self.key] if self.key is not None else held
 
     def describe(self) -> str:
-        """The value as printed in the table (seconds below a millisecond in µs)."""
+        """The value as printed in the table (seconds below a millisecond in µs, times below
+        a second in ms)."""
         v = self.value()
         if isinstance(v, dict):
             return "per entry (all scaled together)"
@@ -92,6 +93,8 @@ class Constant:
             return " / ".join(f"{x:.3g}" for x in v)
         if 0 < abs(v) < 1e-3:
             return f"{v * 1e6:.3g} µs"
+        if abs(v) < 1 and self.name.endswith("(s)"):  # a time of milliseconds
+            return f"{v * 1e3:.3g} ms"
         if abs(v) >= 1e4:  # a bandwidth or rate: 8.77 × 10¹⁰, never a bare 8.77e+10
             from mlsys.core.fmt import sci
 
@@ -483,6 +486,14 @@ CONSTANTS: tuple[Constant, ...] = (
         None,
         "Megatron-Bridge docs/training/cuda-graphs.md: 139 ms a step saved by graphing 72 "
         "operations of 72 layer passes (Qwen3-30B-A3B, H100); not fitted to a suite row",
+    ),
+    Constant(
+        "host time per engine step, vLLM V0 (s)",
+        "mlsys.core.formulas.serving",
+        "ENGINE_HOST_TIME_PER_STEP_S",
+        "vllm_v0",
+        "vLLM PR 10933: benchmark_latency.py, Llama-3-8B, batch 1 on an H100, 970.4 ms less "
+        "mlsys's device work over 128 engine iterations; not fitted to a suite row",
     ),
     Constant(
         "FlashAttention forward fraction of peak",

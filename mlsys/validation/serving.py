@@ -4,6 +4,7 @@ and throughputs of lmdeploy, TensorRT-LLM (v0.5 and v0.9), vLLM, NVIDIA NIM and 
 from __future__ import annotations
 
 from mlsys.core.catalog import Hardware, Models
+from mlsys.core.formulas.serving import ENGINE_HOST_TIME_PER_STEP_S
 from mlsys.core.solvers.batching import ContinuousBatchingModel
 from mlsys.core.solvers.serving import ServingModel, ServingResult
 from mlsys.validation._case import Case, load_data
@@ -80,7 +81,8 @@ def serve_row(row: dict) -> ServingResult:
         A ``[[point]]`` or ``[[throughput]]`` table: catalog model and hardware, batch,
         prompt and output lengths in tokens, precisions, ``tp_size`` and every engine
         property the row states (``gate_up_fused``, ``decode_attention_heads_per_block``,
-        ``batched_prefill``, ``host_time_per_step`` in seconds, ``host_overlap``,
+        ``batched_prefill``, ``host_time_per_step`` in seconds or ``engine`` (a key of
+        :data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S`), ``host_overlap``,
         ``tp_allreduce``, ``vocab_parallel``); absent ones take ServingModel's defaults
         (``tp_allreduce`` "nccl").
 
@@ -105,12 +107,24 @@ def serve_row(row: dict) -> ServingResult:
         decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
         gate_up_fused=row.get("gate_up_fused", True),
         batched_prefill=row.get("batched_prefill", False),
-        host_time_per_step=row.get("host_time_per_step", 0.0),
+        host_time_per_step=_host_time_per_step(row),
         host_overlap=row.get("host_overlap", False),
         tp_allreduce=row.get("tp_allreduce", "nccl"),
         vocab_parallel=row.get("vocab_parallel", True),
     )
     return res
+
+
+def _host_time_per_step(row: dict) -> float:
+    """A row's engine host time per iteration in seconds: its ``engine``'s measured figure
+    (:data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S`), else its own
+    ``host_time_per_step``, else 0."""
+    engine = row.get("engine")
+    if engine is None:
+        return float(row.get("host_time_per_step", 0.0))
+    if "host_time_per_step" in row:
+        raise ValueError(f"row {row.get('id')!r} gives both engine and host_time_per_step")
+    return ENGINE_HOST_TIME_PER_STEP_S[engine]
 
 
 def _label(row: dict) -> str:
@@ -210,7 +224,7 @@ def capacity_cases() -> list[Case]:
             max_num_seqs=row["max_num_seqs"],
             decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
             gate_up_fused=row.get("gate_up_fused", True),
-            host_time_per_step=row.get("host_time_per_step", 0.0),
+            host_time_per_step=_host_time_per_step(row),
             host_overlap=row.get("host_overlap", False),
             tp_allreduce=row.get("tp_allreduce", "nccl"),
             vocab_parallel=row.get("vocab_parallel", True),

@@ -41,6 +41,7 @@ __all__ = [
     "decode_kv_reads",
     "decode_kv_reread_bytes",
     "engine_step_time",
+    "ENGINE_HOST_TIME_PER_STEP_S",
     "paged_kv_blocks",
     "paged_kv_waste_fraction",
     "littles_law_concurrency",
@@ -704,3 +705,27 @@ def engine_step_time(
     if np.ndim(device_step_s) == 0 and np.ndim(host_step_s) == 0:
         return float(device_step_s + host_step_s)
     return _ret(np.add(device_step_s, host_step_s))
+
+
+ENGINE_HOST_TIME_PER_STEP_S: dict[str, float] = {"vllm_v0": 1.02e-3}
+"""Host time per engine iteration of a serving engine and version, in seconds, for
+``ServingModel.solve(host_time_per_step=...)`` (synchronous loops: it adds to every
+prefill pass and decode step, :func:`engine_step_time`). One entry per engine whose
+figure rests on a measurement outside mlsys's validation suite.
+
+``"vllm_v0"``: vLLM's V0 engine of late 2024 (v0.6.3 to early-December main: one step
+per scheduler call, asynchronous output processing, CUDA graphs for decode). Derived
+from vLLM PR 10933 (K. You, 2024-12-05): ``benchmarks/benchmark_latency.py`` on
+``meta-llama/Meta-Llama-3-8B``, batch 1, its default 32 prompt and 128 output tokens,
+main branch without ``torch.compile``: 970.4 ms a run. mlsys prices the device work of
+that run (one 32-token prefill and 127 decode steps of 16 GB of bf16 weights on an
+H100) at 840.2 ms, leaving 130.2 ms over 128 engine iterations: 1.02 ms each. The PR
+does not name its GPU; it is taken as an H100 SXM because 7.58 ms a step rules out
+every GPU that cannot stream 16 GB in that time (A100, H100 PCIe, L4) and an H200 is
+faster at batch 8 (6.5 ms a step in vLLM's own nightly latency test), and because the
+same author's compilation guide of that week (vLLM PR 11078) ran on an H100. The
+measurement is at batch 1: host work that grows with the batch (per-sequence metadata
+and outputs: 40-80 µs per sequence per step with hundreds of sequences on v0.5.4, the
+WukLab "scheduling overhead" post, 2024-09-10) is not in it, nor the V0 driver's
+broadcast of each step's inputs to tensor-parallel workers, which no cited measurement
+sizes."""
