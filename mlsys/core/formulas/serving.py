@@ -708,8 +708,9 @@ def engine_step_time(
 
 
 ENGINE_HOST_TIME_PER_STEP_S: dict[str, float] = {"vllm_v0": 1.02e-3}
-"""Host time per engine iteration of a serving engine and version, in seconds, for
-``ServingModel.solve(host_time_per_step=...)`` (synchronous loops: it adds to every
+"""Measured host time per engine iteration, in seconds, by serving engine and version.
+
+For ``ServingModel.solve(host_time_per_step=...)`` (a synchronous loop adds it to every
 prefill pass and decode step, :func:`engine_step_time`). One entry per engine whose
 figure rests on a measurement outside mlsys's validation suite.
 
