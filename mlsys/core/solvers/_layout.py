@@ -1020,20 +1020,30 @@ def _linear_shape_ratio_of(P: Problem, T: Any, tp: Any, full: Any, o: type) -> A
             for t, p, f in zip(t_u, tp_u, full_u, strict=True)
         ]
         return np.asarray(ratio)[inverse].reshape(shape)
-    F = P.peak * P.eta_c
-    B = P.hbm_bw * P.eta_m
-    d_head = P.d_attn / P.a
-    shape = (P.h, P.a, P.kv, d_head, P.ffn_act, P.gated)
-    fwd = linear_layers_time(T, *shape, tp, F, B, P.e_act, sm_count=P.sm_count)
-    bwd = linear_layers_time(T, *shape, tp, F, B, P.e_act, sm_count=P.sm_count, backward=True)
-    q = P.d_attn / tp
-    kv = np.maximum(P.kv / tp, 1.0) * d_head
-    f = P.ffn_act / tp
-    # (full = 0.5 in the unique keys' imaginary part means full recompute)
-    rerun = np.where(full > 0.25, 1.0, 0.0) if np.ndim(full) else float(full)
-    flops_fwd = 2.0 * T * P.h * ((q + 2.0 * kv) + q + (1.0 + P.gated) * f + f)
-    out = ((1.0 + rerun) * fwd + bwd) * F / ((3.0 + rerun) * flops_fwd)
-    return float(out) if np.ndim(out) == 0 else out
+    return _linear_shape_ratio_scalar(
+        float(T), float(tp), float(full), float(P.h), float(P.a), float(P.kv),
+        float(P.d_attn), float(P.ffn_act), float(P.gated), P.peak * P.eta_c,
+        P.hbm_bw * P.eta_m, float(P.e_act), P.sm_count,
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=8192)
+def _linear_shape_ratio_scalar(
+    T: float, tp: float, full: float, h: float, a: float, kv_heads: float, d_attn: float,
+    ffn_act: float, gated: float, F: float, B: float, e_act: float, sm_count: Any,
+) -> float:  # fmt: skip
+    """:func:`_linear_shape_ratio_of` for one layout, from the numbers it reads (pure, so
+    remembered across problems: a new fleet or batch of the same model and device prices
+    its GEMM shapes once). ``F`` and ``B`` are the achievable FLOP/s and bytes/s."""
+    d_head = d_attn / a
+    shape = (h, a, kv_heads, d_head, ffn_act, gated)
+    fwd = linear_layers_time(T, *shape, tp, F, B, e_act, sm_count=sm_count)
+    bwd = linear_layers_time(T, *shape, tp, F, B, e_act, sm_count=sm_count, backward=True)
+    q = d_attn / tp
+    kv = max(kv_heads / tp, 1.0) * d_head
+    f = ffn_act / tp
+    flops_fwd = 2.0 * T * h * ((q + 2.0 * kv) + q + (1.0 + gated) * f + f)
+    return float(((1.0 + full) * fwd + bwd) * F / ((3.0 + full) * flops_fwd))
 
 
 def _fused_attention_time(
