@@ -124,6 +124,11 @@ def _host_time_per_step(row: dict) -> float:
         return float(row.get("host_time_per_step", 0.0))
     if "host_time_per_step" in row:
         raise ValueError(f"row {row.get('id')!r} gives both engine and host_time_per_step")
+    if engine not in ENGINE_HOST_TIME_PER_STEP_S:
+        known = ", ".join(map(repr, ENGINE_HOST_TIME_PER_STEP_S))
+        raise ValueError(
+            f"row {row.get('id')!r}: engine {engine!r} has no measured figure ({known})"
+        )
     return ENGINE_HOST_TIME_PER_STEP_S[engine]
 
 

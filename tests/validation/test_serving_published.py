@@ -241,6 +241,8 @@ def test_a_row_gives_an_engine_or_a_host_time_not_both():
     (row,) = [r for r in POINTS if r["id"] == "vllm-h100-llama31-8b-b8-e2e"]
     with pytest.raises(ValueError, match="both engine and host_time_per_step"):
         serve_row({**row, "host_time_per_step": 1e-3})
+    with pytest.raises(ValueError, match="'sglang' has no measured figure"):
+        serve_row({**row, "engine": "sglang"})
     bare = {k: v for k, v in row.items() if k != "engine"}
     assert serve_row(row).si("e2e_latency") - serve_row(bare).si("e2e_latency") == (
         pytest.approx(128 * ENGINE_HOST_TIME_PER_STEP_S["vllm_v0"], rel=1e-9)
