@@ -298,12 +298,13 @@ def _faster(a: Any, b: Any) -> Any:
 
 
 def _two_level(collective: Any, M: Any, k: Any, n: Any, P: Problem) -> Any:
-    """A ring ``collective`` (reduce-scatter or all-gather) of an M-byte buffer
-    over a group of k·n ranks (k per node, n nodes): inside the node over the scale-up
-    fabric, then the 1/k shard across nodes over the scale-out fabric — or, for a
-    reduce-scatter or all-gather, NCCL's rings through every rank, one per NIC, whose
-    NVLink and network hops overlap (:func:`mlsys.core.formulas.collectives.multinode_ring_time`),
-    whichever is faster, as NCCL's tuner picks."""
+    """A reduce-scatter or all-gather of an M-byte buffer over a group of k·n ranks (k per
+    node, n nodes): inside the node over the scale-up fabric, then the 1/k shard across
+    nodes over the scale-out fabric — or NCCL's rings through every rank, one per NIC,
+    whose NVLink and network hops overlap
+    (:func:`mlsys.core.formulas.collectives.multinode_ring_time`), whichever is faster, as
+    NCCL's tuner picks. (An all-to-all combines nothing on the way:
+    :func:`mlsys.core.formulas.collectives.multinode_alltoall_time`.)"""
     two = collective(M, k, P.intra_bw, P.intra_lat) + collective(M / k, n, P.inter_bw, P.inter_lat)
     kind = _RING_KINDS[collective]
     ring = coll.multinode_ring_time(kind, M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat)

@@ -211,35 +211,26 @@ def _layout_from_keywords(
     )  # fmt: skip
 
 
-def layout_from_keywords(**kw: Any) -> TrainingLayout:
-    """A :class:`TrainingLayout` from ``solve``-style keywords (memoised; unhashable
-    values are validated without the memo).
+def layout_from_arguments(*args: Any) -> TrainingLayout:
+    """A :class:`TrainingLayout` from ``solve``'s layout arguments, in the order of
+    ``_layout_from_keywords`` (memoised; unhashable values are validated without the memo,
+    which raises for them or builds the layout).
 
     Parameters
     ----------
-    **kw
-        ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype`` and, optionally,
-        ``tp_overlap``, ``cp_comm_type``, ``gaf`` (gradient-accumulation fusion),
-        ``rnl`` (recompute_num_layers), ``p2p`` (pipeline_p2p), ``attn``
-        (attention_kernel), ``rerun`` (recompute_rerun), ``ffp`` (fsdp_flat_params),
-        ``drop`` (dropout), ``elem`` (elementwise_kernels), ``ffp2``
-        (fsdp_per_parameter) and ``graphs`` (cuda_graph_scope).
+    *args
+        ``tp, pp, ep, cp, v, m, zero, rc, sp, sched, flash, grad_dtype, tp_overlap,
+        cp_comm_type, gaf, rnl, p2p, attn, rerun, ffp, drop, elem, ffp2, graphs``:
+        :meth:`DistributedModel.solve`'s keywords of the same meaning, positionally (a
+        solve's hot path: no keyword dict).
 
     Returns
     -------
     TrainingLayout
     """
-    args = (
-        kw["tp"], kw["pp"], kw["ep"], kw["cp"], kw["v"], kw["m"], kw["zero"], kw["rc"],
-        kw["sp"], kw["sched"], kw["flash"], kw["grad_dtype"], kw.get("tp_overlap", False),
-        kw.get("cp_comm_type", "p2p"), kw.get("gaf", True), kw.get("rnl"),
-        kw.get("p2p", "megatron"), kw.get("attn", "fused"), kw.get("rerun", "layer"),
-        kw.get("ffp", False), kw.get("drop", True), kw.get("elem", "fused"),
-        kw.get("ffp2", False), kw.get("graphs", ()),
-    )  # fmt: skip
     try:
         return _layout_from_keywords(*args)
-    except TypeError:  # an unhashable argument: validate it (and raise) without the memo
+    except TypeError:  # an unhashable argument
         return _layout_from_keywords.__wrapped__(*args)
 
 
@@ -507,19 +498,13 @@ class DistributedModel:
             With ``raise_errors=True`` when the layout does not fit in memory.
         """
         if layout is None:
-            # positional, in _layout_from_keywords's order: the memo's key without a
-            # keyword dict (this call is on the ~50 µs budget of every solve)
-            args = (
+            layout = layout_from_arguments(
                 tp_size, pp_size, ep_size, cp_size, v_stages, microbatch_count, zero_stage,
                 recompute, sequence_parallel, schedule, flash_attention, grad_dtype,
                 tp_comm_overlap, cp_comm_type, grad_accumulation_fusion, recompute_num_layers,
                 pipeline_p2p, attention_kernel, recompute_rerun, fsdp_flat_params, dropout,
                 elementwise_kernels, fsdp_per_parameter, cuda_graph_scope,
             )  # fmt: skip
-            try:
-                layout = _layout_from_keywords(*args)
-            except TypeError:  # an unhashable argument: validate it (and raise) unmemoised
-                layout = _layout_from_keywords.__wrapped__(*args)
         elif not isinstance(layout, TrainingLayout):
             raise ParameterError("layout", layout, "a TrainingLayout")
         batch = _checks.positive_int("batch_size", batch_size)
