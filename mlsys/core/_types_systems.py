@@ -143,12 +143,28 @@ class Fleet(_Model):
         Scale-out network between nodes. Required from two nodes up; a one-node fleet
         may omit it, and then its ``fabric`` is the node's own scale-up fabric (no
         traffic leaves the node).
+    accelerators_per_node : int
+        Accelerators of each node the job runs on: by default all of the node's, fewer for
+        a job on part of a large scale-up domain — a GB200 NVL72 rack is one 72-GPU NVLink
+        domain, and jobs run on 8 of its GPUs (two compute trays), or on 64 (16 of its 18
+        trays) in each of several racks. The ones in use talk over the node's scale-up
+        fabric as in a whole node; the rest are idle and charged nothing.
+
+    Examples
+    --------
+    Four GB200 NVL72 racks with 64 GPUs in use in each, joined by 400 Gb/s InfiniBand:
+
+    >>> from mlsys import Fabrics, Nodes
+    >>> Fleet(node=Nodes.GB200_NVL72, count=4, fabric=Fabrics.IB_NDR,
+    ...       accelerators_per_node=64).total_accelerators
+    256
     """
 
     name: str = "fleet"
     node: Node
     count: int = Field(gt=0)
     fabric: Fabric | None = None
+    accelerators_per_node: int | None = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _fabric_for_many_nodes(self) -> Fleet:
@@ -159,12 +175,20 @@ class Fleet(_Model):
                     "only a one-node fleet may omit it"
                 )
             object.__setattr__(self, "fabric", self.node.intra_fabric)
+        per_node = self.node.accelerators_per_node
+        if self.accelerators_per_node is None:
+            object.__setattr__(self, "accelerators_per_node", per_node)
+        elif self.accelerators_per_node > per_node:
+            raise ValueError(
+                f"accelerators_per_node={self.accelerators_per_node}: a "
+                f"{self.node.name} node has {per_node}; use at most that many of each node"
+            )
         return self
 
     @property
     def total_accelerators(self) -> int:
-        """Accelerators in the fleet: nodes × accelerators per node."""
-        return self.count * self.node.accelerators_per_node
+        """Accelerators the fleet's job runs on: nodes × accelerators in use per node."""
+        return self.count * int(self.accelerators_per_node or self.node.accelerators_per_node)
 
     @property
     def accelerator(self) -> Accelerator:

@@ -626,7 +626,7 @@ def build_problem(
         eff_up = NETWORK_EFFICIENCY.get(intra.kind, 0.8)
         eff_out = NETWORK_EFFICIENCY.get(inter.kind, 0.9)
         net = (
-            float(fleet.node.accelerators_per_node),
+            float(fleet.total_accelerators // fleet.count),  # in use per node
             float(fleet.count),
             float(fleet.total_accelerators),
             intra.effective_bandwidth_Bps * eff_up,
