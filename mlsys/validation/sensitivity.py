@@ -546,6 +546,16 @@ CONSTANTS: tuple[Constant, ...] = (
         "own); read by runs with dropout on Ampere (the FlashAttention-2 paper's GPT rows)",
     ),
     Constant(
+        "fixed work of one row of query tiles of a causal fused attention kernel (tiles)",
+        "mlsys.core.formulas.gemm",
+        "CAUSAL_ROW_OVERHEAD_TILES",
+        None,
+        "least-squares fit to cuDNN's causal / unmasked throughput ratios at head dim 128, "
+        "2k-64k tokens (NVIDIA/cudnn-frontend benchmark results: H100-class, GB200, GB300); "
+        "kernel benchmarks, not fitted to a suite row; read by every causal pass of a "
+        "GPU's FlashAttention-2-generation or later kernel",
+    ),
+    Constant(
         "per-GPU failure rates (per component)",
         "mlsys.core.solvers.reliability",
         "DEFAULT_FAILURE_RATES",

@@ -298,9 +298,7 @@ def bridge_solve(row: dict, section: str = "bridge", **overrides: Any) -> tuple[
         The DistributedResult and the fleet it ran on.
     """
     b = load_data("training")[section]
-    node = Nodes[row["node"]]
-    fleet = Fleet(node=node, count=row["gpus"] // node.accelerators_per_node,
-                  fabric=Fabrics[b["fabric"]])  # fmt: skip
+    fleet = _bridge_fleet(Nodes[row["node"]], row["gpus"], Fabrics[b["fabric"]])
     dp = row["gpus"] // (row["tp"] * row["pp"] * row["cp"])
     kw: dict[str, Any] = dict(
         batch_size=row["global_batch"], precision=row.get("precision", b.get("precision")),
@@ -320,6 +318,20 @@ def bridge_solve(row: dict, section: str = "bridge", **overrides: Any) -> tuple[
         kw.update(ep_size=row["ep"], cuda_graph_scope=tuple(row["cuda_graph_scope"]))
     res = DistributedModel().solve(Models[row["model"]], fleet, **{**kw, **overrides})
     return res, fleet
+
+
+def _bridge_fleet(node: Any, gpus: int, fabric: Any) -> Fleet:
+    """The nodes a performance-summary row ran on: whole nodes, or on a rack-scale NVLink
+    domain (GB200 NVL72) the trays Megatron-Bridge's launcher asks Slurm for, in segments
+    of up to 18 four-GPU trays (``[bridge]`` ``rack_layout_source``)."""
+    per_node = node.accelerators_per_node
+    if gpus % per_node == 0:
+        return Fleet(node=node, count=gpus // per_node, fabric=fabric)
+    rule = load_data("training")["bridge"]
+    trays = gpus // rule["rack_tray_gpus"]
+    segment = max(d for d in range(1, rule["rack_segment_trays_max"] + 1) if trays % d == 0)
+    return Fleet(node=node, count=trays // segment, fabric=fabric,
+                 accelerators_per_node=segment * rule["rack_tray_gpus"])  # fmt: skip
 
 
 def _bridge_name(row: dict, fleet: Fleet) -> str:
@@ -453,7 +465,9 @@ def training_runs() -> list[tuple[str, str, Any, str]]:
         runs.append(("llama3", _llama3_name(row), llama3_solve(row), llama_issue))
     for section, row in _bridge_rows():
         res, fleet = bridge_solve(row, section)
-        runs.append((section, _bridge_name(row, fleet), res, ""))
+        key = f"{row['model']}/{row['node']}/{row['gpus']}"
+        issue = data[section].get("fit_open_issues", {}).get(key, "")
+        runs.append((section, _bridge_name(row, fleet), res, issue))
     runs.append(("bloom", _run_name("bloom", data["bloom"]), _ran(bloom_solve()), ""))
     runs.append(("neox", _run_name("neox", data["neox"]), _ran(neox_solve()), ""))
     runs.append(("opt", _run_name("opt", data["opt"]), _ran(opt_solve()), ""))

@@ -187,8 +187,9 @@ def test_fused_attention_is_priced_by_the_flash_attention_formula(monkeypatch):
     assert shapes == {(1.0, 2048.0, 2048.0, 12.0, 12.0, 128.0, 312e12)}
     assert sorted(c[1] for c in calls) == [False, True]
     fwd = next(c[2] for c in calls if not c[1])
-    # FlashAttention-2's forward: 4·2048²·12·128 / 2 FLOPs at 0.70 of 312 TFLOP/s
-    assert fwd == pytest.approx(4 * 2048**2 * 12 * 128 / 2 / (0.70 * 312e12))
+    # FlashAttention-2's forward: 4·2048²·12·128 / 2 FLOPs at 0.70 of 312 TFLOP/s, an
+    # unmasked kernel's rate, times the causal kernel's (16 + 5.1) / (17 + 10.2) at 2k
+    assert fwd == pytest.approx(4 * 2048**2 * 12 * 128 / 2 / (0.70 * 312e12 * 21.1 / 27.2))
 
 
 def test_unfused_gradient_accumulation_adds_one_read_modify_write_per_microbatch():

@@ -67,6 +67,9 @@ __all__ = [
     "FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME",
     "flash_attention_dropout_factors",
     "HOPPER_FUSED_ATTENTION_FRACTIONS",
+    "ATTENTION_TILE",
+    "CAUSAL_ROW_OVERHEAD_TILES",
+    "causal_attention_rate",
     "gemm_flops",
     "gemm_bytes",
     "tile_quantization_efficiency",
@@ -97,7 +100,9 @@ smaller than a wave is split at most ``K / 256`` ways."""
 FLASH_ATTENTION_FORWARD_FRACTION = 0.70
 """Fraction of the dense tensor-core peak FlashAttention-2's forward pass sustains:
 Dao (2023) Fig. 4-5 measure 50-73 % on A100 (up to 230 TFLOP/s of 312 at head dim 128,
-long sequences); 0.70 is the head-dim-128 figure at the sequence lengths of training."""
+long sequences); 0.70 is the head-dim-128 figure at the sequence lengths of training, read
+as an unmasked kernel's rate (the 73% maximum is the paper's no-mask figure; a causal
+kernel's lower rate is :func:`causal_attention_rate`)."""
 
 FLASH_ATTENTION_BACKWARD_FRACTION = 0.60
 """The same for the backward pass, which Dao (2023) Fig. 6 measures lower (about
@@ -120,6 +125,28 @@ its generation (MosaicML's Triton port among them) use Ampere's synchronous ``mm
 instructions, not Hopper's asynchronous warpgroup GEMMs and TMA, so they reach a far
 smaller share of Hopper's doubled peak than cuDNN's kernel
 (:data:`HOPPER_FUSED_ATTENTION_FRACTIONS`)."""
+
+ATTENTION_TILE = 128
+"""Query and key rows of one tile of a fused attention kernel: 128, the block of
+FlashAttention-2's forward kernel at head dim 128 and of cuDNN's and FlashAttention-3's
+Hopper kernels (Dao 2023, Sec. 3.1; Shah et al. 2024, Sec. 3). A causal kernel skips the
+tiles above the diagonal and masks the one tile of each row that straddles it."""
+
+CAUSAL_ROW_OVERHEAD_TILES = 5.1
+"""Fixed work of one row of query tiles in a fused attention kernel (loading the queries,
+the softmax's final rescaling, writing the output and its log-sum-exp), in units of one
+key/value tile's work: ``c`` in :func:`causal_attention_rate`. Fitted (least squares,
+rms 0.035) to the causal / no-mask throughput ratios cuDNN's fused attention measures at
+head dim 128 in bf16, forward and backward, 2k-64k tokens — kernel benchmarks, no run of
+mlsys's validation suite: NVIDIA/cudnn-frontend ``benchmark/benchmark_results.csv``
+(commit 505fcfe: 16 heads, 16k tokens a batch; 0.83/0.86 at 4k, 0.86/0.87 at 8k,
+0.91/0.92 at 16k) and the ``sdpa_benchmark_training`` results for Llama 3.1's attention
+(64 query and 8 key/value heads) on GB200 (commit 60e572b, cuDNN 9.22: 0.77/0.79 at 2k,
+0.88/0.85 at 4k, 0.89/0.95 at 8k) and GB300 (commit e99b0d0, cuDNN 9.26). The fitted
+form also lands on the kernels it was not fitted to: FlashAttention-3 on H100 at 8k
+(flash-attention PR 1791: 0.96 forward, 0.96 backward; the form gives 0.92) and
+FlashAttention-4 on B200 at 8k (PR 2280: 0.92 forward, 0.89 backward)."""
+
 
 _SCALARS = frozenset(
     {int, float}
@@ -240,7 +267,10 @@ backward, inside the 25-40%. MosaicML's Triton port (llm-foundry ``flash_attn_tr
 whose header finds it "slightly slower" than the CUDA FlashAttention of its time) is one;
 the throughput-per-sequence-length sweep of llm-foundry's own MPT tables puts it at
 93-97 TFLOP/s on A100 and 155-173 on H100 (an independent check: 0.5× FlashAttention-2
-on both)."""
+on both). Those figures, and FlashAttention-2's end-to-end comparison with FlashAttention
+(Dao 2023, Table 1: GPT training), are causal runs, so the fractions of this generation
+are read as causal rates and take no :func:`causal_attention_rate` on top
+(``attention_time(unmasked_fractions=False)``)."""
 
 FLASH_ATTENTION_1_DROPOUT_EXTRA_TIME: dict[int, tuple[float, float]] = {
     512: (0.222, 0.115),
@@ -614,6 +644,82 @@ def gemm_time(
 # -- attention ---------------------------------------------------------------------------
 
 
+def causal_attention_rate(
+    q_len: ArrayLike, kv_len: ArrayLike, row_overhead_tiles: float = CAUSAL_ROW_OVERHEAD_TILES
+) -> ArrayLike:
+    """Throughput of a causal fused attention kernel relative to the same kernel without a
+    mask, counting only the work the mask leaves (half the ``s×s`` scores).
+
+    A causal kernel skips the key tiles above the diagonal, so the ``n = s/128`` rows of
+    query tiles do ``1, 2, …, n`` tiles of work, ``n(n+1)/2`` in all, for ``n²/2`` of
+    useful work (the diagonal tile is computed whole and masked). Each row also carries a
+    fixed cost of ``c`` tiles (:data:`CAUSAL_ROW_OVERHEAD_TILES`), which a causal row
+    spreads over half as many tiles as an unmasked one. Relative to the unmasked kernel
+    (``n`` tiles + ``c`` per row, the rate the device's measured fractions give):
+
+    ``r(n) = [n²/2 / (n(n+1)/2 + n·c)] / [n / (n + c)] = (n + c) / (n + 1 + 2c)``,
+
+    0.78 at 2k tokens, 0.86 at 4k, 0.92 at 8k, 0.96 at 16k; it tends to 1 for long
+    sequences. ``kv_len > q_len`` is read as the load-balanced context-parallel split
+    :func:`attention_flops` counts (the sequence in ``2·cp`` chunks, two per rank, with
+    ``cp = kv_len / q_len``): of each rank's work a share ``1/(2·cp)`` is causal, two
+    diagonal blocks of ``q_len/2`` tokens, and the rest unmasked, so the rate is
+    ``1 / (f / r(q_len/2) + 1 − f)`` with ``f = 1/(2·cp)``.
+
+    Parameters
+    ----------
+    q_len : float or ndarray
+        Query tokens of one sequence on this device (the sequence; ``s/cp`` under context
+        parallelism).
+    kv_len : float or ndarray
+        Key/value tokens those queries attend to, at least ``q_len``.
+    row_overhead_tiles : float
+        Fixed work of one row of query tiles, in key/value tiles (``c``).
+
+    Returns
+    -------
+    float or ndarray
+        Fraction in (0, 1].
+
+    References
+    ----------
+    Dao (2023), "FlashAttention-2", arXiv:2307.08691, Sec. 3.1.1 (causal masking: tiles
+    above the diagonal skipped, one tile per row masked); NVIDIA/cudnn-frontend benchmark
+    results (:data:`CAUSAL_ROW_OVERHEAD_TILES`); Dubey et al. (2024), "The Llama 3 Herd
+    of Models", arXiv:2407.21783, Sec. 3.3.2, and NVIDIA Megatron-Core's
+    ``context_parallel`` package (the sequence in ``2·cp`` chunks, two per rank, for load
+    balance).
+
+    Examples
+    --------
+    2048 tokens, ``n = 16`` rows: (16 + 5.1) / (17 + 10.2) = 0.776 (cuDNN on GB200
+    measures 0.77 forward and 0.79 backward). The same sequence split over ``cp = 2``
+    ranks: a quarter of each rank's work is causal over 512-token blocks
+    (``r(4) = 9.1 / 15.2 = 0.599``), the rest unmasked: 1 / (0.25 / 0.599 + 0.75) = 0.856.
+
+    >>> round(causal_attention_rate(2048, 2048), 3)
+    0.776
+    >>> round(causal_attention_rate(1024, 2048), 3)
+    0.856
+    """
+    c = row_overhead_tiles
+    if _all_scalar(q_len, kv_len):
+        q, kv = float(q_len), float(kv_len)
+        split = kv / q if q > 0.0 else 1.0
+        if split <= 1.0:
+            n = q / ATTENTION_TILE
+            return (n + c) / (n + 1.0 + 2.0 * c)
+        n = 0.5 * q / ATTENTION_TILE
+        causal_share = 0.5 / split
+        return 1.0 / (causal_share * (n + 1.0 + 2.0 * c) / (n + c) + 1.0 - causal_share)
+    q, kv = _arrays(q_len, kv_len)
+    split = np.maximum(kv / np.where(q > 0.0, q, 1.0), 1.0)
+    whole = split <= 1.0
+    n = np.where(whole, q, 0.5 * q) / ATTENTION_TILE
+    causal_share = np.where(whole, 1.0, 0.5 / split)
+    return _ret(1.0 / (causal_share * (n + 1.0 + 2.0 * c) / (n + c) + 1.0 - causal_share))
+
+
 def attention_flops(
     batch: ArrayLike,
     q_len: ArrayLike,
@@ -683,14 +789,17 @@ def attention_time(
     achievable_flops: ArrayLike | None = None,
     forward_fraction: ArrayLike = FLASH_ATTENTION_FORWARD_FRACTION,
     backward_fraction: ArrayLike = FLASH_ATTENTION_BACKWARD_FRACTION,
+    unmasked_fractions: bool = True,
 ) -> ArrayLike:
     """Time of the attention core (scores, softmax, weighted values) on one device.
 
     **Fused** (FlashAttention-2): the ``s×s`` scores stay on chip. Compute runs at
     :data:`FLASH_ATTENTION_FORWARD_FRACTION` of ``peak_flops`` (backward:
     :data:`FLASH_ATTENTION_BACKWARD_FRACTION`, 2.5× the forward FLOPs: five matmuls
-    instead of two); memory traffic is Q, K, V and O once (backward: those, dO, and the
-    dQ, dK, dV written), and the time is the larger of the two.
+    instead of two), the fractions of an unmasked kernel; under a causal mask that rate
+    times :func:`causal_attention_rate` (0.78 at 2k tokens, 0.92 at 8k); memory traffic
+    is Q, K, V and O once (backward: those, dO, and the dQ, dK, dV written), and the time
+    is the larger of the two.
 
     **Unfused** (Megatron-LM before FlashAttention): a batched GEMM ``Q·Kᵀ`` writes the
     scores, one fused scale-mask-softmax kernel reads them and writes the
@@ -736,6 +845,12 @@ def attention_time(
         device (default :data:`FLASH_ATTENTION_BACKWARD_FRACTION`, FlashAttention-2 on
         A100; Hopper: the second of :data:`HOPPER_FUSED_ATTENTION_FRACTIONS`;
         :func:`mlsys.core.solvers.efficiency.fused_attention_fractions` picks it).
+    unmasked_fractions : bool
+        The fractions are an unmasked kernel's, as measured for FlashAttention-2's
+        generation and later (cuDNN, FlashAttention-3 and -4), so a causal mask runs at
+        :func:`causal_attention_rate` of them; ``False`` for fractions that already describe
+        the causal runs they were derived from (FlashAttention-1's generation,
+        :data:`FLASH_ATTENTION_2_SPEEDUP_OVER_1`).
 
     Returns
     -------
@@ -756,10 +871,11 @@ def attention_time(
     --------
     A Llama-2-7B layer (32 heads, d 128), one 2048-token sequence, fp16, FlashAttention
     forward on an A100 (312 TFLOP/s, 2.039 TB/s × 0.85): 34.36 GFLOP at 0.70 × 312 =
-    218.4 TFLOP/s = 157.3 µs (the 67 MB of Q, K, V, O take 38.7 µs).
+    218.4 TFLOP/s unmasked, × 0.776 under the causal mask (:func:`causal_attention_rate`)
+    = 169.4 TFLOP/s: 202.8 µs (the 67 MB of Q, K, V, O take 38.7 µs).
 
     >>> round(attention_time(1, 2048, 2048, 32, 32, 128, 312e12, 2.039e12 * 0.85, 2.0) * 1e6, 1)
-    157.3
+    202.8
     """
     flops = attention_flops(batch, q_len, kv_len, heads, head_dim, causal)
     o = _ops(batch, q_len, kv_len, heads, kv_heads, head_dim, peak_flops, bandwidth_Bps)
@@ -771,15 +887,20 @@ def attention_time(
     # Q and O (query heads), K and V (key/value heads), once each.
     qkvo = batch * (2.0 * q_len * heads + 2.0 * kv_len * kv_heads) * head_dim * e
     if fused:
+        # the measured fractions are unmasked kernels'; a causal one runs its half of the
+        # work slower (the diagonal tiles, each row's fixed cost over fewer tiles)
+        masked = causal_attention_rate(q_len, kv_len) if causal and unmasked_fractions else 1.0
         if backward:
             # reads Q, K, V, O, dO; writes dQ, dK, dV: about twice the forward traffic
             return _ret(
                 o.maximum(
-                    2.5 * flops / (peak_flops * backward_fraction),
+                    2.5 * flops / (peak_flops * backward_fraction * masked),
                     2.0 * qkvo / bandwidth_Bps,
                 )
             )
-        return _ret(o.maximum(flops / (peak_flops * forward_fraction), qkvo / bandwidth_Bps))
+        return _ret(
+            o.maximum(flops / (peak_flops * forward_fraction * masked), qkvo / bandwidth_Bps)
+        )
     rate = peak_flops if achievable_flops is None else achievable_flops
     # Each score GEMM is a batch of b·n_h GEMMs [s_q × d]·[d × s_kv]; a causal mask does
     # not shrink the unfused GEMMs, which compute the whole square.

@@ -685,6 +685,7 @@ def transformer_layer_time(
         FLASH_ATTENTION_FORWARD_FRACTION,
         FLASH_ATTENTION_BACKWARD_FRACTION,
     ),
+    attention_unmasked: bool = True,
     activation_cast_bytes_per_element: Any = 0.0,
 ) -> Any:
     """Seconds one device spends in one transformer layer (communication excluded).
@@ -747,6 +748,10 @@ def transformer_layer_time(
         Forward and backward fractions of ``peak_flops`` the fused attention kernel
         sustains on this device
         (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`).
+    attention_unmasked : bool
+        Those fractions are an unmasked kernel's, measured (GPUs' FlashAttention-2 and
+        later), so a causal pass runs at :func:`mlsys.core.formulas.gemm.causal_attention_rate`
+        of them; ``False`` leaves them as they are.
     activation_cast_bytes_per_element : float or ndarray
         Bytes moved per element to quantise each GEMM's 16-bit input for FP8 (or INT8)
         tensor cores (:func:`fp8_cast_bytes`; :data:`FP8_STATIC_SCALING_CAST_BYTES` in
@@ -785,6 +790,7 @@ def transformer_layer_time(
         kv_bytes_per_element=kv_bytes_per_element, experts_run=experts_run,
         ffn_tokens=ffn_tokens, kernel_overhead_s=kernel_overhead_s,
         attention_fractions=attention_fractions,
+        attention_unmasked=attention_unmasked,
         activation_cast_bytes_per_element=activation_cast_bytes_per_element,
     )  # fmt: skip
     total = 0.0
@@ -837,6 +843,7 @@ def transformer_layer_kernel_times(
         FLASH_ATTENTION_FORWARD_FRACTION,
         FLASH_ATTENTION_BACKWARD_FRACTION,
     ),
+    attention_unmasked: bool = True,
     activation_cast_bytes_per_element: Any = 0.0,
 ) -> dict[str, Any]:
     """Seconds one device spends in each kernel group of one transformer layer.
@@ -912,6 +919,7 @@ def transformer_layer_kernel_times(
         achievable_flops=achievable_flops,
         forward_fraction=attention_fractions[0],
         backward_fraction=attention_fractions[1],
+        unmasked_fractions=attention_unmasked,
     )
     h_elems = ELEMENTWISE_HIDDEN_PASSES * hidden / (tp if sequence_parallel else 1.0)
     act_elems = (3.0 if gated_mlp else 2.0) * f_dev * experts_run * m_ffn

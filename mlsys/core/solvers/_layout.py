@@ -422,6 +422,10 @@ class Problem:
         Forward and backward fractions of ``peak_attn`` the fused attention kernel
         sustains on this device
         (:func:`mlsys.core.solvers.efficiency.fused_attention_fractions`).
+    attention_unmasked : bool
+        Those fractions are an unmasked kernel's, so causal attention runs at
+        :func:`mlsys.core.formulas.gemm.causal_attention_rate` of them (False for
+        FlashAttention-1's generation, whose fractions describe causal runs).
     head_flops_s : float
         Achievable FLOP/s of the output layer's GEMMs: the 16-bit rate when the layers'
         GEMMs run in FP8, which keeps the embedding and the output head in 16 bits
@@ -488,6 +492,7 @@ class Problem:
         FLASH_ATTENTION_FORWARD_FRACTION,
         FLASH_ATTENTION_BACKWARD_FRACTION,
     )
+    attention_unmasked: bool = True
     head_flops_s: float = 0.0
     tied_embeddings: bool = False
     opt_step_bytes: float = 38.0
@@ -691,6 +696,9 @@ def build_problem(
         flash=True if flash_attention is None else bool(flash_attention),
         sm_count=None if acc.sm_count is None else float(acc.sm_count),
         attention_fractions=attention_kernel_fractions(acc, attention_kernel),
+        # the measured unmasked fractions (GPUs' FlashAttention-2 and later) take the
+        # causal rate; FlashAttention-1's and a TPU's default fraction are taken as given
+        attention_unmasked=attention_kernel != "flash1" and acc.kind == "gpu",
         scaleup_link_Bps=link_bw,
         scaleup_link=link,
         in_network_reduction=in_net,
@@ -1065,9 +1073,12 @@ def _fused_attention_time(
     bw = P.hbm_bw * P.eta_m
     fwd_frac, bwd_frac = P.attention_fractions
     fwd_slow, bwd_slow = P.attention_dropout_factors if dropout else (1.0, 1.0)
+    unmasked = P.attention_unmasked
     out = (1.0 + full) * fwd_slow * attention_time(
-        *attn, bw, P.e_act, forward_fraction=fwd_frac
-    ) + bwd_slow * attention_time(*attn, bw, P.e_act, backward=True, backward_fraction=bwd_frac)
+        *attn, bw, P.e_act, forward_fraction=fwd_frac, unmasked_fractions=unmasked
+    ) + bwd_slow * attention_time(
+        *attn, bw, P.e_act, backward=True, backward_fraction=bwd_frac, unmasked_fractions=unmasked
+    )
     if o is ScalarOps:
         P.priced[key] = out
     return out

@@ -420,6 +420,7 @@ class _Plan:
     peak_raw: float
     peak_attention: float  # dense peak the fused attention kernel's fraction applies to
     attention_fractions: tuple[float, float]  # fused attention's (forward, backward) share
+    attention_unmasked: bool  # those shares are an unmasked kernel's (GPUs): causal ones lower
     cast_bytes: float  # bytes per element quantising GEMM inputs for FP8/INT8 tensor cores
     head_bytes: float  # bytes of one output-head weight (never quantised below 16 bits)
     head_flops: float  # achievable FLOP/s of the output head's GEMM
@@ -597,6 +598,7 @@ def _layer_arguments(
         "ffn_tokens": ffn_tokens,
         "kernel_overhead_s": KERNEL_OVERHEAD_S,
         "attention_fractions": plan.attention_fractions,
+        "attention_unmasked": plan.attention_unmasked,
         "activation_cast_bytes_per_element": plan.cast_bytes,
     }
     return args, kwargs
@@ -991,6 +993,7 @@ def _build_plan(
         # (FlashAttention-2 kernels are 16-bit), as in the training layout model
         peak_attention=acc.peak_flops_s(a) if a in available else peak,
         attention_fractions=fused_attention_fractions(acc),
+        attention_unmasked=acc.kind == "gpu",
         # weight-and-activation quantisation: each GEMM's 16-bit input is quantised by
         # its own kernel first (static scales); weight-only formats dequantise in the GEMM
         cast_bytes=FP8_STATIC_SCALING_CAST_BYTES if (cp == w and wb < 2.0 and a != w) else 0.0,
@@ -1097,8 +1100,9 @@ class ServingModel:
     --------
     Llama-2-70B in fp16 on 4 A100 80GB with tensor parallelism, one request of 2048
     prompt tokens and 128 output tokens: the prefill is compute-bound (286 TFLOP over
-    4 × 312 TFLOP/s × 0.75, less the GEMMs' tile and wave quantisation, plus element-wise
-    kernels, fixed costs and 37 ms of all-reduces: 58 % MFU), a decode step memory-bound
+    4 × 312 TFLOP/s × 0.75, less the GEMMs' tile and wave quantisation, the causal
+    attention kernel at its own rate, plus element-wise kernels, fixed costs and 37 ms of
+    all-reduces: 58 % MFU), a decode step memory-bound
     (34.5 GB of weights per device at 2.039 TB/s × 0.85 = 19.9 ms, plus 80 layers × 10
     kernels × 4 µs and 160 all-reduces of 18.9 µs: NCCL picks its LL protocol, whose 6
     ring steps take 1.98 µs each as measured on a DGX A100).
@@ -1107,7 +1111,7 @@ class ServingModel:
     >>> res = ServingModel().solve(Models.Llama2_70B, Hardware.A100_80GB, prompt_len=2048,
     ...                            output_len=128, tp_size=4, precision="fp16")
     >>> round(res.si("ttft") * 1e3), round(res.si("itl") * 1e3, 1), res.decode_bound
-    (396, 26.2, 'memory')
+    (398, 26.2, 'memory')
 
     The same model on one 80 GB device does not fit, and no latency is reported:
 
