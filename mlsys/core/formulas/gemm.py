@@ -706,11 +706,10 @@ def causal_attention_rate(
     if _all_scalar(q_len, kv_len):
         q, kv = float(q_len), float(kv_len)
         split = kv / q if q > 0.0 else 1.0
-        if split <= 1.0:
-            n = q / ATTENTION_TILE
-            return (n + c) / (n + 1.0 + 2.0 * c)
-        n = 0.5 * q / ATTENTION_TILE
-        causal_share = 0.5 / split
+        # one sequence: all of it causal over q_len; split: two blocks of q_len/2
+        n, causal_share = (q / ATTENTION_TILE, 1.0) if split <= 1.0 else (
+            0.5 * q / ATTENTION_TILE, 0.5 / split
+        )  # fmt: skip
         return 1.0 / (causal_share * (n + 1.0 + 2.0 * c) / (n + c) + 1.0 - causal_share)
     q, kv = _arrays(q_len, kv_len)
     split = np.maximum(kv / np.where(q > 0.0, q, 1.0), 1.0)

@@ -631,7 +631,7 @@ def build_problem(
         eff_up = NETWORK_EFFICIENCY.get(intra.kind, 0.8)
         eff_out = NETWORK_EFFICIENCY.get(inter.kind, 0.9)
         net = (
-            float(fleet.total_accelerators // fleet.count),  # in use per node
+            float(fleet.accelerators_per_node),  # in use per node (part of a rack: fewer)
             float(fleet.count),
             float(fleet.total_accelerators),
             intra.effective_bandwidth_Bps * eff_up,
