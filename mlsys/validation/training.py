@@ -484,7 +484,7 @@ def layout_fit_cases() -> list[Case]:
     (:func:`training_runs`; the TPU runs: :func:`mlsys.validation.tpu.tpu_layout_fit_cases`).
 
     Among them Megatron-Bridge's Llama 3 70B FP8 on 64 H100 (TP 4, PP 8, VP 5, global batch
-    128, sequence 8192), which needs about 78 GB of the 85.5 GB an H100 exposes (it came out
+    128, sequence 8192), which needs about 71 GB of the 85.5 GB an H100 exposes (it came out
     "does not fit" while the catalog read "80 GB" as 80e9 bytes).
     """
     data = load_data("training")

@@ -138,6 +138,8 @@ def activation_bytes_per_layer(
     flash_attention: ArrayLike = False,
     cp_size: ArrayLike = 1,
     head_dim: ArrayLike | None = None,
+    gemm_input_bytes_per_element: float | None = None,
+    dropout: bool = True,
 ) -> ArrayLike:
     """Activation bytes one transformer layer stores for the backward pass.
 
@@ -186,6 +188,20 @@ def activation_bytes_per_layer(
     (Dao et al. 2022) stores no ``s×s`` matrix either: ``flash_attention=True`` drops
     the score terms as selective recomputation does.
 
+    FP8 GEMMs (``gemm_input_bytes_per_element = 1``) keep their own quantised copies of
+    their inputs for the weight gradient, as Transformer Engine's linear layers save them
+    (the quantised input, one byte an element; Megatron-Core's layer runs QKV and the MLP's
+    first projection as ``LayerNormLinear`` modules, the output projection and the MLP's
+    second as ``Linear`` ones): the two normalised inputs (boundary tensors) and the
+    second MLP projection's input are stored at that width instead of ``e``, and the
+    output projection's input gains a one-byte copy beside the ``e``-byte attention output
+    the fused attention's backward pass reads. For a Llama layer that is ``(h + f)/t``
+    bytes a token fewer under sequence parallelism.
+
+    Without dropout (``dropout=False``) the two one-byte masks and, with materialised
+    scores, the softmax-dropout output and mask are not stored: ``2 sbh`` and
+    ``3as²b`` bytes fewer at ``e = 2``.
+
     Context parallelism (``cp_size``, ring attention) gives each rank ``s/cp`` of the
     tokens: every ``sbh`` tensor shrinks by ``cp``; materialised scores (no
     FlashAttention) are ``a·(s/cp)·s·b`` — the local queries against all keys.
@@ -227,6 +243,14 @@ def activation_bytes_per_layer(
         Width of one attention head; default ``h/heads``. Sets ``q_dim = heads ×
         head_dim`` and ``kv_dim = kv_heads × head_dim`` where they differ from ``h``
         (PaLM, MaxText's scaled configs).
+    gemm_input_bytes_per_element : float, optional
+        Bytes of one element of the copies narrow-format GEMMs save of their inputs (1 for
+        FP8 under Transformer Engine); default ``bytes_per_element``: the GEMMs keep the
+        activations themselves.
+    dropout : bool
+        The hidden and attention dropouts run (the paper's case): their one-byte masks and
+        the dropped-out scores are stored. ``False`` for a run with dropout probability 0,
+        which stores neither (Llama, Megatron-Bridge's recipes).
 
     Returns
     -------
@@ -257,11 +281,24 @@ def activation_bytes_per_layer(
     [50.33, 6.29]
 
     A Llama-2-7B layer (multi-head, SwiGLU f = 11008) at s = 4096, b = 1, no parallelism,
-    selective: sbh·(10 + 2·(4 + 3·11008/4096)) = 34.125 sbh = 0.573 GB.
+    selective: sbh·(10 + 2·(4 + 3·11008/4096)) = 34.125 sbh = 0.573 GB. With FP8 GEMMs'
+    one-byte input copies: 2 of the 4 boundary tensors and the f-wide down-projection input
+    at one byte, the output projection's input with a one-byte copy beside it:
+    34.125 − 2 − 11008/4096 + 1 = 30.44 sbh = 0.511 GB.
 
     >>> round(float(activation_bytes_per_layer(4096, 1, 4096, 32, recompute="selective",
     ...     ffn_hidden=11008, gated_mlp=True)) / 1e9, 3)
     0.573
+    >>> round(float(activation_bytes_per_layer(4096, 1, 4096, 32, recompute="selective",
+    ...     ffn_hidden=11008, gated_mlp=True, gemm_input_bytes_per_element=1.0)) / 1e9, 3)
+    0.511
+
+    Llama trains without dropout: the two one-byte masks go, 28.44 sbh = 0.477 GB.
+
+    >>> round(float(activation_bytes_per_layer(4096, 1, 4096, 32, recompute="selective",
+    ...     ffn_hidden=11008, gated_mlp=True, gemm_input_bytes_per_element=1.0,
+    ...     dropout=False)) / 1e9, 3)
+    0.477
 
     MaxText's 32B layer (h = 10240, 32 heads of 256, f = 32768, not gated) at s = 2048,
     b = 32, t = 4 with its activations sharded over the tensor axis, ``remat_policy:
@@ -290,16 +327,28 @@ def activation_bytes_per_layer(
     # The tensors inside the attention and MLP blocks (12 sbh-sized ones for a GPT layer)
     # are always split by t; the 4 at block boundaries plus 2 one-byte masks are split
     # only with sequence parallelism.
-    boundary = (4.0 * e + 2.0) * o.where(sp, 1.0 / t, 1.0)
+    # Of the 4, the two normalised inputs are the QKV and first MLP GEMMs' inputs, kept at
+    # the GEMMs' own width (g) when they save narrow copies.
+    g = e if gemm_input_bytes_per_element is None else float(gemm_input_bytes_per_element)
+    masks = 2.0 if dropout else 0.0
+    boundary = (2.0 * e + 2.0 * g + masks) * o.where(sp, 1.0 / t, 1.0)
     kv = a if kv_heads is None else num(kv_heads)
     q_ratio = 1.0 if head_dim is None else a * num(head_dim) / h
     kv_ratio = q_ratio * kv / a
     f_ratio = 4.0 if ffn_hidden is None else num(ffn_hidden) / h
-    inner = 2.0 * q_ratio + 2.0 * kv_ratio + (3.0 if gated_mlp else 2.0) * f_ratio
-    per_sbh = boundary + inner * e / t
+    # Q, the attention output, K, V and the MLP's up-projection output(s) at e bytes; the
+    # down projection's input (f) at g; a narrow copy of the attention output (the output
+    # projection's input) beside it when g differs
+    inner = (
+        (2.0 * q_ratio + 2.0 * kv_ratio + (2.0 if gated_mlp else 1.0) * f_ratio) * e
+        + f_ratio * g
+        + o.where(g != e, q_ratio * g, 0.0)
+    )
+    per_sbh = boundary + inner / t
     # softmax output, its dropout output (e bytes) and mask (1 byte): a·s_local·s·b
     # elements each, unless recomputed (selective) or never stored (FlashAttention)
-    scores = o.where(flash, 0.0, (2.0 * e + 1.0) * a * s / (h * t))
+    score_bytes = (2.0 * e + 1.0) if dropout else e
+    scores = o.where(flash, 0.0, score_bytes * a * s / (h * t))
     kept = per_sbh + o.where(rc == 0.0, scores, 0.0)
     # full recomputation: the layer's input, split by t where it is sequence-parallel
     split = o.where(sp, 1.0 / t, 1.0)

@@ -418,6 +418,10 @@ class Problem:
         Bytes moved per element to cast 16-bit GEMM operands to FP8 (0 unless the matmuls
         run in a narrow format on 16-bit activations;
         :data:`mlsys.core.formulas.layer_time.FP8_CURRENT_SCALING_CAST_BYTES`).
+    gemm_input_bytes : float or None
+        Bytes an element of the input copies narrow-format GEMMs keep for the backward pass
+        (1 under FP8 on 16-bit activations; None: the GEMMs keep the activations
+        themselves; :func:`mlsys.core.formulas.memory.activation_bytes_per_layer`).
     attention_fractions : (float, float)
         Forward and backward fractions of ``peak_attn`` the fused attention kernel
         sustains on this device
@@ -488,6 +492,7 @@ class Problem:
     kernel_overhead_s: float = KERNEL_OVERHEAD_S
     host_time_per_op_s: float = MEGATRON_HOST_TIME_PER_OP_S
     fp8_cast_bytes_per_element: float = 0.0
+    gemm_input_bytes: float | None = None
     attention_fractions: tuple[float, float] = (
         FLASH_ATTENTION_FORWARD_FRACTION,
         FLASH_ATTENTION_BACKWARD_FRACTION,
@@ -706,6 +711,9 @@ def build_problem(
         fp8_cast_bytes_per_element=(
             FP8_CURRENT_SCALING_CAST_BYTES if prec in _NARROW and e_act >= 2.0 else 0.0
         ),
+        # narrow GEMMs on 16-bit activations save their own quantised input copies
+        # (Transformer Engine's linear layers), one byte an element
+        gemm_input_bytes=1.0 if prec in _NARROW and e_act >= 2.0 else None,
         head_flops_s=head_rate,
         tied_embeddings=bool(model.tied_embeddings),
         opt_step_bytes=optimizer_step_bytes_per_param(
@@ -816,6 +824,7 @@ def memory_terms(
     schedule: Any = 0,
     cp: Any = 1.0,
     recompute_fraction: float = 1.0,
+    dropout: bool = True,
 ) -> dict[str, Any]:
     """Memory per device of a layout (floats) or of many (arrays): the one training-memory
     model of DistributedModel, MemoryModel and ParallelismSearch.
@@ -850,6 +859,8 @@ def memory_terms(
         recomputed (Megatron's ``--recompute-method block --recompute-num-layers``);
         the others keep every activation. 1.0: all of them. An array gives one share per
         layout (ParallelismSearch).
+    dropout : bool
+        Dropout runs, so its masks are stored (``False``: a dropout-free run).
 
     Returns
     -------
@@ -860,25 +871,30 @@ def memory_terms(
     o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
     if o is ScalarOps:  # a copy: the caller may change it, the memo must not
         return dict(_memory_terms_of_one(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp,
-                                         recompute_fraction))  # fmt: skip
-    return _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o, recompute_fraction)
+                                         recompute_fraction, dropout))  # fmt: skip
+    return _memory_terms(
+        P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o, recompute_fraction, dropout
+    )
 
 
 def _memory_terms_of_one(
     P: Problem, tp: float, pp: float, ep: float, dp: float, m: float, v: float, zero: float,
     rc: float, sp: float, schedule: int, cp: float, recompute_fraction: float,
+    dropout: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     """:func:`memory_terms` of one layout, read back when priced before (a book re-solving
     it; DistributedModel and MemoryModel asking about the same one): a pure function of
     the problem and these numbers. The memo's own dict: read it, do not change it."""
-    key = ("memory", tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, recompute_fraction)
+    key = ("memory", tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, recompute_fraction,
+           dropout)  # fmt: skip
     hit = P.priced.get(key)
     if hit is None:
         if len(P.priced) > 4096:
             P.priced.clear()
         hit = P.priced[key] = _memory_terms(
-            P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, ScalarOps, recompute_fraction
-        )
+            P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, ScalarOps, recompute_fraction,
+            dropout,
+        )  # fmt: skip
     return hit
 
 
@@ -897,6 +913,7 @@ def _memory_terms(
     cp: Any,
     o: type,
     recompute_fraction: float = 1.0,
+    dropout: bool = True,
 ) -> dict[str, Any]:
     b = P.batch / (dp * ep * m)
     psi_dense = P.params_dense / (tp * pp)
@@ -915,12 +932,14 @@ def _memory_terms(
         P.s, b, P.h, P.a, tp, sp, rc, P.e_act,
         ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
         flash_attention=P.flash, cp_size=cp, head_dim=P.d_attn / P.a,
+        gemm_input_bytes_per_element=P.gemm_input_bytes, dropout=dropout,
     )  # fmt: skip
     if _partial(recompute_fraction):  # block recompute: the other layers keep everything
         kept = activation_bytes_per_layer(
             P.s, b, P.h, P.a, tp, sp, 0.0, P.e_act,
             ffn_hidden=P.ffn_act, kv_heads=P.kv, gated_mlp=P.gated == 1.0,
             flash_attention=P.flash, cp_size=cp, head_dim=P.d_attn / P.a,
+            gemm_input_bytes_per_element=P.gemm_input_bytes, dropout=dropout,
         )  # fmt: skip
         f = recompute_fraction
         act_layer = o.where(rc == _FULL, f * act_layer + (1.0 - f) * kept, act_layer)
@@ -1279,10 +1298,10 @@ def evaluate(
     o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
     if o is ScalarOps:  # read only here: the memo's own dict, no copy
         mem = _memory_terms_of_one(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp,
-                                   recompute_fraction)  # fmt: skip
+                                   recompute_fraction, dropout)  # fmt: skip
     else:
         mem = _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o,
-                            recompute_fraction)  # fmt: skip
+                            recompute_fraction, dropout)  # fmt: skip
     s, h, e = P.s, P.h, P.e_act
     g = P.accelerators_per_node
     full = rc == _FULL

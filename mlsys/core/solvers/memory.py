@@ -529,6 +529,7 @@ class MemoryModel:
                         lay.recompute_num_layers
                         if recompute_num_layers is None else recompute_num_layers,
                     ),
+                    lay.dropout,
                 )  # fmt: skip
                 b_local = int(b // (dp * ep * m))
                 k_opt = P.opt_bytes
