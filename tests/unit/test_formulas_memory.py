@@ -83,3 +83,46 @@ def test_pipeline_inflight_and_interleave():
     assert interleaved_activation_factor(8, 1) == 1.0
     # 1 + (p−1)/(p·v) for p = 4, v = 2: 1.375
     assert interleaved_activation_factor(4, 2) == pytest.approx(1.375)
+
+
+def test_fp8_gemm_input_copies_store_h_plus_f_fewer_bytes_a_token():
+    # Llama-3-70B's layer (h 8192, 64 heads, 8 KV heads, SwiGLU f 28672) at TP 4 with
+    # sequence parallelism and fused attention: the QKV and fc1 inputs (boundary tensors,
+    # h each, split by t) and the fc2 input (f, split by t) drop from 2 bytes to 1, and the
+    # attention output gains a one-byte copy (h, split by t): (h + h + f - h)/t fewer
+    from mlsys.core.formulas.memory import activation_bytes_per_layer
+
+    s, h, f, t = 8192, 8192, 28672, 4
+    kw = dict(ffn_hidden=f, kv_heads=8, gated_mlp=True, flash_attention=True)
+    bf16 = activation_bytes_per_layer(s, 1, h, 64, t, True, "none", 2.0, **kw)
+    fp8 = activation_bytes_per_layer(
+        s, 1, h, 64, t, True, "none", 2.0, gemm_input_bytes_per_element=1.0, **kw
+    )
+    assert bf16 - fp8 == pytest.approx(s * (h + f) / t)
+    # without sequence parallelism the boundary inputs are whole on every rank
+    whole = activation_bytes_per_layer(s, 1, h, 64, t, False, "none", 2.0, **kw)
+    whole8 = activation_bytes_per_layer(
+        s, 1, h, 64, t, False, "none", 2.0, gemm_input_bytes_per_element=1.0, **kw
+    )
+    assert whole - whole8 == pytest.approx(s * (2 * h + (f - h) / t))
+    # full recomputation keeps only the layer's input: nothing to quantise
+    assert activation_bytes_per_layer(
+        s, 1, h, 64, t, True, "full", 2.0, gemm_input_bytes_per_element=1.0, **kw
+    ) == activation_bytes_per_layer(s, 1, h, 64, t, True, "full", 2.0, **kw)
+
+
+def test_a_dropout_free_layer_stores_no_masks_and_no_dropped_scores():
+    # Korthikanti et al. (2022): 2 sbh bytes of masks and, per head, the dropout output (e)
+    # and mask (1 byte) of the a s^2 b scores; GPT-3 175B's layer at s 2048, no parallelism
+    from mlsys.core.formulas.memory import activation_bytes_per_layer
+
+    s, h, a = 2048, 12288, 96
+    with_dropout = activation_bytes_per_layer(s, 1, h, a)
+    without = activation_bytes_per_layer(s, 1, h, a, dropout=False)
+    assert with_dropout == pytest.approx(s * h * (34 + 5 * a * s / h))
+    assert with_dropout - without == pytest.approx(2 * s * h + 3 * a * s * s)
+    # with fused attention only the masks go
+    fused = dict(flash_attention=True)
+    assert activation_bytes_per_layer(s, 1, h, a, **fused) - activation_bytes_per_layer(
+        s, 1, h, a, dropout=False, **fused
+    ) == pytest.approx(2 * s * h)

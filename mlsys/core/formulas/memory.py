@@ -263,7 +263,12 @@ def activation_bytes_per_layer(
     Models", arXiv:2205.05198, Sec. 4 and Table 2. Dao (2023), "FlashAttention-2",
     arXiv:2307.08691 (no stored scores). Liu, Zaharia & Abbeel (2023), "Ring Attention
     with Blockwise Transformers for Near-Infinite Context", arXiv:2310.01889, Sec. 3
-    (each host holds one block of the sequence).
+    (each host holds one block of the sequence). NVIDIA TransformerEngine 2.x,
+    ``transformer_engine/pytorch/module/linear.py`` and ``layernorm_linear.py`` (the
+    quantised input saved for the weight-gradient GEMM) and its documentation's
+    "Performance considerations" page ("By default, TE saves the columnwise quantized
+    input for the backward pass"); Megatron-Core ``gpt_layer_specs.py`` (the layer's TE
+    modules).
 
     Examples
     --------
