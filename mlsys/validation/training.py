@@ -465,9 +465,7 @@ def training_runs() -> list[tuple[str, str, Any, str]]:
         runs.append(("llama3", _llama3_name(row), llama3_solve(row), llama_issue))
     for section, row in _bridge_rows():
         res, fleet = bridge_solve(row, section)
-        key = f"{row['model']}/{row['node']}/{row['gpus']}"
-        issue = data[section].get("fit_open_issues", {}).get(key, "")
-        runs.append((section, _bridge_name(row, fleet), res, issue))
+        runs.append((section, _bridge_name(row, fleet), res, ""))
     runs.append(("bloom", _run_name("bloom", data["bloom"]), _ran(bloom_solve()), ""))
     runs.append(("neox", _run_name("neox", data["neox"]), _ran(neox_solve()), ""))
     runs.append(("opt", _run_name("opt", data["opt"]), _ran(opt_solve()), ""))

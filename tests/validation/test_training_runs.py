@@ -223,9 +223,7 @@ def test_bridge_llama3_70b_fp8_layout_fits_and_runs_at_published_rate():
 @pytest.mark.parametrize("row", BR_ROWS, ids=lambda r: f"{r['model']}-{r['node']}-{r['gpus']}")
 def test_every_bridge_layout_fits(row):
     res, _ = bridge_solve(row)
-    # but the rows whose memory check is an open issue, which must then miss
-    issue = BR.get("fit_open_issues", {}).get(f"{row['model']}/{row['node']}/{row['gpus']}")
-    assert res.feasible is not bool(issue), res.infeasibility_reason
+    assert res.feasible, res.infeasibility_reason
     assert res.parallelism["dp"] * row["tp"] * row["pp"] * row["cp"] == row["gpus"]
 
 

@@ -582,6 +582,7 @@ def build_problem(
         (:mod:`mlsys.core.solvers._memo`).
     """
     from mlsys.core.solvers.efficiency import (
+        attention_fractions_unmasked,
         attention_kernel_fractions,
         fused_attention_dropout_factors,
         resolve_efficiency,
@@ -701,9 +702,7 @@ def build_problem(
         flash=True if flash_attention is None else bool(flash_attention),
         sm_count=None if acc.sm_count is None else float(acc.sm_count),
         attention_fractions=attention_kernel_fractions(acc, attention_kernel),
-        # the measured unmasked fractions (GPUs' FlashAttention-2 and later) take the
-        # causal rate; FlashAttention-1's and a TPU's default fraction are taken as given
-        attention_unmasked=attention_kernel != "flash1" and acc.kind == "gpu",
+        attention_unmasked=attention_fractions_unmasked(acc, attention_kernel),
         scaleup_link_Bps=link_bw,
         scaleup_link=link,
         in_network_reduction=in_net,

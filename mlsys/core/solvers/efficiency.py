@@ -90,6 +90,7 @@ __all__ = [
     "ATTENTION_KERNELS",
     "REFERENCE_MATMUL_CEILING",
     "attention_kernel_fractions",
+    "attention_fractions_unmasked",
     "default_efficiency",
     "fused_attention_dropout_factors",
     "fused_attention_fractions",
@@ -331,6 +332,39 @@ def attention_kernel_fractions(accelerator: Any, kernel: str = "fused") -> tuple
         return forward, backward
     speedup = FLASH_ATTENTION_2_SPEEDUP_OVER_1
     return forward / speedup, backward / speedup
+
+
+def attention_fractions_unmasked(accelerator: Any, kernel: str = "fused") -> bool:
+    """Whether the attention fractions of a kernel generation on a device are an unmasked
+    kernel's measurement, so that a causal pass runs at
+    :func:`mlsys.core.formulas.gemm.causal_attention_rate` of them.
+
+    Parameters
+    ----------
+    accelerator : Accelerator or str
+        The device, or its catalog name.
+    kernel : {"fused", "flash2", "flash1"}
+        The kernel generation (:data:`ATTENTION_KERNELS`).
+
+    Returns
+    -------
+    bool
+        True for a GPU's FlashAttention-2 generation and later (cuDNN, FlashAttention-3 and
+        -4: measured without a mask, Dao 2023 Fig. 4-6, Shah et al. 2024 Fig. 5-6); False
+        for FlashAttention-1's generation, whose fractions were checked against causal runs
+        (:data:`~mlsys.core.formulas.gemm.FLASH_ATTENTION_2_SPEEDUP_OVER_1`), and for a
+        non-GPU device, whose fraction is the library's default, not a measurement.
+
+    Examples
+    --------
+    >>> attention_fractions_unmasked("H100"), attention_fractions_unmasked("H100", "flash1")
+    (True, False)
+    """
+    if isinstance(accelerator, str):
+        from mlsys.core.catalog import Hardware
+
+        accelerator = Hardware[accelerator]
+    return kernel != "flash1" and accelerator.kind == "gpu"
 
 
 def matmul_ceiling(accelerator: Any, precision: str = "bf16") -> float:

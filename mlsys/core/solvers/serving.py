@@ -99,7 +99,11 @@ from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers._memo import MISSING, IdentityMemo, freeze, identity_memo
-from mlsys.core.solvers.efficiency import fused_attention_fractions, resolve_efficiency
+from mlsys.core.solvers.efficiency import (
+    attention_fractions_unmasked,
+    fused_attention_fractions,
+    resolve_efficiency,
+)
 from mlsys.core.solvers.memory import default_framework_overhead
 from mlsys.core.types import Accelerator, Fabric, Node, TransformerWorkload
 from mlsys.core.units import as_si
@@ -993,7 +997,7 @@ def _build_plan(
         # (FlashAttention-2 kernels are 16-bit), as in the training layout model
         peak_attention=acc.peak_flops_s(a) if a in available else peak,
         attention_fractions=fused_attention_fractions(acc),
-        attention_unmasked=acc.kind == "gpu",
+        attention_unmasked=attention_fractions_unmasked(acc),
         # weight-and-activation quantisation: each GEMM's 16-bit input is quantised by
         # its own kernel first (static scales); weight-only formats dequantise in the GEMM
         cast_bytes=FP8_STATIC_SCALING_CAST_BYTES if (cp == w and wb < 2.0 and a != w) else 0.0,
