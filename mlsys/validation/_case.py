@@ -150,6 +150,14 @@ class Case:
         the issue fixing it). The case still reports its error on the accuracy page; the
         test suite marks it as an expected failure that must start passing once fixed.
         Set per row in the data file, never from the error itself.
+    publisher_reports_misconfigured : str
+        Non-empty for a measurement its own publisher reports as misconfigured (a
+        regression or a wrong setting of that run, not a property of the hardware or the
+        model): the publisher's report, cited. The case stays in the suite and on the
+        accuracy page, in a group of its own, and is left out of the headline mean and
+        maximum (:func:`mlsys.validation.sensitivity.suite_errors`) and of every refit
+        (:mod:`mlsys.validation.loso`). Set per row in the data file
+        (``publisher_reports_misconfigured``), never from the error itself.
     """
 
     group: str
@@ -167,6 +175,7 @@ class Case:
     note: str = ""
     assumptions: str = ""
     open_issue: str = ""
+    publisher_reports_misconfigured: str = ""
 
     def __post_init__(self) -> None:
         if self.basis not in BASES:
@@ -208,6 +217,7 @@ def prediction_case(
     predicted: float,
     note: str = "",
     open_issue: str = "",
+    publisher_reports_misconfigured: str = "",
 ) -> Case:
     """A performance-model prediction of a published run, set up from its data-file section.
 
@@ -230,6 +240,9 @@ def prediction_case(
         Why mlsys is off, where it is (see :class:`Case`).
     open_issue : str, optional
         The missing physics of a comparison known to fail (see :class:`Case`).
+    publisher_reports_misconfigured : str, optional
+        The publisher's own report that the measured run was misconfigured (see
+        :class:`Case`).
 
     Returns
     -------
@@ -240,6 +253,7 @@ def prediction_case(
         predicted=float(predicted), tolerance=section["tolerance"], basis="prediction",
         method="performance model", citation=section["citation"], url=section.get("url", ""),
         note=note, assumptions=assumptions_of(section), open_issue=open_issue,
+        publisher_reports_misconfigured=publisher_reports_misconfigured,
     )  # fmt: skip
 
 

@@ -235,9 +235,11 @@ def suite_errors(cases: Sequence[Case]) -> dict[str, float]:
         ``training_mean``, ``training_max``, ``serving_mean``, ``serving_max`` over the
         two-sided (``bound is None``) performance-model cases of the ``Training`` and
         ``Serving`` groups, ``all_mean`` over every two-sided case, and the counts
-        ``training_n``, ``serving_n``. Fractions (0.05 is 5%).
+        ``training_n``, ``serving_n``. Fractions (0.05 is 5%). A measurement its own
+        publisher reports as misconfigured (``Case.publisher_reports_misconfigured``) is
+        in none of them.
     """
-    two_sided = [c for c in cases if c.bound is None]
+    two_sided = [c for c in cases if c.bound is None and not c.publisher_reports_misconfigured]
     perf = [c for c in two_sided if c.method == "performance model"]
     train = [c for c in perf if c.group.startswith("Training")]
     serve = [c for c in perf if c.group.startswith("Serving")]
