@@ -1,19 +1,19 @@
-"""Migration report: which printed numbers change when a chapter moves to mlsys, and why.
+"""Migration report: does a chapter run on mlsys, and which printed numbers change.
 
 A chapter written for the textbook's own package (*Machine Learning Systems*,
-harvard-edge/cs249r_book) prints some numbers that mlsys computes differently: it serves
-the catalog's value where the book's package had a wrong or differently-defined one (80 GiB
-vs the 81,559 MiB an H100 exposes, B200 sparse vs dense FLOP/s, ResNet-50 multiply-adds
-counted as FLOPs, ...). Those differences are kept once, with the book's value and the
-reason: ``[differences]`` of ``book_assumptions.toml`` for constant names (compatA) and of
-compatB's ``book_*.toml`` for registry paths (each referring to the former).
+harvard-edge/cs249r_book) runs on mlsys after ``mlsys migrate`` rewrites its imports
+(:mod:`mlsys.book.rewrite`). :func:`migration_report` runs it in this process, cells in
+document order in one namespace and inline values after them, and reports:
 
-:func:`migration_report` runs the chapter twice in this process, once as mlsys serves it
-and once with every difference set back to the book's value ("before"), and lists each
-inline number whose text changes. Each change is explained by re-running with one
-difference at a time: the differences that alone reproduce the change are its cause,
-with the reason and the source of mlsys's value. The chapter's code runs as written
-after :func:`mlsys.commands.migrate.rewrite_imports`; nothing of it is stored.
+- every cell that raises and every inline value that does not compute, with the .qmd
+  line and the first error (a value that fails is a failure, never "unchanged"), and
+  whether ``quarto render`` would get through the chapter;
+- the printed numbers that differ from the book's. When the book's own package
+  (``mlsysim``) is importable, the chapter also runs on it and every number is compared.
+  Otherwise the only book values known here are the differences mlsys records, with
+  the book's value and the reason (``[differences]`` of ``book_assumptions.toml`` for
+  constant names, of ``book_*.toml`` for registry paths): each is applied alone and the
+  numbers it moves are listed, and the report says that nothing else was compared.
 """
 
 from __future__ import annotations
@@ -26,12 +26,14 @@ from typing import Any
 
 __all__ = [
     "Difference",
+    "Failure",
     "NumberChange",
     "ChapterRun",
     "MigrationReport",
     "differences",
     "book_values",
     "run_chapter",
+    "book_package_available",
     "migration_report",
     "format_report",
 ]
@@ -103,6 +105,25 @@ class NumberChange:
     causes: tuple[Difference, ...] = ()
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A cell that raised or an inline value that did not compute.
+
+    Attributes
+    ----------
+    line : int
+        1-based line of the .qmd (a cell's opening fence; an inline value's line).
+    what : str
+        ``"cell 3 (label)"`` or the inline expression.
+    error : str
+        The first error, ``"NameError: name 'x' is not defined"``.
+    """
+
+    line: int
+    what: str
+    error: str
+
+
 @dataclass
 class ChapterRun:
     """What one in-process run of a chapter printed.
@@ -111,29 +132,50 @@ class ChapterRun:
     ----------
     values : list of (str, str)
         ``(expression, printed text)`` per inline expression, in document order
-        (the text is the error name for an expression that fails).
+        (``"(not printed: ErrorName)"`` for an expression that fails).
     errors : list of str
         ``"cell N: ErrorName: message"`` for each cell that raised.
+    cells_total : int
+        Cells Quarto would execute.
+    cell_failures, inline_failures : list of Failure
+        Cells that raised and inline values that did not compute, with their lines.
     """
 
     values: list[tuple[str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    cells_total: int = 0
+    cell_failures: list[Failure] = field(default_factory=list)
+    inline_failures: list[Failure] = field(default_factory=list)
+
+    def computed(self, index: int) -> bool:
+        """Whether inline value ``index`` computed (a failed value is never compared)."""
+        return not self.values[index][1].startswith(_NOT_PRINTED)
 
 
 @dataclass
 class MigrationReport:
-    """The printed numbers of one chapter that change on mlsys.
+    """What a chapter does on mlsys: what fails, and which printed numbers differ.
 
     Attributes
     ----------
     name : str
         The chapter (file name).
     changes : list of NumberChange
-        Every inline number whose text changes.
+        Inline numbers that differ from the book's. With the book's package measured
+        (:attr:`book_measured`), every computed number is compared; otherwise only the
+        differences mlsys records (:func:`differences`) are, each applied alone.
     inline_total : int
         Inline expressions in the chapter.
     errors_after, errors_before : list of str
-        Cells that raised on mlsys / with the book's values.
+        Cells that raised on mlsys / in the comparison run.
+    cells_total : int
+        Cells Quarto would execute.
+    cell_failures, inline_failures : list of Failure
+        On mlsys: cells that raised, inline values that did not compute.
+    book_measured : bool
+        Whether the book's own package ran the chapter (it is importable here).
+    compared : str
+        What the numbers were compared against, in words.
     """
 
     name: str
@@ -141,6 +183,23 @@ class MigrationReport:
     inline_total: int
     errors_after: list[str]
     errors_before: list[str]
+    cells_total: int = 0
+    cell_failures: list[Failure] = field(default_factory=list)
+    inline_failures: list[Failure] = field(default_factory=list)
+    book_measured: bool = False
+    compared: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """Whether any cell raised or any inline value did not compute on mlsys."""
+        return bool(self.cell_failures or self.inline_failures)
+
+    @property
+    def render_succeeds(self) -> bool:
+        """Whether ``quarto render`` would get through the chapter: Quarto stops at the
+        first cell that raises (unless the cell says ``error: true``) and at the first
+        inline expression that does not compute."""
+        return not self.failed
 
 
 def _catalog_source(key: str) -> str:
@@ -308,24 +367,38 @@ def book_values(diffs: Sequence[Difference]) -> Iterator[None]:
                 setattr(target, attr, old)
 
 
-def run_chapter(text: str) -> ChapterRun:
+def _cell_label(number: int, options: dict[str, Any]) -> str:
+    label = options.get("label")
+    return f"cell {number}" + (f" ({label})" if label else "")
+
+
+def _first_error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+
+
+def run_chapter(text: str, *, migrate: bool = True) -> ChapterRun:
     """Run a chapter's Python cells and inline expressions in this process.
 
-    Imports are migrated first (:func:`mlsys.commands.migrate.rewrite_imports`); cells
+    Imports are migrated first (:func:`mlsys.book.rewrite.rewrite_imports`); cells
     run in document order in one namespace, inline expressions after them (as Quarto's
-    Jupyter engine evaluates them).
+    Jupyter engine evaluates them). What cells print is discarded.
 
     Parameters
     ----------
     text : str
         The chapter (.qmd) text.
+    migrate : bool
+        Rewrite the imports first (``False`` runs the chapter as written, e.g. on the
+        book's own package).
 
     Returns
     -------
     ChapterRun
     """
+    import io
+
     from mlsys.book.qmd import parse_qmd
-    from mlsys.commands.migrate import rewrite_imports
+    from mlsys.book.rewrite import rewrite_imports
 
     doc = parse_qmd(text)
     namespace: dict[str, Any] = {"__name__": "__chapter__"}
@@ -333,76 +406,123 @@ def run_chapter(text: str) -> ChapterRun:
     for number, cell in enumerate(doc.python_cells, start=1):
         if not doc.runs(cell):
             continue
+        run.cells_total += 1
+        code = rewrite_imports(cell.code) if migrate else cell.code
         try:
-            exec(compile(rewrite_imports(cell.code), f"<cell {number}>", "exec"), namespace)
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(code, f"<cell {number}>", "exec"), namespace)
         except Exception as exc:  # a chapter's own failure is data for the report
             run.errors.append(f"cell {number}: {type(exc).__name__}: {exc}")
+            label = _cell_label(number, cell.options)
+            run.cell_failures.append(Failure(cell.header_line, label, _first_error(exc)))
     for inline in doc.inlines:
         try:
             value = eval(inline.expression, namespace)
-            run.values.append((inline.expression, value if isinstance(value, str) else str(value)))
+            text_value = value if isinstance(value, str) else str(value)
         except Exception as exc:
-            # an expression of a failed cell: shown as not printed, with the reason
+            # a value that does not compute is a failure, never an unchanged number
             run.values.append((inline.expression, f"{_NOT_PRINTED}{type(exc).__name__})"))
+            run.inline_failures.append(Failure(inline.line, inline.expression, _first_error(exc)))
+            continue
+        run.values.append((inline.expression, text_value))
     return run
 
 
+def book_package_available() -> bool:
+    """Whether the book's own package (``mlsysim``) can be imported here.
+
+    Returns
+    -------
+    bool
+    """
+    import importlib.util
+
+    return importlib.util.find_spec("mlsysim") is not None
+
+
+def _changed(before: ChapterRun, after: ChapterRun) -> list[tuple[int, str, str, str]]:
+    """Inline values computed in both runs whose text differs."""
+    return [
+        (i, expr, old, new)
+        for i, ((expr, old), (_, new)) in enumerate(zip(before.values, after.values, strict=True))
+        if before.computed(i) and after.computed(i) and old != new
+    ]
+
+
 def migration_report(text: str, name: str = "chapter") -> MigrationReport:
-    """The inline numbers of a chapter that print differently on mlsys, with causes.
+    """What a chapter does on mlsys: failing cells and values, and numbers that differ.
+
+    The chapter runs on mlsys after its imports are migrated. Its printed numbers are
+    then compared with the book's: by running the chapter on the book's own package when
+    that package is importable here; otherwise only against the differences mlsys
+    records (:func:`differences`: the value the book printed for a name, and why mlsys's
+    differs), each applied alone. In the second case the report says so: a number no
+    recorded difference reaches was not compared.
 
     Parameters
     ----------
     text : str
         The chapter as written for the book's own package (imports not yet migrated).
     name : str
-        Label for the report.
+        Label for the report (the file's path).
 
     Returns
     -------
     MigrationReport
     """
-    known = differences()
     after = run_chapter(text)
-    with book_values(known):
-        before = run_chapter(text)
-    changed = [
-        (i, expr, old, new)
-        for i, ((expr, old), (_, new)) in enumerate(zip(before.values, after.values, strict=True))
-        if old != new
-    ]
+    base = {
+        "name": name,
+        "inline_total": len(after.values),
+        "errors_after": after.errors,
+        "cells_total": after.cells_total,
+        "cell_failures": after.cell_failures,
+        "inline_failures": after.inline_failures,
+    }
+    if book_package_available() and "mlsysim" in text:
+        before = run_chapter(text, migrate=False)
+        changed = _changed(before, after)
+        return MigrationReport(
+            changes=[NumberChange(expr, old, new) for _i, expr, old, new in changed],
+            errors_before=before.errors,
+            book_measured=True,
+            compared="every inline value, run on the book's own package (mlsysim) here",
+            **base,
+        )
+    known = differences()
     candidates = [d for d in known if d.token in text]
-    # per changed number: differences whose revert alone gives the book's number, those
-    # that move it elsewhere, and those that only make its cell fail (a chapter check
-    # that needs two reverted values together); the first non-empty group is the cause
-    exact: dict[int, list[Difference]] = {i: [] for i, *_ in changed}
-    moves: dict[int, list[Difference]] = {i: [] for i, *_ in changed}
-    breaks: dict[int, list[Difference]] = {i: [] for i, *_ in changed}
-    if changed:
-        for diff in candidates:
-            with book_values([diff]):
-                alone = run_chapter(text)
-            for i, _expr, old, _new in changed:
-                value = alone.values[i][1]
-                if value == after.values[i][1]:
-                    continue
-                if value == old:
-                    exact[i].append(diff)
-                elif value.startswith(_NOT_PRINTED):
-                    breaks[i].append(diff)
-                else:
-                    moves[i].append(diff)
-    causes = {i: exact[i] or moves[i] or breaks[i] for i, *_ in changed}
-    return MigrationReport(
-        name=name,
-        changes=[NumberChange(expr, old, new, tuple(causes[i])) for i, expr, old, new in changed],
-        inline_total=len(after.values),
-        errors_after=after.errors,
-        errors_before=before.errors,
+    # each recorded difference alone: the numbers it moves, and the book's recorded value
+    # it puts back; a number two differences move is listed with both
+    moved: dict[int, tuple[str, str, str, list[Difference]]] = {}
+    errors_before: list[str] = []
+    for diff in candidates:
+        with book_values([diff]):
+            alone = run_chapter(text)
+        errors_before += [e for e in alone.errors if e not in after.errors]
+        for i, expr, old, new in _changed(alone, after):
+            entry = moved.setdefault(i, (expr, old, new, []))
+            entry[3].append(diff)
+    changes = [
+        NumberChange(expr, old, new, tuple(causes))
+        for _i, (expr, old, new, causes) in sorted(moved.items())
+    ]
+    compared = (
+        f"not the book's own package (mlsysim is not installed here): only the "
+        f"{len(candidates)} differences mlsys records that this chapter names, each "
+        f"applied alone; numbers none of them reaches were not compared"
     )
+    return MigrationReport(changes=changes, errors_before=errors_before, compared=compared, **base)
 
 
-def format_report(report: MigrationReport) -> str:
-    """The report as a Markdown table, one row per changed number.
+def _failure_lines(name: str, failures: list[Failure], limit: int) -> list[str]:
+    lines = [f"- {name}:{f.line}: {f.what}: {f.error}" for f in failures[:limit]]
+    if len(failures) > limit:
+        lines.append(f"- ... and {len(failures) - limit} more")
+    return lines
+
+
+def format_report(report: MigrationReport, *, limit: int = 50) -> str:
+    """The report as Markdown: counts, render verdict, failures, then changed numbers.
 
     An expression the chapter prints several times with the same change is one row,
     marked with how often it is printed (``(x4)``); the heading counts every print.
@@ -410,32 +530,45 @@ def format_report(report: MigrationReport) -> str:
     Parameters
     ----------
     report : MigrationReport
+    limit : int
+        Most failures listed per kind (the counts are always complete).
 
     Returns
     -------
     str
     """
+    cells_ok = report.cells_total - len(report.cell_failures)
+    inline_ok = report.inline_total - len(report.inline_failures)
+    verdict = "would succeed" if report.render_succeeds else "would fail"
+    first = (report.cell_failures + report.inline_failures)[:1]
+    if first:
+        verdict += f" (first: {report.name}:{first[0].line}: {first[0].error})"
     lines = [
         f"### {report.name}: {len(report.changes)} of {report.inline_total} printed numbers change",
         "",
+        f"- cells that run: {cells_ok} of {report.cells_total}",
+        f"- inline values that compute: {inline_ok} of {report.inline_total}",
+        f"- render: {verdict}",
+        f"- compared with: {report.compared}",
     ]
+    if report.cell_failures:
+        lines += ["", "Cells that fail (first error of each):", ""]
+        lines += _failure_lines(report.name, report.cell_failures, limit)
+    if report.inline_failures:
+        lines += ["", "Inline values that do not compute:", ""]
+        lines += _failure_lines(report.name, report.inline_failures, limit)
     if report.changes:
-        lines += ["| expression | book | mlsys | why (source) |", "|---|---|---|---|"]
+        book = "book" if report.book_measured else "with the book's recorded value"
+        lines += ["", f"| expression | {book} | mlsys | why (source) |", "|---|---|---|---|"]
         prints: dict[tuple[str, str, str], int] = {}
-        first: dict[tuple[str, str, str], Any] = {}
+        firsts: dict[tuple[str, str, str], Any] = {}
         for change in report.changes:
             key = (change.expression, change.before, change.after)
             prints[key] = prints.get(key, 0) + 1
-            first.setdefault(key, change)
-        for key, change in first.items():
+            firsts.setdefault(key, change)
+        for key, change in firsts.items():
             why = "; ".join(f"{d.key}: {d.reason} ({d.source})" for d in change.causes) or "—"
             label = change.expression + (f" (x{prints[key]})" if prints[key] > 1 else "")
             cells = [label, change.before, change.after, why]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    for label, errors in (
-        ("on mlsys", report.errors_after),
-        ("with the book's values", report.errors_before),
-    ):
-        for error in errors:
-            lines.append(f"- cell error {label}: {error}")
     return "\n".join(lines)

@@ -1,120 +1,36 @@
 """``mlsys migrate PATH``: point an existing book's imports at mlsys, and touch nothing else.
 
-The textbook *Machine Learning Systems* (harvard-edge/cs249r_book) imports
-``mlsysim.core.constants``, ``mlsysim.fmt``, ``mlsysim.core.formulas``,
-``mlsysim.core.hardware``, ``mlsysim.physics``, ``mlsysim.engine`` and ``mlsysim`` (its
-newest era) or ``mlsys.*`` modules of its own (its older era). This command rewrites
-only the module path on ``import``/``from ... import`` lines of ``.qmd`` code cells and
-``.py`` files; every other byte stays as it was. ``--dry-run`` prints a unified diff
-instead of writing; ``--report`` also lists the printed numbers that change and why
-(:mod:`mlsys.book.migration`).
+The textbook *Machine Learning Systems* (harvard-edge/cs249r_book) imports its own package
+``mlsysim`` (``mlsysim.core.constants``, ``from mlsysim.core import constants``,
+``mlsysim.fmt``, ``mlsysim.physics``, ``mlsysim.engine``, the registries) in its newest
+era, or ``mlsys.*`` modules of its own in its older era. This command rewrites only the
+import lines of ``.qmd`` code cells and ``.py`` files (:mod:`mlsys.book.rewrite`);
+every other byte stays as it was. ``--dry-run`` prints a unified diff instead of
+writing; ``--report`` then runs each chapter on mlsys and lists the cells that fail,
+the inline values that do not compute and the printed numbers that change
+(:mod:`mlsys.book.migration`), and exits 1 when anything fails.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from mlsys.book.rewrite import IMPORT_MAP, SUBMODULES, migrate_text, rewrite_imports
 from mlsys.core.errors import ParameterError
 
-__all__ = ["IMPORT_MAP", "rewrite_imports", "migrate_text", "migrate_path", "add_arguments", "run"]
-
-IMPORT_MAP: tuple[tuple[str, str], ...] = (
-    ("mlsysim.core.constants", "mlsys.constants"),
-    ("mlsysim.core.formulas", "mlsys.formulas"),
-    ("mlsysim.core.hardware", "mlsys.hardware"),
-    ("mlsysim.fmt", "mlsys.formatting"),
-    ("mlsysim.physics", "mlsys.compat.physics"),
-    ("mlsysim.engine", "mlsys.compat.engine"),
-    ("mlsysim", "mlsys"),
-    # the older era already says mlsys.* (mlsys.registry included): nothing to rewrite
-)
-"""Old module path -> new one, most specific first (a prefix matches whole dotted parts)."""
-
-_IMPORT_LINE = re.compile(
-    r"^(?P<indent>\s*)(?P<kw>from|import)\s+(?P<mod>[A-Za-z_][\w.]*)(?P<rest>.*)$"
-)
-_FENCE_OPEN = re.compile(r"^\s*```+\s*\{python[^}]*\}")
-_FENCE_CLOSE = re.compile(r"^\s*```+\s*$")
-
-
-def _new_module(module: str) -> str:
-    for old, new in IMPORT_MAP:
-        if module == old or module.startswith(old + "."):
-            return new + module[len(old) :]
-    return module
-
-
-def _rewrite_line(line: str) -> str:
-    body = line.rstrip("\r\n")
-    ending = line[len(body) :]
-    match = _IMPORT_LINE.match(body)
-    if match is None:
-        return line
-    module = match["mod"]
-    new = _new_module(module)
-    if new == module:
-        return line
-    rest = match["rest"]
-    if match["kw"] == "import" and module == "mlsysim" and not rest.lstrip().startswith("as "):
-        # `import mlsysim` keeps the name the chapter uses: mlsysim.Q_(...) still works
-        rest = " as mlsysim" + rest
-    return f"{match['indent']}{match['kw']} {new}{rest}{ending}"
-
-
-def rewrite_imports(source: str) -> str:
-    """Rewrite the module path of every import line of Python source.
-
-    Parameters
-    ----------
-    source : str
-        Python code (a ``.py`` file or one code cell).
-
-    Returns
-    -------
-    str
-        The same text with only ``import``/``from`` lines changed (see :data:`IMPORT_MAP`).
-
-    Examples
-    --------
-    >>> rewrite_imports("from mlsysim.fmt import fmt\\nx = 1\\n")
-    'from mlsys.formatting import fmt\\nx = 1\\n'
-    """
-    return "".join(_rewrite_line(line) for line in source.splitlines(keepends=True))
-
-
-def migrate_text(text: str, suffix: str) -> str:
-    """Migrate one file's text: every line of a ``.py``, code-cell lines of a ``.qmd``.
-
-    Parameters
-    ----------
-    text : str
-        File content.
-    suffix : str
-        ``".py"`` or ``".qmd"`` (prose of a ``.qmd`` is never touched).
-
-    Returns
-    -------
-    str
-        The migrated text.
-    """
-    if suffix == ".py":
-        return rewrite_imports(text)
-    out: list[str] = []
-    in_cell = False
-    for line in text.splitlines(keepends=True):
-        if not in_cell and _FENCE_OPEN.match(line):
-            in_cell = True
-        elif in_cell and _FENCE_CLOSE.match(line):
-            in_cell = False
-        elif in_cell:
-            line = _rewrite_line(line)
-        out.append(line)
-    return "".join(out)
+__all__ = [
+    "IMPORT_MAP",
+    "SUBMODULES",
+    "rewrite_imports",
+    "migrate_text",
+    "migrate_path",
+    "add_arguments",
+    "run",
+]
 
 
 def _files(path: Path) -> Iterable[Path]:
@@ -177,7 +93,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report",
         action="store_true",
-        help="also list every printed number that changes and why (runs the chapters)",
+        help=(
+            "run each chapter on mlsys: list failing cells, inline values that do not "
+            "compute and printed numbers that change; exit 1 if anything fails"
+        ),
     )
 
 
@@ -192,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        0 on success.
+        0 on success; 1 when ``--report`` finds a cell that fails or an inline value
+        that does not compute.
     """
     changes = migrate_path(args.path, write=not args.dry_run)
     for file, (old, new) in changes.items():
@@ -210,10 +130,29 @@ def run(args: argparse.Namespace) -> int:
     if not changes:
         print("nothing to migrate: no mlsysim imports found")
     if args.report:
-        from mlsys.book.migration import format_report, migration_report
-
-        for file in _files(Path(args.path)):
-            if file.suffix == ".qmd":
-                original = changes.get(file, (file.read_text(encoding="utf-8"),))[0]
-                print(format_report(migration_report(original, name=str(file))))
+        return _report(Path(args.path), changes)
     return 0
+
+
+def _report(root: Path, changes: dict[Path, tuple[str, str]]) -> int:
+    """Run every chapter under ``root`` on mlsys and print its report; 1 if any fails."""
+    from mlsys.book.migration import format_report, migration_report
+
+    reports = []
+    for file in _files(root):
+        if file.suffix == ".qmd":
+            original = changes.get(file, (file.read_text(encoding="utf-8"),))[0]
+            reports.append(migration_report(original, name=str(file)))
+            print(format_report(reports[-1]))
+            print()
+    cells = sum(r.cells_total for r in reports)
+    cells_failed = sum(len(r.cell_failures) for r in reports)
+    inline = sum(r.inline_total for r in reports)
+    inline_failed = sum(len(r.inline_failures) for r in reports)
+    rendering = sum(r.render_succeeds for r in reports)
+    print(
+        f"{rendering} of {len(reports)} chapters would render; "
+        f"{cells - cells_failed} of {cells} cells run; "
+        f"{inline - inline_failed} of {inline} inline values compute"
+    )
+    return 1 if any(r.failed for r in reports) else 0

@@ -123,3 +123,40 @@ NVLink `{python} Twice.nvlink_str` GB/s.
     assert text.startswith("### twice.qmd: 2 of 3 printed numbers change")
     assert "| Twice.hdr_us_str (x2) | 7 | 5 |" in text
     assert text.count("Twice.hdr_us_str") == 1
+
+
+def test_a_value_that_fails_is_a_failure_never_unchanged() -> None:
+    # An inline value whose cell fails does not compute on mlsys (nor with any book
+    # value): it is counted as a failure with its line, and never listed as unchanged.
+    chapter = """
+```{python}
+from mlsysim import *
+from mlsysim.fmt import fmt
+class Broken:
+    x_str = fmt(Hardware.Cloud.NoSuchAccelerator.memory.bandwidth.m_as(GB / second))
+```
+
+`{python} Broken.x_str` GB/s
+"""
+    report = migration_report(chapter, name="broken.qmd")
+    assert report.failed and not report.render_succeeds
+    assert report.cells_total == 1 and len(report.cell_failures) == 1
+    assert (
+        report.cell_failures[0].line == 2 and "NoSuchAccelerator" in report.cell_failures[0].error
+    )
+    assert [(f.line, f.what) for f in report.inline_failures] == [(9, "Broken.x_str")]
+    assert report.changes == []
+    text = format_report(report)
+    assert "- inline values that compute: 0 of 1" in text
+    assert "broken.qmd:9: Broken.x_str: NameError" in text
+
+
+def test_report_says_what_it_compared() -> None:
+    # mlsysim is not installed here: the book's own values were not measured, and the
+    # report says that only recorded differences were compared
+    from mlsys.book.migration import book_package_available
+
+    report = migration_report(CHAPTER, name="synthetic.qmd")
+    assert not book_package_available() and not report.book_measured
+    assert "not the book's own package" in report.compared
+    assert "were not compared" in format_report(report)

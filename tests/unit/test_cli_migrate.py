@@ -123,3 +123,127 @@ def test_wrong_file_type_is_refused(tmp_path, capsys):
     assert main(["migrate", str(other)]) == 2
     assert "a .qmd or .py file" in capsys.readouterr().err
     assert other.read_text(encoding="utf-8") == "from mlsysim import *\n"
+
+
+# Import forms the book's chapters use (newest era: mlsysim; older era: its own mlsys.*),
+# each with a name it then reads, so that the rewritten line must bind that name.
+BOOK_IMPORT_FORMS = [
+    ("from mlsysim.core import constants", "constants.GB"),
+    ("from mlsysim.core import units", "units.GB"),
+    ("from mlsysim.core import constants, units as U", "U.second"),
+    ("import mlsysim.core.constants as C", "C.GB"),
+    ("from mlsysim.core.constants import *", "GB"),
+    ("from mlsysim.core.units import *", "second"),
+    ("from mlsysim.core.formulas import *", "None"),
+    ("import mlsysim.core.formulas as F", "F"),
+    ("from mlsysim.fmt import fmt, check, MarkdownStr", "MarkdownStr"),
+    ("import mlsysim.fmt as mfmt", "mfmt.fmt"),
+    ("from mlsysim import *", "Hardware"),
+    ("import mlsysim", "mlsysim.Hardware"),
+    ("from mlsysim import Hardware, Models, Systems, fmt", "fmt"),
+    ("from mlsysim import viz", "viz.setup_plot"),
+    ("from mlsysim import physics", "physics"),
+    ("import mlsysim.physics as physics_pkg", "physics_pkg"),
+    ("from mlsysim.engine import Engine", "Engine.solve"),
+    ("from mlsysim.hardware.registry import Hardware", "Hardware.Cloud"),
+    ("from mlsys.constants import GB", "GB"),
+    ("from mlsys.formatting import fmt", "fmt"),
+    ("from mlsys.formulas import *", "None"),
+    ("from mlsys.registry import start_chapter", "start_chapter"),
+    ("from mlsys import viz", "viz"),
+    ("from mlsys.viz import setup_plot", "setup_plot"),
+]
+
+
+def test_every_rewrite_target_imports() -> None:
+    import importlib
+
+    from mlsys.book.rewrite import rewrite_targets
+
+    targets = rewrite_targets()
+    # the flat shim, the registries' top level, the book-only views, the figures
+    assert {"mlsys.constants", "mlsys.formatting", "mlsys.compat.physics"} <= set(targets)
+    for target in targets:
+        assert importlib.import_module(target).__name__ == target
+
+
+@pytest.mark.parametrize(("line", "reads"), BOOK_IMPORT_FORMS)
+def test_each_book_import_form_runs_after_rewrite(line: str, reads: str) -> None:
+    new = rewrite_imports(line + "\n")
+    assert "mlsysim" not in new.replace("as mlsysim", "")  # no module path of the book left
+    namespace: dict[str, object] = {}
+    exec(compile(new + f"_read = {reads}\n", "<cell>", "exec"), namespace)
+    assert "_read" in namespace
+
+
+def test_from_core_import_constants_is_not_mlsys_core() -> None:
+    # mlsys.core has no `constants`: the book's submodule names become mlsys's modules
+    assert rewrite_imports("from mlsysim.core import constants\n") == (
+        "from mlsys import constants\n"
+    )
+    assert rewrite_imports("from mlsysim.core import units, Hardware  # note\n") == (
+        "from mlsys import Hardware; from mlsys import constants as units  # note\n"
+    )
+
+
+def test_book_layer_never_imports_commands() -> None:
+    # commands may import book, never the reverse (no import cycle between them)
+    import ast
+    from pathlib import Path
+
+    import mlsys.book
+
+    offenders = []
+    for path in Path(mlsys.book.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            offenders += [f"{path.name}: {n}" for n in names if n.startswith("mlsys.commands")]
+    assert offenders == []
+
+
+PLANTED = """---
+title: "A chapter with a name mlsys does not serve"
+---
+
+```{python}
+#| label: fine
+from mlsysim.core.constants import *
+from mlsysim.fmt import fmt
+ok_str = fmt(2.5, precision=1)
+```
+
+```{python}
+#| label: planted
+from mlsysim.core import constants
+missing_str = fmt(constants.NO_SUCH_BOOK_CONSTANT, precision=1)
+```
+
+Fine: `{python} ok_str`. Planted: `{python} missing_str`.
+"""
+
+
+def test_report_counts_a_planted_missing_name_and_exits_1(tmp_path, capsys) -> None:
+    chapter = tmp_path / "planted.qmd"
+    chapter.write_text(PLANTED, encoding="utf-8")
+    assert main(["migrate", str(chapter), "--report"]) == 1
+    out = capsys.readouterr().out
+    assert "- cells that run: 1 of 2" in out
+    assert "- inline values that compute: 1 of 2" in out
+    # the planted cell opens on line 12; its inline value is on line 18
+    assert f"{chapter}:12: cell 2 (planted): AttributeError:" in out
+    assert "NO_SUCH_BOOK_CONSTANT" in out
+    assert f"{chapter}:18: missing_str: NameError:" in out
+    assert "render: would fail" in out
+    assert "0 of 1 chapters would render; 1 of 2 cells run; 1 of 2 inline values compute" in out
+
+
+def test_report_exits_0_when_everything_runs(tmp_path, capsys) -> None:
+    chapter = tmp_path / "fine.qmd"
+    chapter.write_text(PLANTED.split("```{python}\n#| label: planted")[0], encoding="utf-8")
+    assert main(["migrate", str(chapter), "--report"]) == 0
+    out = capsys.readouterr().out
+    assert "render: would succeed" in out and "1 of 1 cells run" in out
