@@ -111,8 +111,15 @@ def _is_quantity(value: Any) -> bool:
     return isinstance(value, BookNumber) or hasattr(value, "units")
 
 
+def _not_text(value: Any, name: str) -> None:
+    """The book's formulas take numbers and Quantities; text or a flag is a mistake."""
+    if isinstance(value, (str, bytes, bool)):
+        raise ParameterError(name, value, "a number or a pint Quantity (not text or True/False)")
+
+
 def _si(value: Any, unit: str, name: str, **checks: Any) -> Any:
     """:func:`mlsys.core.units.as_si` that reads a BookNumber as the Quantity it stands for."""
+    _not_text(value, name)
     return as_si(_unwrap(value), unit, name, **checks)
 
 
@@ -132,18 +139,36 @@ def _returned(value: Any, unit: str, *args: Any) -> Any:
 
 def _fraction(value: Any, name: str) -> Any:
     """A dimensionless fraction from 0 to 1 (``as_si`` already refuses negatives)."""
+    import numpy as np
+
     fraction = _si(value, "dimensionless", name)
-    if fraction > 1.0:
+    if np.any(np.asarray(fraction) > 1.0):
         raise ParameterError(name, value, "a fraction from 0 to 1")
     return fraction
 
 
-def _count(value: Any, name: str) -> Any:
-    """A plain count from a number, an mlsys count Quantity or the book's count Quantity."""
+def _count(value: Any, name: str, *, at_least: float = 0.0) -> Any:
+    """A plain count from a number, an mlsys count Quantity or the book's count Quantity.
+
+    ``at_least`` is the smallest count that makes sense (1 for stages, ranks, nodes).
+    """
+    _not_text(value, name)
     value = _unwrap(value)
     if hasattr(value, "units"):
-        return as_si(to_book_counts(value), "dimensionless", name)
-    return as_si(value, "dimensionless", name)
+        count = as_si(to_book_counts(value), "dimensionless", name)
+    else:
+        count = as_si(value, "dimensionless", name)
+    if at_least and getattr(count, "ndim", 0) == 0 and count < at_least:
+        raise ParameterError(name, value, f"a count of at least {at_least:g}")
+    return count
+
+
+def _whole(value: Any, name: str) -> int:
+    """A whole number of at least 1 (pipeline stages, micro-batches, virtual stages)."""
+    count = _count(value, name, at_least=1)
+    if float(count) != int(count):
+        raise ParameterError(name, value, "a whole number of at least 1")
+    return int(count)
 
 
 @dataclass(frozen=True)
@@ -390,6 +415,8 @@ def calc_failure_probability(mtbf: Any, job_duration: Any) -> float:
     0.6321
     """
     mtbf_x, duration_x = _seconds_pair(mtbf, job_duration, ("mtbf", "job_duration"))
+    if getattr(mtbf_x, "ndim", 0) == 0 and mtbf_x == 0:
+        raise ParameterError("mtbf", mtbf, "a mean time between failures above zero")
     return float(_core("failure_probability")(duration_x, mtbf_x))
 
 
@@ -418,8 +445,8 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
     >>> calc_mtbf_cluster(50_000, 1000)
     50.0
     """
-    mtbf_s = _si(component_mtbf_hours, "hour", "component_mtbf_hours") * 3600.0
-    n = _count(n_components, "n_components")
+    mtbf_s = _si(component_mtbf_hours, "hour", "component_mtbf_hours", allow_zero=False) * 3600.0
+    n = _count(n_components, "n_components", at_least=1)
     hours = float(_core("fleet_mtbf_s")(1.0 / mtbf_s, n)) / 3600.0
     return _returned(hours, "hour", component_mtbf_hours, n_components)
 
@@ -465,7 +492,7 @@ def calc_mtbf_node(
         parts.append((other_mtbf_h, n_other))
     total_per_s = 0.0
     for index, (mtbf_h, count) in enumerate(parts):
-        n = _count(count, f"n_{index}")
+        n = _count(count, ("n_gpus", "n_nics", "n_psus", "n_other")[index])
         if n:
             total_per_s += rate(1.0 / (_si(mtbf_h, "hour", "mtbf_h") * 3600.0), n)
     if total_per_s == 0.0:
@@ -501,7 +528,10 @@ def calc_pipeline_bubble(n_stages: Any, n_microbatches: Any, v_stages: Any = 1) 
     >>> round(calc_pipeline_bubble(4, 8), 4)
     0.2727
     """
-    ratio = _core("interleaved_bubble_ratio")(n_stages, n_microbatches, v_stages)
+    stages = _whole(n_stages, "n_stages")
+    micro = _whole(n_microbatches, "n_microbatches")
+    virtual = _whole(v_stages, "v_stages")
+    ratio = _core("interleaved_bubble_ratio")(stages, micro, virtual)
     return float(_core("bubble_ratio_to_fraction")(ratio))
 
 
@@ -561,10 +591,11 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
     >>> calc_effective_flops(1e18, 0.5, 0.5, 0.9)
     2.25e+17
     """
+    _not_text(peak_flops, "peak_flops")
     peak = _si(to_book_counts(_unwrap(peak_flops)), "1/s", "peak_flops")
     factors = [
-        _si(x, "dimensionless", n)
-        for x, n in ((mfu, "mfu"), (scaling_eff, "scaling_eff"), (goodput_ratio, "goodput"))
+        _fraction(x, n)
+        for x, n in ((mfu, "mfu"), (scaling_eff, "scaling_eff"), (goodput_ratio, "goodput_ratio"))
     ]
     delivered = peak * factors[0] * factors[1] * factors[2]
     return _returned(delivered, "flop_count/s", peak_flops, mfu, scaling_eff, goodput_ratio)
@@ -596,7 +627,7 @@ def calc_availability_stacked(single_availability: Any, n_replicas: Any) -> floa
     0.999999
     """
     a = _fraction(single_availability, "single_availability")
-    k = _count(n_replicas, "n_replicas")
+    k = _count(n_replicas, "n_replicas", at_least=1)
     return float(1.0 - (1.0 - a) ** k)
 
 

@@ -99,6 +99,13 @@ _UNITS: dict[str, str] = {
     "PFLOPs": "petaflop_count",
     "ZFLOPs": "zettaflop_count",
     "TOPS": "teraflop_count / second",
+    # the book's integer-operation rates: operations (counted as FLOPs) per second
+    "OPS": "flop_count / second",
+    "KOPS": "kiloflop_count / second",
+    "MOPS": "megaflop_count / second",
+    "GOPS": "gigaflop_count / second",
+    # the book defines EUR as its dollar count (one currency unit, no exchange rate)
+    "EUR": "dollar_count",
     "param": "parameter_count",
     "Kparam": "kiloparameter_count",
     "Mparam": "megaparameter_count",
@@ -123,9 +130,28 @@ SEC_PER_DAY = SEC_PER_HOUR * HOURS_PER_DAY
 DAYS_PER_MONTH = 30  # the book's convention for monthly prices
 DAYS_PER_YEAR = 365  # the book's convention (no leap day)
 HOURS_PER_YEAR = HOURS_PER_DAY * DAYS_PER_YEAR  # 8,760; mlsys.formulas' is 8,766 (Julian)
+SEC_PER_YEAR = SEC_PER_DAY * DAYS_PER_YEAR  # the book's 365-day year
+SEC_PER_YEAR_LEAP = int(365.25 * SEC_PER_DAY)  # the Julian year, 31,557,600 s
 MS_PER_SEC = 1000
+US_PER_MS = 1000
+NS_PER_US = 1000
+NS_PER_MS = NS_PER_US * US_PER_MS
+NS_PER_SEC = NS_PER_MS * MS_PER_SEC
+HUNDRED = 100
 BITS_PER_BYTE = 8
 KIB_TO_BYTES = 1024
+MIB_TO_BYTES = 1024 * KIB_TO_BYTES
+GIB_TO_BYTES = 1024 * MIB_TO_BYTES
+
+# Bit widths and encodings (IEEE 754-2019 binary32; 8-bit integers; AVX-512 registers;
+# 8-bit colour channels; RGB; 1080p = 1920 x 1080 and 30 frames/s, ITU-R BT.709-6)
+FP32_BITS = 32
+INT8_BITS = 8
+SIMD_REGISTER_BITS = 512
+COLOR_DEPTH_8BIT = 2**8
+IMAGE_CHANNELS_RGB = 3
+VIDEO_1080P_WIDTH = 1920
+VIDEO_1080P_HEIGHT = 1080
 
 BYTES_FP64 = Q_(BYTES_PER_ELEMENT["fp64"], "byte")
 """8 bytes per fp64 value."""
@@ -147,6 +173,15 @@ BYTES_INT4 = Q_(BYTES_PER_ELEMENT["int4"], "byte")
 """Half a byte per int4 value."""
 BYTES_INT32 = Q_(32 / BITS_PER_BYTE, "byte")
 """4 bytes per int32 value (32 bits)."""
+VIDEO_BYTES_PER_PIXEL_RGB = Q_(IMAGE_CHANNELS_RGB, "byte")
+"""3 bytes per 8-bit RGB pixel (one byte per channel)."""
+VIDEO_FPS_STANDARD = Q_(30, "Hz")
+"""30 frames per second (ITU-R BT.709-6 lists 30 and 29.97 Hz for 1080p)."""
+PRECISION_MAP = {
+    name: Q_(BYTES_PER_ELEMENT[name], "byte")
+    for name in ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
+}
+"""Precision name -> bytes per element, the book's keys (:data:`BYTES_PER_ELEMENT`)."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -399,9 +434,20 @@ def _resolve(name: str) -> Any:
     elif name in _ASSUMPTIONS:
         value = to_book_counts(_assumption(name))
     else:
-        raise AttributeError(f"module 'mlsys.constants' has no attribute {name!r}")
+        value = _registry_unit(name)
     globals()[name] = value  # a constant: later reads skip __getattr__
     return value
+
+
+def _registry_unit(name: str) -> Any:
+    """The rule for unit names: any unit the registry spells (``microsecond``, ``EFLOP``,
+    ``Tparam``, ``MILLISECOND``), FLOPs, parameters and dollars as the book's counts."""
+    from mlsys.compat.rules import registry_unit
+
+    unit = registry_unit(name)
+    if unit is None:
+        raise AttributeError(f"module 'mlsys.constants' has no attribute {name!r}")
+    return to_book_counts(Q_(1.0, unit)).units
 
 
 __all__ = [
@@ -436,6 +482,25 @@ __all__ = [
     "MS_PER_SEC",
     "BITS_PER_BYTE",
     "KIB_TO_BYTES",
+    "SEC_PER_YEAR",
+    "SEC_PER_YEAR_LEAP",
+    "US_PER_MS",
+    "NS_PER_US",
+    "NS_PER_MS",
+    "NS_PER_SEC",
+    "HUNDRED",
+    "MIB_TO_BYTES",
+    "GIB_TO_BYTES",
+    "FP32_BITS",
+    "INT8_BITS",
+    "SIMD_REGISTER_BITS",
+    "COLOR_DEPTH_8BIT",
+    "IMAGE_CHANNELS_RGB",
+    "VIDEO_1080P_WIDTH",
+    "VIDEO_1080P_HEIGHT",
+    "VIDEO_BYTES_PER_PIXEL_RGB",
+    "VIDEO_FPS_STANDARD",
+    "PRECISION_MAP",
     "provenance",
     "book_differences",
     "book_conventions",

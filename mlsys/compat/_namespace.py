@@ -43,6 +43,12 @@ class Namespace:
             raise AttributeError(item)
         members: dict[str, Any] = self._members
         if item not in members:
+            from mlsys.compat.rules import unit_suffix_value
+
+            try:  # the one rule: <field>_<unit> of a member (``ram_gb``)
+                return unit_suffix_value(self, item)
+            except AttributeError:
+                pass
             close = difflib.get_close_matches(item, list(members), n=3, cutoff=0.4)
             raise UnknownEntryAttributeError(self._name, item, close)
         if not self._lazy:

@@ -21,6 +21,7 @@ from typing import Any
 
 from mlsys.compat._data import book_table, field_source, field_value
 from mlsys.compat._namespace import Namespace
+from mlsys.compat.rules import UnitSuffixed, suffix_attribute, unit_suffix_value
 from mlsys.core.units import Q_, to_book_counts
 
 __all__ = [
@@ -60,7 +61,11 @@ class _Attrs:
     def __getattr__(self, item: str) -> Any:
         if item.startswith("_"):
             raise AttributeError(item)
-        raise AttributeError(f"{self._owner} has no {item!r} (known: {', '.join(self._known())})")
+        try:
+            return unit_suffix_value(self, item)
+        except AttributeError:
+            known = ", ".join(self._known())
+            raise AttributeError(f"{self._owner} has no {item!r} (known: {known})") from None
 
     def _known(self) -> list[str]:
         return [k for k in self.__dict__ if not k.startswith("_")]
@@ -166,7 +171,10 @@ class BookAccelerator:
     def __getattr__(self, item: str) -> Any:
         if item.startswith("_"):
             raise AttributeError(item)
-        return getattr(self.__dict__["entry"], item)
+        entry = self.__dict__["entry"]
+        if hasattr(entry, item):
+            return getattr(entry, item)
+        return suffix_attribute(self, item, f"Hardware view {self.book_name}")
 
     def __repr__(self) -> str:
         return f"<book view {self.book_name} of Hardware.{self.key}>"
@@ -301,7 +309,7 @@ class BookDevice:
     def __getattr__(self, item: str) -> Any:
         if item.startswith("_"):
             raise AttributeError(item)
-        raise AttributeError(f"{self.book_name} (a book device) has no {item!r}")
+        return suffix_attribute(self, item, f"{self.book_name} (a book device)")
 
     def __repr__(self) -> str:
         return f"<book device {self.book_name}: {self.display_name}>"
@@ -331,7 +339,7 @@ def hardware_group(tier: str) -> Namespace:
     return Namespace(f"Hardware.{tier}", factories, lazy=True)
 
 
-class _TechItem:
+class _TechItem(UnitSuffixed):
     """One technology class (``Tech.Memory.HBM3``): its figures and their sources."""
 
     def __init__(self, path: str, raw: dict[str, Any]) -> None:

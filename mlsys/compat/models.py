@@ -21,6 +21,7 @@ from typing import Any
 
 from mlsys.compat._data import book_table, field_source, field_value
 from mlsys.compat._namespace import Namespace
+from mlsys.compat.rules import suffix_attribute
 from mlsys.core.units import Q_, to_book_counts
 
 __all__ = ["BookModel", "model_group", "MODEL_GROUPS"]
@@ -170,8 +171,10 @@ class BookModel:
             raise AttributeError(item)
         entry = self.__dict__.get("entry")
         if entry is None:
-            raise AttributeError(f"{self.__dict__.get('book_name')} (a book model) has no {item!r}")
-        return getattr(entry, item)
+            return suffix_attribute(self, item, f"{self.__dict__.get('book_name')} (a book model)")
+        if hasattr(entry, item):
+            return getattr(entry, item)
+        return suffix_attribute(self, item, f"Models view {self.__dict__.get('book_name')}")
 
     def __repr__(self) -> str:
         where = f"Models.{self.key}" if self.key else "book_models.toml"

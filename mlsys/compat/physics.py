@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlsys.core.units import Q_, as_si
+from mlsys.core.units import Q_
 
-__all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S is served by __getattr__
+__all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S and physics_book names via __getattr__
     "SPEED_OF_LIGHT_FIBER_KM_S",
     "calc_transformer_training_flops",
     "calc_ring_allreduce_time",
@@ -25,6 +25,16 @@ __all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S is served by __getattr__
     "calc_checkpoint_size",
     "calc_effective_flops",
     "calc_fleet_tco",
+    "dTime",
+    "calc_training_time",
+    "calc_training_time_days",
+    "calc_bottleneck",
+    "calc_transformer_decode_flops",
+    "calc_paged_kv_cache_size",
+    "calc_queue_latency_mmc",
+    "calc_population_stability_index",
+    "calc_two_proportion_sample_size",
+    "calc_constraint_propagation_factor",
 ]
 
 
@@ -54,19 +64,28 @@ def calc_transformer_training_flops(n_params: Any, n_tokens: Any) -> Any:
     >>> float(calc_transformer_training_flops(1e9, 20e9).m_as("flop"))
     1.2e+20
     """
+    from mlsys.compat.physics_book import _number
     from mlsys.core.formulas.transformer import training_flops
 
-    n = float(n_params.m_as("")) if hasattr(n_params, "m_as") else float(n_params)
-    d = float(n_tokens.m_as("")) if hasattr(n_tokens, "m_as") else float(n_tokens)
+    n = _number(n_params, "dimensionless", "n_params", allow_zero=False)
+    d = _number(n_tokens, "dimensionless", "n_tokens")
     return Q_(training_flops(n, d), "flop")
 
 
 def _alpha_beta(message: Any, bandwidth: Any, latency: Any) -> tuple[float, float, float]:
+    from mlsys.compat.physics_book import _number
+
     return (
-        as_si(message, "byte", "message_bytes"),
-        as_si(bandwidth, "byte/s", "bandwidth_bytes_s"),
-        as_si(latency, "s", "latency_s"),
+        _number(message, "byte", "message_bytes"),
+        _number(bandwidth, "byte/s", "bandwidth_bytes_s", allow_zero=False),
+        _number(latency, "s", "latency_s"),
     )
+
+
+def _ranks(n_gpus: Any) -> int:
+    from mlsys.compat.physics_book import _whole
+
+    return _whole(n_gpus, "n_gpus")
 
 
 def calc_ring_allreduce_time(
@@ -104,7 +123,7 @@ def calc_ring_allreduce_time(
     from mlsys.core.formulas.collectives import ring_allreduce_time
 
     m, bw, a = _alpha_beta(message_bytes, bandwidth_bytes_s, latency_s)
-    return Q_(ring_allreduce_time(m, int(n_gpus), bw, a), "s")
+    return Q_(ring_allreduce_time(m, _ranks(n_gpus), bw, a), "s")
 
 
 def calc_tree_allreduce_time(
@@ -149,7 +168,7 @@ def calc_tree_allreduce_time(
     from mlsys.core.formulas.collectives import binomial_tree_allreduce_time
 
     m, bw, a = _alpha_beta(message_bytes, bandwidth_bytes_s, latency_s)
-    return Q_(binomial_tree_allreduce_time(m, int(n_gpus), bw, a), "s")
+    return Q_(binomial_tree_allreduce_time(m, _ranks(n_gpus), bw, a), "s")
 
 
 def calc_mtbf_node(*args: Any, **kwargs: Any) -> Any:
@@ -181,7 +200,7 @@ def calc_mtbf_node(*args: Any, **kwargs: Any) -> Any:
     """
     import mlsys.formulas as formulas
 
-    return Q_(formulas.calc_mtbf_node(*args, **kwargs), "hour")
+    return _hours(formulas.calc_mtbf_node(*args, **kwargs))
 
 
 def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
@@ -205,10 +224,18 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
     """
     import mlsys.formulas as formulas
 
-    hours = as_si(component_mtbf_hours, "hour", "component_mtbf_hours") / 3600.0
-    if not hasattr(component_mtbf_hours, "m_as"):
-        hours = float(component_mtbf_hours)
-    return Q_(formulas.calc_mtbf_cluster(hours, n_components), "hour")
+    # one conversion at the edge (mlsys.formulas): a Quantity in any time unit or a
+    # plain number of hours gives the same hours
+    return _hours(formulas.calc_mtbf_cluster(component_mtbf_hours, n_components))
+
+
+def _hours(value: Any) -> Any:
+    """A result of :mod:`mlsys.formulas` in hours as a Quantity in hours."""
+    if hasattr(value, "quantity"):  # a BookNumber: a plain number of hours
+        return value.quantity()
+    if hasattr(value, "units"):
+        return value.to("hour")
+    return Q_(float(value), "hour")
 
 
 def calc_young_daly_interval(checkpoint_cost_s: Any, mtbf_s: Any) -> Any:
@@ -238,9 +265,8 @@ def calc_young_daly_interval(checkpoint_cost_s: Any, mtbf_s: Any) -> Any:
     """
     import mlsys.formulas as formulas
 
-    delta = as_si(checkpoint_cost_s, "s", "checkpoint_cost_s")
-    mtbf = as_si(mtbf_s, "s", "mtbf_s")
-    return Q_(formulas.calc_young_daly_interval(delta, mtbf), "s")
+    value = formulas.calc_young_daly_interval(checkpoint_cost_s, mtbf_s)
+    return value.quantity() if hasattr(value, "quantity") else Q_(value).to("s")
 
 
 def calc_checkpoint_size(n_params: Any, bytes_per_param: Any = None) -> Any:
@@ -275,16 +301,17 @@ def calc_checkpoint_size(n_params: Any, bytes_per_param: Any = None) -> Any:
     >>> calc_checkpoint_size(175e9).m_as("GB")
     2450.0
     """
+    import mlsys.formulas as formulas
     from mlsys.core.formulas.memory import optimizer_state_bytes_per_param
     from mlsys.core.precision import bytes_per_element
 
-    n = float(n_params.m_as("")) if hasattr(n_params, "m_as") else float(n_params)
     per = (
         bytes_per_element("bf16") + optimizer_state_bytes_per_param("adam", master_weights=True)
         if bytes_per_param is None
-        else float(bytes_per_param)
+        else bytes_per_param
     )
-    return Q_(n * per, "byte")
+    value = formulas.calc_checkpoint_size(n_params, per)
+    return value.quantity() if hasattr(value, "quantity") else Q_(value).to("byte")
 
 
 def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ratio: Any) -> Any:
@@ -323,7 +350,9 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
 def _usd_per_kwh(price: Any) -> float:
     # mlsys's USD/kWh, the book's dollar-count/kWh, or a bare number of USD per kWh
     if not hasattr(price, "m_as"):
-        return float(price)
+        from mlsys.compat.physics_book import _number
+
+        return _number(price, "dimensionless", "price_usd_per_kwh")
     unit = "USD/kWh" if "USD" in str(price.units) else "1/kWh"
     return float(price.m_as(unit))
 
@@ -374,16 +403,27 @@ def calc_fleet_tco(
     >>> round(calc_fleet_tco(150, 500, 2.0, 3, 0.12), 1)
     78153.6
     """
+    from mlsys.compat.physics_book import _number
     from mlsys.core.formulas.economics import energy_cost_usd
 
-    watts = as_si(power_w, "W", "power_w")
+    watts = _number(power_w, "W", "power_w")
     price = _usd_per_kwh(price_usd_per_kwh)
-    energy_j = float(units) * watts * float(hours_per_year) * float(years) * 3600.0
-    return float(unit_cost_usd) * float(units) + float(energy_cost_usd(energy_j, price))
+    count = _number(units, "dimensionless", "units")
+    cost = _number(unit_cost_usd, "dimensionless", "unit_cost_usd")
+    life_h = _number(years, "dimensionless", "years") * _number(
+        hours_per_year, "dimensionless", "hours_per_year"
+    )
+    energy_j = count * watts * life_h * 3600.0
+    return cost * count + float(energy_cost_usd(energy_j, price))
 
 
 def __getattr__(name: str) -> Any:
-    # every other name is the shim's: mlsys.formulas (calc_*), then mlsys.constants
+    # the rest of the book's physics names, then the shim's: mlsys.formulas (calc_*),
+    # then mlsys.constants
+    from mlsys.compat import physics_book
+
+    if name in physics_book.__all__:
+        return getattr(physics_book, name)
     import mlsys.formulas as formulas
 
     if hasattr(formulas, name):
@@ -397,5 +437,7 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     import mlsys.formulas as formulas
+    from mlsys.compat import physics_book
 
-    return sorted(set(__all__) | set(getattr(formulas, "__all__", ())))
+    names = set(__all__) | set(physics_book.__all__) | set(getattr(formulas, "__all__", ()))
+    return sorted(names)

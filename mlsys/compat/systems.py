@@ -16,6 +16,7 @@ from typing import Any
 
 from mlsys.compat._data import book_table, field_source, field_value
 from mlsys.compat._namespace import Namespace
+from mlsys.compat.rules import UnitSuffixed, suffix_attribute
 
 __all__ = [
     "BookFabric",
@@ -71,7 +72,10 @@ class BookFabric:
     def __getattr__(self, item: str) -> Any:
         if item.startswith("_"):
             raise AttributeError(item)
-        return getattr(self.__dict__["entry"], item)
+        entry = self.__dict__["entry"]
+        if hasattr(entry, item):
+            return getattr(entry, item)
+        return suffix_attribute(self, item, f"Systems view {self.book_name}")
 
     def __repr__(self) -> str:
         return f"<book view {self.book_name} of Fabrics.{self.key}>"
@@ -113,13 +117,16 @@ class BookNode:
     def __getattr__(self, item: str) -> Any:
         if item.startswith("_"):
             raise AttributeError(item)
-        return getattr(self.__dict__["entry"], item)
+        entry = self.__dict__["entry"]
+        if hasattr(entry, item):
+            return getattr(entry, item)
+        return suffix_attribute(self, item, f"Systems view {self.book_name}")
 
     def __repr__(self) -> str:
         return f"<book view {self.book_name} of Nodes.{self.key}>"
 
 
-class BookCluster:
+class BookCluster(UnitSuffixed):
     """One of the book's reference clusters of DGX H100 nodes.
 
     Parameters
@@ -159,7 +166,7 @@ class BookCluster:
         return f"<book cluster {self.book_name}: {self.total_accelerators} GPUs>"
 
 
-class _Component:
+class _Component(UnitSuffixed):
     """A reliability component: ``mttf_hours`` and its source."""
 
     def __init__(self, name: str, spec: Any) -> None:
@@ -171,7 +178,7 @@ class _Component:
         return f"<Systems.Reliability.{self.name}: MTTF {self.mttf_hours} h>"
 
 
-class _Values:
+class _Values(UnitSuffixed):
     """Named values with sources (``Systems.Reliability.Recovery``)."""
 
     def __init__(self, path: str, raw: dict[str, Any]) -> None:
@@ -234,7 +241,7 @@ def _reliability() -> Namespace:
     return Namespace("Systems.Reliability", members, lazy=True)
 
 
-class BookPod:
+class BookPod(UnitSuffixed):
     """A pod of one catalog accelerator: chips and the per-chip figures times chips.
 
     Parameters
@@ -356,7 +363,7 @@ Scenarios = Namespace(
 and ``MobilePower`` (``ObjectDetector``, ``MobileNpuTypical`` ... in W)."""
 
 
-class _Rate:
+class _Rate(UnitSuffixed):
     """A price with the book's ``.rate`` attribute."""
 
     def __init__(self, spec: Any) -> None:
