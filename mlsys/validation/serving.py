@@ -4,7 +4,6 @@ and throughputs of lmdeploy, TensorRT-LLM (v0.5 and v0.9), vLLM, NVIDIA NIM and 
 from __future__ import annotations
 
 from mlsys.core.catalog import Hardware, Models
-from mlsys.core.formulas.serving import ENGINE_HOST_TIME_PER_STEP_S
 from mlsys.core.solvers.batching import ContinuousBatchingModel
 from mlsys.core.solvers.serving import ServingModel, ServingResult
 from mlsys.validation._case import Case, load_data
@@ -79,12 +78,13 @@ def serve_row(row: dict) -> ServingResult:
     ----------
     row : dict
         A ``[[point]]`` or ``[[throughput]]`` table: catalog model and hardware, batch,
-        prompt and output lengths in tokens, precisions, ``tp_size`` and every engine
-        property the row states (``gate_up_fused``, ``decode_attention_heads_per_block``,
-        ``batched_prefill``, ``host_time_per_step`` in seconds or ``engine`` (a key of
-        :data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S`), ``host_overlap``,
-        ``tp_allreduce``, ``vocab_parallel``); absent ones take ServingModel's defaults
-        (``tp_allreduce`` "nccl").
+        prompt and output lengths in tokens, precisions, ``tp_size``, the serving
+        ``engine`` (a row of ``mlsys/core/catalog/data/engines.toml``; absent, the
+        ``engine_of_source`` entry of the row's ``source``, else the reference engine) and
+        any engine property the row states itself (``gate_up_fused``,
+        ``decode_attention_heads_per_block``, ``host_time_per_step`` in seconds,
+        ``host_overlap``, ``tp_allreduce``, ``vocab_parallel``), which overrides the
+        engine's; ``batched_prefill``.
 
     Returns
     -------
@@ -95,7 +95,9 @@ def serve_row(row: dict) -> ServingResult:
     ----------
     The row's own ``source`` (see the file's header).
     """
-    res = ServingModel().solve(
+    engine = row.get("engine") or load_data("serving")["engine_of_source"].get(row.get("source"))
+    own = {k: row[k] for k in _ENGINE_FIELDS if k in row}
+    return ServingModel(engine=engine).solve(
         Models[row["model"]],
         Hardware[row["hardware"]],
         batch_size=row["batch_size"],
@@ -104,32 +106,19 @@ def serve_row(row: dict) -> ServingResult:
         precision=row["precision"],
         kv_precision=row.get("kv_precision"),
         tp_size=row["tp_size"],
-        decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
-        gate_up_fused=row.get("gate_up_fused", True),
         batched_prefill=row.get("batched_prefill", False),
-        host_time_per_step=_host_time_per_step(row),
-        host_overlap=row.get("host_overlap", False),
-        tp_allreduce=row.get("tp_allreduce", "nccl"),
-        vocab_parallel=row.get("vocab_parallel", True),
+        **own,
     )
-    return res
 
 
-def _host_time_per_step(row: dict) -> float:
-    """A row's engine host time per iteration in seconds: its ``engine``'s measured figure
-    (:data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S`), else its own
-    ``host_time_per_step``, else 0."""
-    engine = row.get("engine")
-    if engine is None:
-        return float(row.get("host_time_per_step", 0.0))
-    if "host_time_per_step" in row:
-        raise ValueError(f"row {row.get('id')!r} gives both engine and host_time_per_step")
-    if engine not in ENGINE_HOST_TIME_PER_STEP_S:
-        known = ", ".join(map(repr, ENGINE_HOST_TIME_PER_STEP_S))
-        raise ValueError(
-            f"row {row.get('id')!r}: engine {engine!r} has no measured figure ({known})"
-        )
-    return ENGINE_HOST_TIME_PER_STEP_S[engine]
+_ENGINE_FIELDS = (
+    "decode_attention_heads_per_block",
+    "gate_up_fused",
+    "host_time_per_step",
+    "host_overlap",
+    "tp_allreduce",
+    "vocab_parallel",
+)
 
 
 def _label(row: dict) -> str:
@@ -229,7 +218,7 @@ def capacity_cases() -> list[Case]:
             max_num_seqs=row["max_num_seqs"],
             decode_attention_heads_per_block=row.get("decode_attention_heads_per_block"),
             gate_up_fused=row.get("gate_up_fused", True),
-            host_time_per_step=_host_time_per_step(row),
+            host_time_per_step=row.get("host_time_per_step", 0.0),
             host_overlap=row.get("host_overlap", False),
             tp_allreduce=row.get("tp_allreduce", "nccl"),
             vocab_parallel=row.get("vocab_parallel", True),

@@ -214,7 +214,7 @@ def test_vllm_latency_rows_are_one_static_batch_end_to_end():
     e2e = batched.si("prefill_time") + 127 * batched.si("itl")
     assert batched.si("e2e_latency") == pytest.approx(e2e, rel=1e-9)
     # the row adds the V0 engine's host work to each of its 128 iterations (1 + 127)
-    assert row["engine"] == "vllm_v0"
+    assert row["engine"] == "vllm-v0"
     host = ENGINE_HOST_TIME_PER_STEP_S["vllm_v0"]
     assert predict(row) == pytest.approx(e2e + 128 * host, rel=1e-9)
 
@@ -237,13 +237,18 @@ def test_vllm_v0_host_time_is_pr_10933s_batch_one_run():
     )
 
 
-def test_a_row_gives_an_engine_or_a_host_time_not_both():
+def test_a_row_names_its_engine_and_its_own_fields_override_the_engines():
+    from mlsys import ParameterError
+
     (row,) = [r for r in POINTS if r["id"] == "vllm-h100-llama31-8b-b8-e2e"]
-    with pytest.raises(ValueError, match="both engine and host_time_per_step"):
-        serve_row({**row, "host_time_per_step": 1e-3})
-    with pytest.raises(ValueError, match="'sglang' has no measured figure"):
-        serve_row({**row, "engine": "sglang"})
-    bare = {k: v for k, v in row.items() if k != "engine"}
+    with pytest.raises(ParameterError, match="engine"):
+        serve_row({**row, "engine": "vllm-v9"})
+    # the reference engine charges no host work: vLLM V0's 1.02 ms on each of the 128
+    # engine iterations (one batched prefill, 127 decode steps) is the whole difference
+    bare = {**row, "engine": "reference"}
     assert serve_row(row).si("e2e_latency") - serve_row(bare).si("e2e_latency") == (
         pytest.approx(128 * ENGINE_HOST_TIME_PER_STEP_S["vllm_v0"], rel=1e-9)
     )
+    # a row's own host time replaces its engine's
+    own = serve_row({**row, "host_time_per_step": 0.0}).si("e2e_latency")
+    assert own == pytest.approx(serve_row(bare).si("e2e_latency"), rel=1e-12)

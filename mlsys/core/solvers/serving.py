@@ -1085,6 +1085,15 @@ def _host_step(value: Any) -> float:
     return as_si(value, "s", "host_time_per_step")
 
 
+def _engine_host_time(key: str | None) -> float:
+    """An engine's measured host time per iteration (s), read from
+    :data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S` at call time; 0 when
+    its row cites none."""
+    from mlsys.core.formulas import serving as serving_formulas
+
+    return 0.0 if key is None else float(serving_formulas.ENGINE_HOST_TIME_PER_STEP_S[key])
+
+
 def _gb(x: float) -> str:
     return f"{x / 1e9:.1f} GB"
 
@@ -1094,8 +1103,40 @@ def _gb(x: float) -> str:
 # ---------------------------------------------------------------------------------
 
 
+class _EngineChoice:
+    """Default of an engine-dependent ``solve`` parameter: the named engine's value."""
+
+    def __repr__(self) -> str:
+        return "<the engine's>"
+
+
+ENGINE_CHOICE: Any = _EngineChoice()
+"""Sentinel default of :meth:`ServingModel.solve`'s engine-dependent parameters: the value
+the model's engine gives it (:mod:`mlsys.core.catalog.engines`)."""
+
+
 class ServingModel:
     """Latency, throughput and memory of serving a transformer on one replica.
+
+    Parameters
+    ----------
+    engine : str, optional
+        The serving engine and release whose kernels and loop are priced: a row of
+        ``mlsys/core/catalog/data/engines.toml`` (``"vllm-v0"``, ``"vllm-v1"``,
+        ``"trtllm-0.5"``, ``"trtllm-0.9"``, ``"nim-1.8"``, ``"lmdeploy-0.1"``,
+        ``"gpt-fast"``, ``"sglang"``; case and separators ignored). Its row sets the
+        defaults of ``decode_attention_heads_per_block``, ``gate_up_fused``,
+        ``tp_allreduce``, ``vocab_parallel``, ``host_overlap`` and
+        ``host_time_per_step``; a value passed to :meth:`solve` still wins. Default
+        ``None``: the ``"reference"`` engine — decode attention that reads each KV head
+        once for its group of query heads, gate and up as one GEMM, NCCL all-reduces,
+        vocabulary-parallel embedding and head, no host work charged (the kernels of
+        vLLM, SGLang and TensorRT-LLM from 2024 on, without their host time).
+
+    Raises
+    ------
+    ParameterError
+        For an engine the table does not hold (the message lists the known ones).
 
     A replica is ``tp_size × pp_size`` accelerators holding one copy of the weights.
     See the module docstring for the physics and the scheduling assumption behind TTFT.
@@ -1124,6 +1165,11 @@ class ServingModel:
     (False, None)
     """
 
+    def __init__(self, engine: str | None = None) -> None:
+        from mlsys.core.catalog.engines import serving_engine
+
+        self.engine = serving_engine(engine)
+
     def solve(
         self,
         model: TransformerWorkload,
@@ -1142,12 +1188,12 @@ class ServingModel:
         activation_precision: str | None = None,
         batched_prefill: bool = False,
         memory_utilization: float | None = DEFAULT_MEMORY_UTILIZATION,
-        decode_attention_heads_per_block: int | None = None,
-        gate_up_fused: bool = True,
-        host_time_per_step: Any = 0.0,
-        host_overlap: bool = False,
-        tp_allreduce: str = DEFAULT_TP_ALLREDUCE,
-        vocab_parallel: bool = True,
+        decode_attention_heads_per_block: int | None = ENGINE_CHOICE,
+        gate_up_fused: bool = ENGINE_CHOICE,
+        host_time_per_step: Any = ENGINE_CHOICE,
+        host_overlap: bool = ENGINE_CHOICE,
+        tp_allreduce: str = ENGINE_CHOICE,
+        vocab_parallel: bool = ENGINE_CHOICE,
     ) -> ServingResult:
         """Solve one serving configuration.
 
@@ -1194,13 +1240,15 @@ class ServingModel:
             Query heads one thread block of the engine's decode-attention kernel serves
             (a property of the engine's kernel, e.g. 4 in lmdeploy v0.1): under
             grouped-query attention each KV head is then read ``⌈group / heads⌉`` times
-            per step (:func:`mlsys.core.formulas.serving.decode_kv_reads`). Default
-            ``None``: one read per KV head (a kernel that packs the whole group, as
-            FlashInfer, FlashAttention-2 and TensorRT-LLM's XQA do).
+            per step (:func:`mlsys.core.formulas.serving.decode_kv_reads`). ``None``: one
+            read per KV head (a kernel that packs the whole group, as FlashInfer,
+            FlashAttention-2 and TensorRT-LLM's XQA do). Default: the engine's (the
+            reference engine's is ``None``; ``"trtllm-0.5"`` 1, ``"lmdeploy-0.1"`` 4).
         gate_up_fused : bool
             The engine runs a gated MLP's gate and up projections as one GEMM of width
-            ``2f/t`` (default ``True``: vLLM's merged column-parallel linear,
-            TensorRT-LLM built with ``--use_fused_mlp``). ``False`` prices two GEMMs of
+            ``2f/t`` (default: the engine's; ``True`` for the reference engine, as
+            vLLM's merged column-parallel linear, TensorRT-LLM built with
+            ``--use_fused_mlp``). ``False`` prices two GEMMs of
             width ``f/t`` and one more kernel per layer, as lmdeploy v0.1's TurboMind
             runs 16-bit weights (``LlamaFfnLayer``: ``w1`` and ``w3`` apart; only INT4
             weights load the fused ``w13``).
@@ -1210,18 +1258,19 @@ class ServingModel:
             processing), in seconds (default 0). A property of the engine and its
             version, to be taken from a measurement of that engine: it is added to every
             prefill pass and decode step
-            (:func:`mlsys.core.formulas.serving.engine_step_time`). The default
-            charges none; measured figures by engine are in
-            :data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S` (vLLM's V0
-            engine: 1.02 ms).
+            (:func:`mlsys.core.formulas.serving.engine_step_time`). Default: the
+            engine's measured figure
+            (:data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S`; vLLM's V0
+            engine: 1.02 ms), 0 for an engine with none cited (the reference engine).
         host_overlap : bool
             The engine schedules one step ahead of the device (SGLang's overlap
             scheduler, TensorRT-LLM's overlap scheduler), so its host work costs time
-            only where it exceeds the device step (default ``False``: a synchronous
-            loop, where it adds to every step).
+            only where it exceeds the device step (default: the engine's; ``False``, a
+            synchronous loop where it adds to every step, for the reference engine).
         tp_allreduce : {"nccl", "custom"}
-            How the engine runs its tensor-parallel all-reduces (default ``"nccl"``,
-            :data:`DEFAULT_TP_ALLREDUCE`): NCCL's ring protocols or NVLS
+            How the engine runs its tensor-parallel all-reduces (default: the engine's;
+            ``"nccl"``, :data:`DEFAULT_TP_ALLREDUCE`, for the reference engine): NCCL's
+            ring protocols or NVLS
             (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`), or
             ``"custom"``, the one-shot / two-shot peer-read kernels vLLM (on by default
             for 2-8 NVLink GPUs since 2024), TensorRT-LLM, SGLang and PyTorch's
@@ -1233,8 +1282,9 @@ class ServingModel:
             NCCL's ``2(n − 1)`` ring steps.
         vocab_parallel : bool
             The engine splits the embedding table and the output head over the
-            tensor-parallel GPUs by vocabulary (default ``True``: Megatron's
-            vocabulary-parallel embedding, vLLM's ``ParallelLMHead``, TensorRT-LLM).
+            tensor-parallel GPUs by vocabulary (default: the engine's; ``True`` for the
+            reference engine, as Megatron's vocabulary-parallel embedding, vLLM's
+            ``ParallelLMHead``, TensorRT-LLM).
             ``False``: every GPU holds both whole and computes all the logits itself,
             reading the whole head every step (gpt-fast's ``tp.py`` splits only the
             transformer blocks).
@@ -1256,6 +1306,19 @@ class ServingModel:
         Pope et al. (2022), "Efficiently Scaling Transformer Inference", MLSys 2023;
         Shoeybi et al. (2019), Megatron-LM; Williams et al. (2009), Roofline.
         """
+        eng = self.engine
+        if decode_attention_heads_per_block is ENGINE_CHOICE:
+            decode_attention_heads_per_block = eng.decode_attention_heads_per_block
+        if gate_up_fused is ENGINE_CHOICE:
+            gate_up_fused = eng.gate_up_fused
+        if host_time_per_step is ENGINE_CHOICE:
+            host_time_per_step = _engine_host_time(eng.host_time)
+        if host_overlap is ENGINE_CHOICE:
+            host_overlap = eng.host_overlap
+        if tp_allreduce is ENGINE_CHOICE:
+            tp_allreduce = eng.tp_allreduce
+        if vocab_parallel is ENGINE_CHOICE:
+            vocab_parallel = eng.vocab_parallel
         b = _count(batch_size, "batch_size")
         s_in = _tokens(prompt_len, "prompt_len")
         s_out = _tokens(output_len, "output_len")
