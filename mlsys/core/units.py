@@ -17,20 +17,14 @@ Quantity into that arithmetic (``flop_count``, ``parameter_count``, ``token_coun
 ``dollar_count``: dimensionless units of size one) for the book's names in
 :mod:`mlsys.constants`, without weakening the dimensions above.
 
-The registry is built on first use, not at import. The tables pint fills from the
-definitions, and its table of units by dimension, are pickled in :func:`cache_dir`, so
-building it costs about 5 ms after the first time (0.2 s the first time, or with no
-writable cache); pint's unit systems and contexts are built when first used.
+The registry is built on first use, not at import, from the definitions text that
+ships with pint and mlsys (about 0.07 s); nothing is read from or written to a cache.
+pint's unit systems, contexts and table of units by dimension are built when first used.
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import hashlib
 import math
-import os
-import sys
 import threading
 from collections.abc import Iterator
 from functools import lru_cache
@@ -58,66 +52,18 @@ __all__ = [
 _OWN_DEFINITIONS = Path(__file__).with_name("units_definitions.txt")
 
 
-def _cache_candidates() -> Iterator[Path]:
-    base = os.environ.get("MLSYS_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
-    home = None
-    with contextlib.suppress(RuntimeError):  # no home directory at all
-        home = Path.home()
-    if base:
-        yield Path(base) / "mlsys"
-    elif home is not None:
-        yield home / ".cache" / "mlsys"
-    import tempfile  # only for the fallback: tempfile's import is not free
+def cache_dir() -> None:
+    """Where mlsys keeps start-up caches on disk: nowhere, so always None.
 
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    yield Path(tempfile.gettempdir()) / f"mlsys-cache-{uid}"
-
-
-@lru_cache(maxsize=1)
-def cache_dir() -> Path | None:
-    """The directory mlsys keeps its start-up caches in, or None if none is writable.
-
-    ``$MLSYS_CACHE_DIR/mlsys``, else ``$XDG_CACHE_HOME/mlsys``, else ``~/.cache/mlsys``;
-    if that cannot be written (a read-only home in a CI sandbox or a notebook server),
-    a per-user directory in the system's temporary directory; if that fails too, None,
-    and every cache is skipped (slower start-up, same results). A directory that another
-    user owns or that anyone may write is never used (a pickle is read from it). Chosen
-    once per process.
-    What lives there: the unit registry's parsed definitions
-    (``units-<pint version>-<digest>.pickle``, :func:`get_registry`), the parsed catalog
-    tables (``catalog/<file>-<digest>.json``, :mod:`mlsys.core.catalog._tables`) and the
-    validated catalog entries (``catalog/entries/``, :mod:`mlsys.core.catalog._entries`).
-    Each file is named by a digest of what it was made from, so none can be stale.
-    Deleting the directory is always safe (the next start-up rebuilds it, once).
+    mlsys reads nothing at run time but the files it ships and the arguments it is
+    given: no cache, so nothing on disk can change a number or run code. Kept so that
+    code which asked for the folder keeps working.
 
     Returns
     -------
-    pathlib.Path or None
+    None
     """
-    for path in _cache_candidates():
-        try:
-            path.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not _private(path):
-                continue
-            probe = path / f".write-test-{os.getpid()}"
-            probe.touch()
-            probe.unlink()
-        except OSError:
-            continue
-        return path
     return None
-
-
-def _private(path: Path) -> bool:
-    """Whether only this user can write ``path``: the unit registry is unpickled from it.
-
-    A directory another user owns, or anyone may write (a ``mlsys-cache-<uid>`` made in a
-    shared temporary directory by someone else), could hold a pickle that runs code.
-    """
-    if not hasattr(os, "getuid"):  # pragma: no cover - Windows: per-user profile dirs
-        return True
-    stat = path.stat()
-    return stat.st_uid == os.getuid() and not stat.st_mode & 0o002
 
 
 def _definitions_text() -> str:
@@ -220,68 +166,62 @@ def _one_word(text: str) -> bool:
     return text.isascii() and text.isidentifier()  # no regex: its compile costs 0.1 ms
 
 
-class _Preloaded:
-    """A registry's tables as pint's adders left them, pickled by an earlier process."""
-
-    __slots__ = ("cache", "pending", "state")
-
-    def __init__(self, state: dict[str, Any], pending: list[Any], cache: Any) -> None:
-        self.state = state  # _Registry._capture: units, prefixes, dimensions, groups ...
-        self.pending = pending  # system and context definitions, built when first read
-        self.cache = cache
-
-
-# What pint's adders fill (pint 0.25: plain, nonmultiplicative and group facets), and the
-# attributes of a pint Group: _Registry._capture refuses to snapshot anything else.
-_TABLES = ("_defaults", "_dimensions", "_prefixes", "_suffixes", "_base_units")
-_GROUP_FIELDS = frozenset({"name", "_unit_names", "_used_groups", "_used_by", "_computed_members"})
-
-
 @lru_cache(maxsize=1)
-def _lazy_cache_class() -> type:
-    """pint's ``RegistryCache`` whose table of units by dimension is unpickled when read.
+def _equivalents_on_read() -> type:
+    """pint's ``RegistryCache`` whose table of units by dimension is built when read.
 
-    pint computes each unit's root units and dimensionality on first use and keeps them
-    in its cache (the same function its full build calls), so a fresh process need not
-    load the 431 it computed for every unit; the table of dimensionally equivalent units
-    is filled only by the full build and read only by ``get_compatible_units`` and by
-    contexts, so it stays pickled until one of them reads it.
+    pint's start-up computes the root units and dimensionality of every one of its 431
+    units to fill that table; the other tables fill on use with the same function. The
+    first read of ``dimensional_equivalents`` runs pint's own build
+    (``GenericPlainRegistry._build_cache``) on the registry and keeps its table, so the
+    table is the one pint's eager build makes.
     """
-    import pickle
+    from pint.facets.plain.registry import GenericPlainRegistry, RegistryCache
 
-    from pint.facets.plain.registry import RegistryCache
-
-    class _LazyCache(RegistryCache):  # type: ignore[misc]
-        def __init__(self, equivalents: bytes) -> None:
-            super().__init__()  # sets an empty table through the property below
-            self._pickled_equivalents: bytes | None = equivalents
+    class _EquivalentsOnRead(RegistryCache):  # type: ignore[misc]
+        def __init__(self, registry: Any) -> None:
+            super().__init__()  # sets an empty table through the setter below
+            self._registry: Any = registry
             self._equivalents: Any = None
+            self._lock = threading.Lock()
 
         @property  # type: ignore[override]
         def dimensional_equivalents(self) -> Any:
             if self._equivalents is None:
-                self._equivalents = pickle.loads(self._pickled_equivalents)  # type: ignore[arg-type]
-                self._pickled_equivalents = None
+                with self._lock:
+                    if self._equivalents is None:
+                        self._equivalents = self._full_build()
             return self._equivalents
 
         @dimensional_equivalents.setter
         def dimensional_equivalents(self, value: Any) -> None:
             self._equivalents = value
 
-    return _LazyCache
+        def _full_build(self) -> Any:
+            registry = self._registry
+            current = registry._cache
+            try:
+                full = GenericPlainRegistry._build_cache(registry)
+            finally:
+                registry._cache = current
+            self.root_units.update(full.root_units)
+            self.dimensionality.update(full.dimensionality)
+            self._registry = None  # no cycle kept: the table is all it was needed for
+            return full.dimensional_equivalents
+
+    return _EquivalentsOnRead
 
 
 class _Registry(pint.UnitRegistry):
     """pint's ``UnitRegistry``, quicker to start; every unit and behaviour is pint's.
 
-    1. Built from :class:`_Preloaded`, it takes the tables pint's adders filled from the
-       definitions in an earlier process (units and their aliases, prefixes, dimensions,
-       groups; :meth:`_capture`) instead of adding 439 definitions again, and the table
-       of units by dimension pint computed then. pint's own ``cache_folder`` option is
-       not used: it costs ~10 ms more of a fresh interpreter (pint creates its disk-cache
-       classes, three dataclasses, and hashes the definitions to name the cache), and
-       pint 0.25 drops the derived-unit cache it reads (``GenericPlainRegistry.
-       _build_cache``), so ``get_compatible_units("m")`` found nothing (pint: 14 units).
+    Built from the definitions text in every process (nothing is read from disk but
+    the files pint and mlsys ship), with three things deferred until first needed:
+
+    1. pint's table of dimensionally equivalent units, read only by
+       ``get_compatible_units`` and by contexts: pint computes it for all of its units
+       at start-up (a third of the build); here pint's own build runs when the table is
+       first read (:func:`_equivalents_on_read`).
     2. Unit systems (``@system``) and contexts (``@context``) loaded with the
        definitions are built when their table is first read (:class:`_LazyTable`). One
        defined later (``ureg.define``, ``add_context``) is built at once, as pint does.
@@ -294,74 +234,28 @@ class _Registry(pint.UnitRegistry):
         self._contexts = _LazyTable()  # type: ignore[assignment]
         self._pint_preprocessors = list(self.preprocessors)  # pint's own (%, ‰, ×)
         self._loading_defaults = True
-        self._snapshot: tuple[dict[str, Any], list[Any]] | None = None
 
     def _after_init(self) -> None:
         super()._after_init()
         self._loading_defaults = False
 
-    def load_definitions(self, file: Any, is_resource: bool = False) -> Any:
-        if isinstance(file, _Preloaded):
-            self._restore(file.state)
-            for definition in file.pending:  # systems and contexts: pending until read
-                self._helper_dispatch_adder(definition)
-            return file
-        parsed = super().load_definitions(file, is_resource)
-        if self._loading_defaults:  # what _store_preloaded pickles
-            self._snapshot = self._capture(parsed)
-        return parsed
-
-    def _capture(self, parsed: Any) -> tuple[dict[str, Any], list[Any]] | None:
-        """The tables pint's adders filled, just after they ran (None: not this pint)."""
-        from pint.facets.context.definitions import ContextDefinition
-        from pint.facets.system.definitions import SystemDefinition
-
-        groups = self._groups
-        if len(self._units.maps) != 1 or any(
-            set(vars(g)) != _GROUP_FIELDS for g in groups.values()
-        ):
-            return None
-        state: dict[str, Any] = {name: copy.copy(getattr(self, name)) for name in _TABLES}
-        state["_units"] = dict(self._units.maps[0])
-        state["_units_casei"] = {k: set(v) for k, v in self._units_casei.items()}
-        state["groups"] = {
-            name: (set(g._unit_names), set(g._used_groups), set(g._used_by))
-            for name, g in groups.items()
-        }
-        pending = [
-            d
-            for d in self._def_parser.iter_parsed_project(parsed)
-            if isinstance(d, (SystemDefinition, ContextDefinition))
-        ]
-        return state, pending
-
-    def _restore(self, state: dict[str, Any]) -> None:
-        for name in _TABLES:
-            table = getattr(self, name)
-            table.clear()
-            if isinstance(table, list):
-                table.extend(state[name])
-            else:
-                table.update(state[name])
-        self._units.maps[0].update(state["_units"])
-        self._units_casei.update(state["_units_casei"])
-        for name, (units, used, used_by) in state["groups"].items():
-            group = self._groups.get(name)
-            if group is None:  # as pint's Group.__init__ leaves one, without its side effects
-                group = object.__new__(self.Group)
-                group.name = name
-                self._groups[name] = group
-            group._unit_names = units
-            group._used_groups = used
-            group._used_by = used_by
-            group._computed_members = None
-
     def _build_cache(self, loaded_files: Any = None) -> None:
-        if isinstance(loaded_files, _Preloaded):
-            self._cache = loaded_files.cache
-            self._caches[()] = loaded_files.cache  # the context facet's no-context cache
+        if getattr(self, "_loading_defaults", False):
+            self._cache = _equivalents_on_read()(self)
+            self._caches[()] = self._cache  # the context facet's no-context cache
             return
         super()._build_cache(loaded_files)
+
+    def _switch_context_cache_and_units(self) -> None:
+        # The first context switch reads the equivalents of the registry as loaded:
+        # build them while no context's redefinitions are in place.
+        self._caches[()].dimensional_equivalents  # noqa: B018 - builds it if pending
+        super()._switch_context_cache_and_units()
+
+    def define(self, definition: Any) -> None:
+        # pint's eager build knows the units of the definitions alone: so do these.
+        self._caches[()].dimensional_equivalents  # noqa: B018 - builds it if pending
+        super().define(definition)
 
     def _register_definition_adders(self) -> None:
         super()._register_definition_adders()
@@ -424,104 +318,24 @@ class _Registry(pint.UnitRegistry):
         return super()._parse_units_as_container(input_string, as_delta, case_sensitive)
 
 
-_PICKLE_LAYOUT = "tables, pending definitions, pickled dimensional_equivalents"  # in the name
-
-
-def _preloaded_path(root: Path) -> Path:
-    """Cache file of the registry for these definitions, this pint and this Python.
-
-    Named by what the definitions text is made from (:func:`_definitions_text`): pint's
-    two definition files (by size and modification time: reading and hashing their 70 kB
-    would cost half a millisecond of every start-up), mlsys's own definitions and the
-    code that combines them (this module, by content), and the versions.
-    """
-    pint_dir = Path(pint.__file__).parent
-    h = hashlib.sha1()
-    for name in ("default_en.txt", "constants_en.txt"):
-        try:
-            stat = (pint_dir / name).stat()
-            h.update(f"{name} {stat.st_size} {stat.st_mtime_ns}\0".encode())
-        except OSError:
-            h.update(f"{name} missing\0".encode())
-    h.update(_OWN_DEFINITIONS.read_bytes())
-    h.update(Path(__file__).read_bytes())
-    h.update("\0".join((pint.__version__, sys.version, _PICKLE_LAYOUT)).encode())
-    return root / f"units-{pint.__version__}-{h.hexdigest()[:16]}.pickle"
-
-
-def _load_preloaded(path: Path) -> _Preloaded | None:
-    import pickle
-
-    try:
-        state, pending, equivalents = pickle.loads(path.read_bytes())
-        if not isinstance(state, dict) or not isinstance(equivalents, bytes):
-            return None
-        return _Preloaded(state, pending, _lazy_cache_class()(equivalents))
-    except Exception:  # absent, cut short, or from a pint whose classes moved
-        return None
-
-
-def _store_preloaded(path: Path, registry: _Registry) -> None:
-    """Pickle a just-built registry's tables and units by dimension; never raise."""
-    import pickle
-
-    snapshot = registry._snapshot
-    registry._snapshot = None  # the registry does not need it any more
-    if snapshot is None:
-        return
-    try:
-        protocol = pickle.HIGHEST_PROTOCOL
-        equivalents = pickle.dumps(registry._cache.dimensional_equivalents, protocol=protocol)
-        data = pickle.dumps((*snapshot, equivalents), protocol=protocol)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)  # atomic: a concurrent reader sees no file or the whole file
-        for old in path.parent.glob("units-*"):
-            if old != path and old.suffix in (".pickle", ".txt"):
-                old.unlink(missing_ok=True)  # other definitions, or the earlier text copy
-        if (path.parent / "pint").is_dir():  # pint's own cache, used by earlier versions
-            import shutil
-
-            shutil.rmtree(path.parent / "pint", ignore_errors=True)
-    except Exception:
-        return
-
-
-def _new_registry(root: Path | None) -> pint.UnitRegistry:
-    """A fresh registry of the mlsys definitions, from the pickle in ``root`` if there is one.
-
-    Without a usable pickle pint parses the definitions text (~0.2 s) and builds its
-    derived-unit cache; with a writable ``root`` the tables its adders filled and its
-    units by dimension are then pickled for next time.
-    """
-    path = None if root is None else _preloaded_path(root)
-    preloaded = None if path is None else _load_preloaded(path)
-    if preloaded is not None:
-        try:
-            return _Registry(preloaded)
-        except Exception:  # pragma: no cover - a damaged pickle must not stop the library
-            pass
+def _new_registry() -> pint.UnitRegistry:
+    """A fresh registry of the mlsys definitions, parsed from the text (~0.07 s)."""
     text = _definitions_text()
     try:
         # pint reads a list of lines as it reads a file (its @defaults included)
-        registry = _Registry(text.splitlines())
+        return _Registry(text.splitlines())
     except Exception:  # pragma: no cover - pint's internals moved: pint's own registry
         return pint.UnitRegistry(text.splitlines())
-    if path is not None:
-        _store_preloaded(path, registry)
-    registry._snapshot = None  # pickled, or nowhere to pickle it: not kept in memory
-    return registry
 
 
 @lru_cache(maxsize=1)
 def get_registry() -> pint.UnitRegistry:
     """Return the mlsys unit registry, building it on first call.
 
-    pint parses the definitions text once; the tables its adders fill from them and its
-    table of units by dimension are pickled in :func:`cache_dir`, and later processes
-    restore them (about 5 ms instead of 0.2 s; :class:`_Registry`). Without a writable
-    cache directory it is built from the text. Either way it has every pint default unit
-    and behaves as ``pint.UnitRegistry`` of the same definitions.
+    pint parses the definitions text (pint's defaults with ``bit`` as ``[information]``,
+    and mlsys's own units) once per process; nothing is read from or written to a cache.
+    It has every pint default unit and behaves as ``pint.UnitRegistry`` of the same
+    definitions (:class:`_Registry` says what it builds later than pint would).
 
     Returns
     -------
@@ -529,7 +343,7 @@ def get_registry() -> pint.UnitRegistry:
         The registry, also installed as pint's application registry so that
         Quantities made by ``pint.Quantity`` elsewhere interoperate with mlsys ones.
     """
-    registry = _new_registry(cache_dir())
+    registry = _new_registry()
     registry.formatter.default_format = "~P"
     registry.autoconvert_offset_to_baseunit = True
     pint.set_application_registry(registry)

@@ -4,8 +4,8 @@ Issue 14 (start-up speed): ``fmt(Hardware.H100.memory_bandwidth)`` in a fresh in
 must not wait for every accelerator to be validated, nor for ``tomllib`` to parse the data
 file again. These tests pin what laziness must not change: every shipped entry validates,
 an invalid row still raises a clear :class:`CatalogError` (on the first read of that
-entry at the latest), names and did-you-mean suggestions need no entry built, and the
-on-disk copy of a parsed table is exactly the TOML's content.
+entry at the latest), names and did-you-mean suggestions need no entry built, and a
+parsed table is exactly the TOML's content.
 
 Each test builds its own registries from the catalog's loaders, so entries built by other
 tests in the same process do not hide what is built when.
@@ -13,14 +13,11 @@ tests in the same process do not hide what is built when.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 
 import pytest
 
 import mlsys.core.catalog as catalog
-from mlsys.core import units
 from mlsys.core.catalog import CatalogError, Deferred, Registry, _tables
 from mlsys.core.errors import UnknownEntryError
 from mlsys.core.types import Accelerator
@@ -154,54 +151,23 @@ def test_two_threads_reading_an_entry_first_get_one_object():
     assert len(got) == 4 and all(entry is got[0] for entry in got)
 
 
-# -- the parsed tables' on-disk copy ----------------------------------------------------
+# -- the parsed tables ---------------------------------------------------------------
 DATA_FILES = sorted(p.name for p in _tables.DATA_DIR.glob("*.toml"))
 
 
-@pytest.fixture
-def cache_root(tmp_path, monkeypatch):
-    monkeypatch.setattr(units, "cache_dir", lambda: tmp_path)
-    return tmp_path
-
-
 @pytest.mark.parametrize("filename", DATA_FILES)
-def test_cached_table_is_exactly_the_toml(filename, cache_root):
-    raw = (_tables.DATA_DIR / filename).read_bytes()
-    expected = tomllib.loads(raw.decode("utf-8"))
-    first = _tables.load_table.__wrapped__(filename)  # parses and writes the copy
-    digest = hashlib.sha1(raw).hexdigest()[:16]  # the copy is named by the TOML's bytes
-    copy = cache_root / "catalog" / f"{filename.removesuffix('.toml')}-{digest}.json"
-    assert first == expected
-    assert copy.exists() and json.loads(copy.read_text("utf-8")) == expected
-    second = _tables.load_table.__wrapped__(filename)  # read back from the copy
-    assert second == expected and list(second) == list(expected)  # file order kept
-
-
-def test_a_damaged_or_missing_cache_falls_back_to_the_toml(cache_root, monkeypatch):
-    filename = "accelerators.toml"
+def test_a_table_is_exactly_the_shipped_toml(filename):
     expected = tomllib.loads((_tables.DATA_DIR / filename).read_text("utf-8"))
-    _tables.load_table.__wrapped__(filename)
-    (copy,) = (cache_root / "catalog").glob("accelerators-*.json")
-    copy.write_text('{"H100": ', encoding="utf-8")  # cut short
-    assert _tables.load_table.__wrapped__(filename) == expected
-    assert json.loads(copy.read_text("utf-8")) == expected  # and rewritten whole
-    monkeypatch.setattr(units, "cache_dir", lambda: None)  # nowhere writable
-    assert _tables.load_table.__wrapped__(filename) == expected
-
-
-def test_a_stale_copy_of_an_older_file_is_not_read(cache_root):
-    filename = "grids.toml"
-    stale = cache_root / "catalog" / "grids-0000000000000000.json"
-    stale.parent.mkdir(parents=True)
-    stale.write_text('{"NOT_A_GRID": {}}', encoding="utf-8")
     table = _tables.load_table.__wrapped__(filename)
-    assert "NOT_A_GRID" not in table and "US_AVG" in table
-    assert not stale.exists()  # replaced by the copy of the current file
+    assert table == expected and list(table) == list(expected)  # file order kept
 
 
-def test_malformed_toml_is_a_catalog_error():
+@pytest.mark.parametrize("content", [b"[H100\nmemory = 1", b"\xff\xfe not text"])
+def test_malformed_toml_is_a_catalog_error(content, tmp_path, monkeypatch):
+    (tmp_path / "broken.toml").write_bytes(content)
+    monkeypatch.setattr(_tables, "DATA_DIR", tmp_path)
     with pytest.raises(CatalogError, match=r"broken\.toml"):
-        _tables._parse("broken.toml", b"[H100\nmemory = 1")
+        _tables.load_table.__wrapped__("broken.toml")
 
 
 def test_accelerator_validation_is_what_the_catalog_runs():

@@ -1,11 +1,10 @@
 """The mlsys unit registry starts faster than pint's and behaves exactly as pint's.
 
-Issue 14 (a fresh interpreter to its first formatted catalog number in <= 0.3 s):
-``mlsys.core.units._Registry`` reads pint's disk cache of derived units instead of
-dropping it, builds pint's unit systems when they are first read, and names a one-word
-unit without pint's expression tokenizer. Every pint default unit must keep working, so
-each test compares the registry with pint's own, uncached registry of the same
-definitions (the reference: what ``pint.UnitRegistry`` gives with no disk cache).
+``mlsys.core.units._Registry`` is parsed from the definitions text in every process (no
+cache), builds pint's table of units by dimension, its unit systems and its contexts
+when they are first read, and names a one-word unit without pint's expression
+tokenizer. Every pint default unit must keep working, so each test compares the registry
+with pint's own registry of the same definitions (the reference).
 """
 
 from __future__ import annotations
@@ -25,11 +24,9 @@ def reference() -> pint.UnitRegistry:
 
 
 @pytest.fixture(scope="module")
-def cached(tmp_path_factory) -> pint.UnitRegistry:
-    """A registry built through pint's disk cache, the second time (the cache is read)."""
-    root = tmp_path_factory.mktemp("cache")
-    units._new_registry(root)  # the first build writes pint's cache
-    registry = units._new_registry(root)
+def cached() -> pint.UnitRegistry:
+    """A registry as ``get_registry`` builds it (its deferred tables not yet built)."""
+    registry = units._new_registry()
     registry.formatter.default_format = "~P"
     assert type(registry) is units._Registry
     return registry
@@ -53,9 +50,8 @@ def test_base_units_are_pints(unit, cached, reference):
     assert a.magnitude == pytest.approx(b.magnitude, rel=1e-15) and str(a.units) == str(b.units)
 
 
-def test_unit_systems_are_built_when_first_read_and_equal_pints(tmp_path, reference):
-    units._new_registry(tmp_path)
-    registry = units._new_registry(tmp_path)
+def test_unit_systems_are_built_when_first_read_and_equal_pints(reference):
+    registry = units._new_registry()
     pending = registry._systems._pending
     assert len(pending) == len(dir(reference.sys)) == 7  # mks, cgs, imperial, US ...
     assert registry.Quantity(3.35, "TB/s").m_as("GB/s") == pytest.approx(3350.0)
@@ -104,21 +100,21 @@ def test_one_word_parses_exactly_as_pints_parser(cached):
                 assert list(mine.items()) == list(pints.items()), word
 
 
-def test_a_users_preprocessor_still_sees_every_word(tmp_path):
-    registry = units._new_registry(tmp_path)
+def test_a_users_preprocessor_still_sees_every_word():
+    registry = units._new_registry()
     registry.preprocessors.append(lambda text: text.replace("gigawidget", "GB"))
     assert registry.Quantity(1, "gigawidget").m_as("MB") == 1000
 
 
-def test_the_pickled_registry_is_the_registry_pint_builds_from_text(tmp_path, reference):
-    units._new_registry(tmp_path)  # parses the text, pickles definitions and cache
-    (pickled,) = tmp_path.glob("units-*.pickle")
-    registry = units._new_registry(tmp_path)  # built from the pickle
+def test_the_registry_holds_the_tables_pint_builds_from_the_text(reference):
+    registry = units._new_registry()
     assert set(registry._units) <= set(reference._units)  # pint adds prefixed names it met
     assert set(registry._prefixes) == set(reference._prefixes)
     assert set(registry._dimensions) == set(reference._dimensions)
     assert registry._defaults == reference._defaults
     assert set(registry._groups) == set(reference._groups)
+    for name, definition in registry._units.maps[-1].items():
+        assert definition == reference._units.maps[-1][name], name
     for unit in ("inch", "kWh", "TFLOP/s", "GiB", "tCO2e", "USD", "token/s"):
         assert (
             registry.Quantity(1.0, unit).dimensionality
@@ -138,51 +134,31 @@ def test_the_pickled_registry_is_the_registry_pint_builds_from_text(tmp_path, re
             context.defaults,
         )
         assert set(mine.funcs) == set(context.funcs), name
-    pickled.write_bytes(pickled.read_bytes()[:100])  # cut short: rebuilt from the text
-    again = units._new_registry(tmp_path)
-    assert again.Quantity(1.0, "inch").m_as("cm") == pytest.approx(2.54)
-    assert units._load_preloaded(pickled) is not None  # and pickled whole again
 
 
-def test_no_cache_directory_builds_the_same_registry(reference):
-    bare = units._new_registry(None)
-    bare.formatter.default_format = "~P"  # as get_registry sets it, and the reference
-    assert type(bare) is units._Registry
-    assert sorted(dir(bare.sys)) == sorted(dir(reference.sys))
-    got = {str(u) for u in bare.get_compatible_units("hour")}
-    assert got == {str(u) for u in reference.get_compatible_units("hour")} and "d" in got
+def test_units_by_dimension_are_built_on_first_read_as_pint_builds_them(reference):
+    registry = units._new_registry()
+    registry.formatter.default_format = "~P"  # as get_registry sets it, and the reference
+    assert registry._cache._equivalents is None  # not built at start-up
+    registry.Quantity(3.35, "TB/s").m_as("GB/s")  # a conversion does not need it
+    assert registry._cache._equivalents is None
+    assert registry._cache.dimensional_equivalents == reference._cache.dimensional_equivalents
+    got = {str(u) for u in registry.get_compatible_units("hour")}
+    assert "d" in got and got == {str(u) for u in reference.get_compatible_units("hour")}
 
 
-def test_edited_definitions_are_a_new_pickle(tmp_path, monkeypatch):
-    units._new_registry(tmp_path)
-    (before,) = tmp_path.glob("units-*.pickle")
-    own = tmp_path / "units_definitions.txt"
-    own.write_text(units._OWN_DEFINITIONS.read_text("utf-8") + "\nfast2_widget = 3 byte\n", "utf-8")
-    monkeypatch.setattr(units, "_OWN_DEFINITIONS", own)
-    registry = units._new_registry(tmp_path)  # not the pickle of the earlier definitions
-    assert registry.Quantity(2, "fast2_widget").m_as("byte") == 6
-    (after,) = tmp_path.glob("units-*.pickle")  # the earlier one is replaced
-    assert after != before
-    assert units._new_registry(tmp_path).Quantity(1, "fast2_widget").m_as("bit") == 24
+def test_a_context_first_read_builds_the_table_of_the_plain_registry(reference):
+    registry = units._new_registry()
+    assert registry._cache._equivalents is None
+    with registry.context("sp"):  # the first read happens while the context switches in
+        registry.Quantity(1.0, "nm").m_as("THz")
+    assert registry._caches[()].dimensional_equivalents == (
+        reference._cache.dimensional_equivalents
+    )
 
 
-def test_the_restored_tables_are_the_tables_pints_adders_fill(tmp_path, reference):
-    # The pickle holds the tables pint's adders filled from the definitions; a registry
-    # restored from it must hold what pint's own registry of the same text holds.
-    units._new_registry(tmp_path)
-    restored = units._new_registry(tmp_path)
-    assert restored._systems._pending  # built from the pickle, not from the text
-    assert dict(restored._units.maps[-1]).keys() <= dict(reference._units.maps[-1]).keys()
-    for name, definition in restored._units.maps[-1].items():
-        assert definition == reference._units.maps[-1][name], name
-    for table in ("_dimensions", "_prefixes", "_suffixes", "_defaults", "_base_units"):
-        assert getattr(restored, table) == getattr(reference, table), table
-    casei = {k: v for k, v in reference._units_casei.items() if v}
-    assert {k: v for k, v in restored._units_casei.items() if v}.items() <= casei.items()
-    assert list(restored._groups) == list(reference._groups)
-    for name, group in reference._groups.items():
-        mine = restored._groups[name]
-        assert type(mine) is restored.Group and mine._REGISTRY is restored
-        assert mine.members == group.members, name
-        assert (mine._used_groups, mine._used_by) == (group._used_groups, group._used_by)
-    assert restored.get_group("root") is restored._groups["root"]
+def test_a_unit_defined_later_works_and_leaves_the_table_as_pints(reference):
+    registry = units._new_registry()
+    registry.define("safety_widget = 3 byte")
+    assert registry.Quantity(2, "safety_widget").m_as("bit") == 48  # 2 x 3 x 8
+    assert registry._cache.dimensional_equivalents == reference._cache.dimensional_equivalents

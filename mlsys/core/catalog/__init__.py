@@ -25,27 +25,11 @@ every entry. An invalid row raises :class:`CatalogError` naming the file, the en
 the field, at the latest on that first read, and again on every later read; the tests
 read every entry, so a shipped row cannot be invalid.
 
-What is cached on disk
-----------------------
-Start-up is the price of a book's first number, so the catalog keeps two caches in the
-mlsys cache directory (:func:`mlsys.core.units.cache_dir`: ``$MLSYS_CACHE_DIR/mlsys``,
-else ``$XDG_CACHE_HOME/mlsys``, else ``~/.cache/mlsys``; a per-user directory under the
-system's temporary directory if none of those can be written; no cache at all if that
-fails too):
-
-* ``catalog/<file>-<digest>.json``: each data file as parsed, named by a digest of the
-  TOML's bytes (JSON reads some twenty times faster than TOML);
-* ``catalog/entries/<file>/<entry>-<digest>.json``: each entry once validated, named by
-  a digest of its data row, of the code that validates it and of the mlsys, pint,
-  pydantic and Python versions. A later process rebuilds the entry from it without
-  validating again, equal field by field to a freshly validated one and with the same
-  provenance (:mod:`mlsys.core.catalog._entries`).
-
-Neither can be stale (an edited row or validator is a new name) and only rows that
-validated are written, so a bad row still raises on its first read in every process.
-Deleting the directory is always safe (``rm -rf ~/.cache/mlsys``, or the directory
-``python -c "from mlsys.core.units import cache_dir; print(cache_dir())"`` prints): the
-next process rebuilds what it reads, once, more slowly.
+Nothing is cached on disk
+-------------------------
+Every process reads the data files that ship inside the package and validates each
+entry it reads: no parsed or validated copy is kept anywhere, so nothing outside the
+package can change a catalog value.
 """
 
 from __future__ import annotations
@@ -53,7 +37,6 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from mlsys.core.catalog import _entries
 from mlsys.core.catalog._tables import CatalogError, load_table
 from mlsys.core.catalog.registry import Deferred, Registry, normalize_key
 from mlsys.core.errors import MlsysError
@@ -88,30 +71,16 @@ __all__ = [
 # book needs the accelerators alone (mlsys.core.types creates the others on demand).
 
 
-def _build(
-    filename: str, make: Any, kinds: tuple[type, ...]
-) -> dict[str, tuple[Deferred, list[str]]]:
-    """Index a data file: each entry's aliases now, the entry itself when first read.
-
-    ``kinds`` are the types ``make`` may return (what a cached entry may be rebuilt as).
-    """
+def _build(filename: str, make: Any) -> dict[str, tuple[Deferred, list[str]]]:
+    """Index a data file: each entry's aliases now, the entry itself when first read."""
     out: dict[str, tuple[Deferred, list[str]]] = {}
-    classes = {cls.__name__: cls for cls in kinds}
     for key, raw in load_table(filename).items():
         aliases = list(raw.get("aliases", []))
-        out[key] = (
-            Deferred(lambda key=key, raw=raw: _make(filename, key, raw, make, classes)),
-            aliases,
-        )
+        out[key] = (Deferred(lambda key=key, raw=raw: _make(filename, key, raw, make)), aliases)
     return out
 
 
-def _make(filename: str, key: str, raw: dict[str, Any], make: Any, classes: dict[str, type]) -> Any:
-    # An entry validated by an earlier process is rebuilt from the cache without
-    # validation (mlsys.core.catalog._entries says why that never changes a value).
-    entry = _entries.cached_entry(filename, key, raw, classes, _registries())
-    if entry is not None:
-        return entry
+def _make(filename: str, key: str, raw: dict[str, Any], make: Any) -> Any:
     data = dict(raw)  # the parsed table is shared (load_table caches it): never change it
     data.pop("aliases", None)
     data.setdefault("name", key)
@@ -119,42 +88,19 @@ def _make(filename: str, key: str, raw: dict[str, Any], make: Any, classes: dict
         entry = make(data)
     except MlsysError as exc:
         raise CatalogError(f"{filename} [{key}]: {exc}") from None
-    _entries.store_entry(filename, key, raw, entry, _references(), _registries())
     return entry
-
-
-def _registries() -> dict[str, Registry[Any]]:
-    return {
-        "Hardware": Hardware,
-        "Fabrics": Fabrics,
-        "Nodes": Nodes,
-        "Models": Models,
-        "Grids": Grids,
-        "Datacenters": Datacenters,
-    }
-
-
-def _references() -> dict[type, tuple[str, Registry[Any]]]:
-    """Entry type -> its registry: a node's accelerator is stored as a name in Hardware."""
-    from mlsys.core.types import Accelerator, Fabric, GridProfile
-
-    return {
-        Accelerator: ("Hardware", Hardware),
-        Fabric: ("Fabrics", Fabrics),
-        GridProfile: ("Grids", Grids),
-    }
 
 
 def _accelerators() -> dict[str, tuple[Any, list[str]]]:
     from mlsys.core.types import Accelerator
 
-    return _build("accelerators.toml", lambda d: Accelerator(**d), (Accelerator,))
+    return _build("accelerators.toml", lambda d: Accelerator(**d))
 
 
 def _fabrics() -> dict[str, tuple[Any, list[str]]]:
     from mlsys.core.types import Fabric
 
-    return _build("fabrics.toml", lambda d: Fabric(**d), (Fabric,))
+    return _build("fabrics.toml", lambda d: Fabric(**d))
 
 
 def _node(data: dict[str, Any]) -> Node:
@@ -166,9 +112,7 @@ def _node(data: dict[str, Any]) -> Node:
 
 
 def _nodes() -> dict[str, tuple[Any, list[str]]]:
-    from mlsys.core.types import Node
-
-    return _build("nodes.toml", _node, (Node,))
+    return _build("nodes.toml", _node)
 
 
 class _BookNames:
@@ -244,13 +188,13 @@ def _model(data: dict[str, Any]) -> Workload | TransformerWorkload:
 
 
 def _models() -> dict[str, tuple[Any, list[str]]]:
-    return _build("models.toml", _model, _workload_classes())
+    return _build("models.toml", _model)
 
 
 def _grids() -> dict[str, tuple[Any, list[str]]]:
     from mlsys.core.types import GridProfile
 
-    return _build("grids.toml", lambda d: GridProfile(**d), (GridProfile,))
+    return _build("grids.toml", lambda d: GridProfile(**d))
 
 
 def _datacenter(data: dict[str, Any]) -> Datacenter:
@@ -261,9 +205,7 @@ def _datacenter(data: dict[str, Any]) -> Datacenter:
 
 
 def _datacenters() -> dict[str, tuple[Any, list[str]]]:
-    from mlsys.core.types import Datacenter
-
-    return _build("datacenters.toml", _datacenter, (Datacenter,))
+    return _build("datacenters.toml", _datacenter)
 
 
 Hardware: Registry[Accelerator] = Registry("Hardware", _accelerators)
