@@ -827,6 +827,7 @@ def fmt(
     prefix: str | None = None,
     allow_zero: bool | None = None,
     source: Any = None,
+    band: bool = False,
 ) -> Formatted:
     """Render a number or Quantity for a sentence: ``fmt(h100.memory_bandwidth)``.
 
@@ -865,6 +866,11 @@ def fmt(
         found by itself (a value computed in the chapter). A catalog Quantity or a
         result's field read just before carries its own origin (see
         :mod:`mlsys.core.provenance`).
+    band : bool, default False
+        Append the expected-error band of a solver's prediction, "12.7 s (±12%)": the
+        out-of-sample error of comparable published cases (the value must be a field of
+        a solver result that has one, e.g. ``res.step_time``, ``res.itl``; see
+        :mod:`mlsys.core.catalog.bands`).
 
     Returns
     -------
@@ -931,9 +937,28 @@ def fmt(
                 text = _sci_text(x, sig) + (space + _pretty(target) if target else "")
             else:
                 text = _join(_positional(x, sig, sep), target or None, space)
+    if band:
+        text = f"{text} (±{_error_band(quantity).fraction:.0%})"
     if suffix:
         text = f"{text} {suffix}"
     return _formatted(text, quantity, source)
+
+
+def _error_band(quantity: Any) -> Any:
+    """The expected-error band of a value read from a solver result's field
+    (:mod:`mlsys.core.catalog.bands`); a ParameterError for any other value."""
+    from mlsys.core.catalog.bands import FIELD_KINDS, error_band
+
+    for origin in origins_of(quantity):
+        solver, field = getattr(origin, "solver", None), getattr(origin, "field", None)
+        if solver is None or field is None:
+            continue
+        model = origin.inputs.get("model")
+        found = error_band(solver, field, getattr(model, "experts", 1) > 1)
+        if found is not None:
+            return found
+    fields = ", ".join(f"{s}.{f}" for s, f in FIELD_KINDS)
+    raise ParameterError("band", True, f"a value read from a result field with a band ({fields})")
 
 
 def per(

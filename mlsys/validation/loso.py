@@ -32,6 +32,7 @@ a software stack and a measurement method and are not independent.
 from __future__ import annotations
 
 import statistics
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ __all__ = [
     "Refit",
     "case_kind",
     "case_source",
+    "bands_toml",
+    "decisions_table",
     "leave_one_source_out",
     "scored_cases",
 ]
@@ -439,3 +442,66 @@ def _verdict(
         "choices": choices,
         "decision": "kept" if kept else "removed",
     }
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x != x else f"{x:.1%}"
+
+
+def decisions_table(report: LosoReport) -> str:
+    """Each constant's verdict as a Markdown table (mean |error| of the training and
+    serving cases pooled; "moved": the cases switching the mechanism off moves).
+
+    Parameters
+    ----------
+    report : LosoReport
+        :func:`leave_one_source_out`'s result.
+
+    Returns
+    -------
+    str
+    """
+    lines = [
+        "| constant | value | where it was fitted or chosen | refit per source | "
+        "in-sample | out-of-sample | without it | cases moved: with / without | decision |",
+        "|---|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for c in report.constants:
+        picked = sorted(set(c["choices"].values()))
+        refit = ("× " + ", ".join(f"{f:.3g}" for f in picked)) if c["refitted"] else "no (outside)"
+        moved = (f"{c['cases_moved']}: {_pct(c['moved_out_of_sample'])} / "
+                 f"{_pct(c['moved_without'])}")  # fmt: skip
+        lines.append(
+            f"| {c['name']} | {c['value']} | {c['fitted_on']} | {refit} | "
+            f"{_pct(c['in_sample'])} | {_pct(c['out_of_sample'])} | {_pct(c['without'])} | "
+            f"{moved} | {c['decision']} |"
+        )
+    return "\n".join(lines)
+
+
+def bands_toml(report: LosoReport) -> str:
+    """The per-kind bands as the body of ``mlsys/core/catalog/data/error_bands.toml``.
+
+    Parameters
+    ----------
+    report : LosoReport
+        :func:`leave_one_source_out`'s result.
+
+    Returns
+    -------
+    str
+        One table per kind: ``band`` (90th percentile), ``mean`` and ``cases``.
+    """
+    return "\n".join(
+        f'["{kind}"]\nband = {v["p90"]:.3f}\nmean = {v["mean"]:.3f}\ncases = {int(v["n"])}\n'
+        for kind, v in report.by_kind().items()
+    )
+
+
+if __name__ == "__main__":  # python -m mlsys.validation.loso [--bands]
+    _report = leave_one_source_out()
+    if "--bands" in sys.argv:
+        print(bands_toml(_report))
+    else:
+        print(_report.summary())
+        print(decisions_table(_report))

@@ -94,3 +94,32 @@ def test_the_fitted_gemm_fraction_survives_leaving_any_source_out():
     assert set(report.constants[0]["choices"].values()) == {1.0}
     assert report.out_of_sample == report.in_sample
     assert all(not r.refitted for r in OUTSIDE)
+
+
+def test_the_shipped_error_bands_are_the_suites_out_of_sample_residuals():
+    """``mlsys/core/catalog/data/error_bands.toml`` is what a fresh leave-one-source-out
+    run gives (regenerate with ``python -m mlsys.validation.loso --bands``)."""
+    from mlsys.core.catalog.bands import error_bands
+
+    fresh = leave_one_source_out().by_kind()
+    shipped = error_bands()
+    assert set(shipped) == set(fresh)
+    for kind, band in shipped.items():
+        assert band.fraction == pytest.approx(fresh[kind]["p90"], abs=6e-4), kind
+        assert band.mean == pytest.approx(fresh[kind]["mean"], abs=6e-4), kind
+        assert band.cases == fresh[kind]["n"]
+
+
+def test_results_report_their_band_and_fmt_prints_it():
+    from mlsys import Hardware, Models, ParameterError, ServingModel
+    from mlsys.core.catalog.bands import error_bands
+    from mlsys.formatting import fmt
+
+    res = ServingModel().solve(Models.Llama2_7B, Hardware.H100)
+    decode = error_bands()["serving decode"]
+    assert res.error_band == decode.fraction
+    assert f"{decode.cases} published serving decode cases" in res.error_band_source
+    text = str(fmt(res.itl, band=True))
+    assert text.endswith(f" (±{decode.fraction:.0%})") and text.startswith(str(fmt(res.itl)))
+    with pytest.raises(ParameterError, match="band"):
+        fmt(3.0, band=True)

@@ -154,6 +154,30 @@ class DistributedResult(Result):
         Assumptions worth knowing for this configuration.
     """
 
+    @property
+    def error_band(self) -> float | None:
+        """Expected relative error of ``step_time`` (a fraction): nine in ten published
+        training runs of the same kind (dense or mixture-of-experts) from sources mlsys
+        was not tuned on came out within ± this
+        (:mod:`mlsys.core.catalog.bands`, from :mod:`mlsys.validation.loso`); ``None``
+        where no comparable cases exist. ``fmt(res.step_time, band=True)`` prints it."""
+        band = self._band()
+        return None if band is None else band.fraction
+
+    @property
+    def error_band_source(self) -> str | None:
+        """Where :attr:`error_band` comes from: the kind of case, how many, their mean."""
+        band = self._band()
+        return None if band is None else band.source
+
+    def _band(self) -> Any:
+        from mlsys.core.catalog.bands import error_band
+
+        origin = self._origin
+        model = None if origin is None else origin.inputs.get("model")
+        moe = getattr(model, "experts", 1) > 1
+        return error_band("DistributedModel", "step_time", moe)
+
     _units: ClassVar[dict[str, str | None]] = {
         "step_time": "s",
         "compute_time": "s",

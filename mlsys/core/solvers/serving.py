@@ -220,6 +220,29 @@ class ServingResult(Result):
         ``{"tp": tp_size, "pp": pp_size}``.
     """
 
+    @property
+    def error_band(self) -> float | None:
+        """Expected relative error of ``itl`` (a fraction): nine in ten published
+        decode steps from sources mlsys was not tuned on came out within ± this
+        (:mod:`mlsys.core.catalog.bands`, from :mod:`mlsys.validation.loso`); ``None``
+        where no comparable cases exist. ``fmt(res.itl, band=True)`` prints it."""
+        band = self._band()
+        return None if band is None else band.fraction
+
+    @property
+    def error_band_source(self) -> str | None:
+        """Where :attr:`error_band` comes from: the kind of case, how many, their mean."""
+        band = self._band()
+        return None if band is None else band.source
+
+    def _band(self) -> Any:
+        from mlsys.core.catalog.bands import error_band
+
+        origin = self._origin
+        model = None if origin is None else origin.inputs.get("model")
+        moe = getattr(model, "experts", 1) > 1
+        return error_band("ServingModel", "itl", moe)
+
     _units: ClassVar[dict[str, str | None]] = {
         "ttft": "s",
         "itl": "s",

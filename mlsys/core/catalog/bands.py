@@ -1,0 +1,104 @@
+"""Expected error of a prediction: ``data/error_bands.toml``, by kind of case.
+
+The figures are the accuracy suite's leave-one-source-out residuals
+(:mod:`mlsys.validation.loso`): for each kind of comparable case (dense or MoE training,
+serving prefill, decode, throughput), the 90th percentile of |predicted / published − 1|
+over the cases of sources no constant was refit on. A solver's result reports the band of
+its kind (``DistributedResult.error_band``), and ``fmt(value, band=True)`` prints it.
+
+>>> from mlsys.core.catalog.bands import error_band
+>>> round(error_band("DistributedModel", "step_time").fraction, 3) > 0
+True
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib as _toml
+else:  # pragma: no cover
+    import tomli as _toml
+
+__all__ = ["FIELD_KINDS", "ErrorBand", "error_band", "error_bands"]
+
+_FILE = Path(__file__).with_name("data") / "error_bands.toml"
+
+FIELD_KINDS: dict[tuple[str, str], str] = {
+    ("DistributedModel", "step_time"): "training dense",
+    ("DistributedModel", "tokens_per_second"): "training dense",
+    ("DistributedModel", "mfu"): "training dense",
+    ("ServingModel", "ttft"): "serving prefill",
+    ("ServingModel", "itl"): "serving decode",
+    ("ServingModel", "e2e_latency"): "serving decode",
+    ("ServingModel", "tokens_per_second"): "serving throughput",
+}
+"""Which kind of case a solver's field is compared with (a MoE model's training fields
+take ``"training MoE"``)."""
+
+
+@dataclass(frozen=True)
+class ErrorBand:
+    """The expected relative error of one kind of prediction.
+
+    Attributes
+    ----------
+    kind : str
+        The kind of case (``"training dense"``, ``"serving decode"`` ...).
+    fraction : float
+        The band: nine in ten comparable out-of-sample cases were within ± this fraction.
+    mean : float
+        Their mean |relative error| (fraction).
+    cases : int
+        How many comparable cases the band rests on.
+    """
+
+    kind: str
+    fraction: float
+    mean: float
+    cases: int
+
+    @property
+    def source(self) -> str:
+        """Where the band comes from, in words."""
+        return (
+            f"±{self.fraction:.0%}: 90th percentile of the leave-one-source-out |error| of "
+            f"{self.cases} published {self.kind} cases (mean {self.mean:.1%}); "
+            "mlsys.validation.loso, mlsys/core/catalog/data/error_bands.toml"
+        )
+
+
+@cache
+def error_bands() -> dict[str, ErrorBand]:
+    """Every kind's band, from ``data/error_bands.toml``."""
+    with _FILE.open("rb") as fh:
+        table = _toml.load(fh)
+    return {k: ErrorBand(k, float(v["band"]), float(v["mean"]), int(v["cases"]))
+            for k, v in table.items()}  # fmt: skip
+
+
+def error_band(solver: str, field: str, moe: bool = False) -> ErrorBand | None:
+    """The band of one solver's field, or ``None`` where no comparable cases exist.
+
+    Parameters
+    ----------
+    solver : str
+        The solver's class name (``"DistributedModel"``, ``"ServingModel"``).
+    field : str
+        The result field (``"step_time"``, ``"itl"`` ...).
+    moe : bool
+        The model is a mixture of experts (training fields take the MoE cases' band).
+
+    Returns
+    -------
+    ErrorBand or None
+    """
+    kind = FIELD_KINDS.get((solver, field))
+    if kind is None:
+        return None
+    if moe and kind == "training dense":
+        kind = "training MoE"
+    return error_bands().get(kind)
