@@ -46,6 +46,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from mlsys.core.checks import count, flag, positive_int
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.eager import ELEMENTWISE_KERNELS
 
@@ -317,14 +318,15 @@ class TrainingLayout(BaseModel):
     @field_validator("zero_stage", mode="before")
     @classmethod
     def _zero(cls, value: Any) -> int:
-        if isinstance(value, bool) or value not in (0, 1, 2, 3):
+        stage = count("zero_stage", value, 0, "0, 1, 2 or 3")
+        if stage > 3:
             raise ParameterError("zero_stage", value, "0, 1, 2 or 3")
-        return int(value)
+        return stage
 
     @field_validator("recompute", mode="before")
     @classmethod
     def _recompute(cls, value: Any) -> str:
-        key = value.lower() if isinstance(value, str) else value
+        key = value.lower() if isinstance(value, str) else None
         if key not in RECOMPUTE_NAMES:
             raise ParameterError(
                 "recompute", value, "one of " + ", ".join(map(repr, RECOMPUTE_NAMES))
@@ -334,7 +336,7 @@ class TrainingLayout(BaseModel):
     @field_validator("schedule", mode="before")
     @classmethod
     def _schedule(cls, value: Any) -> str:
-        key = value.lower().replace("-", "").replace("_", "") if isinstance(value, str) else value
+        key = value.lower().replace("-", "").replace("_", "") if isinstance(value, str) else None
         if key not in SCHEDULE_NAMES:
             raise ParameterError("schedule", value, "'1f1b', 'interleaved' or 'gpipe'")
         return key
@@ -353,17 +355,12 @@ class TrainingLayout(BaseModel):
     def _flag(cls, value: Any, info: Any) -> bool:
         if value is None and info.field_name == "flash_attention":
             return True
-        # 0 and 1 are accepted as the flags they spell (older callers pass them)
-        if isinstance(value, (bool, np.bool_)) or (
-            isinstance(value, (int, np.integer)) and value in (0, 1)
-        ):
-            return bool(value)
-        raise ParameterError(info.field_name, value, "True or False")
+        return flag(info.field_name, value)
 
     @field_validator("attention_kernel", mode="before")
     @classmethod
     def _attention_kernel(cls, value: Any) -> str:
-        key = value.lower().replace("-", "").replace("_", "") if isinstance(value, str) else value
+        key = value.lower().replace("-", "").replace("_", "") if isinstance(value, str) else None
         if key not in ("fused", "flash2", "flash1"):
             raise ParameterError("attention_kernel", value, "'fused', 'flash2' or 'flash1'")
         return key
@@ -371,7 +368,7 @@ class TrainingLayout(BaseModel):
     @field_validator("cp_comm_type", mode="before")
     @classmethod
     def _cp_comm_type(cls, value: Any) -> str:
-        key = value.lower().replace("-", "_") if isinstance(value, str) else value
+        key = value.lower().replace("-", "_") if isinstance(value, str) else None
         if key not in CP_COMM_TYPES:
             raise ParameterError("cp_comm_type", value, "'p2p' or 'all_gather'")
         return key
@@ -385,7 +382,7 @@ class TrainingLayout(BaseModel):
     @classmethod
     def _choice(cls, value: Any, info: Any) -> str:
         allowed = _CHOICES[info.field_name]
-        key = value.lower().replace("-", "_") if isinstance(value, str) else value
+        key = value.lower().replace("-", "_") if isinstance(value, str) else None
         if key not in allowed:
             raise ParameterError(info.field_name, value, " or ".join(repr(a) for a in allowed))
         return key
@@ -562,13 +559,7 @@ _FIELD_PARAMETER = {
 
 
 def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise ParameterError(name, value, "a positive integer")
-    if isinstance(value, (int, np.integer)) and value > 0:
-        return int(value)
-    if isinstance(value, float) and value > 0 and value == int(value):
-        return int(value)
-    raise ParameterError(name, value, "a positive integer")
+    return positive_int(name, value)
 
 
 # -- the rulebook -------------------------------------------------------------------------

@@ -100,9 +100,9 @@ BAD = [
     ),
     ("memory v_stages 0", _memory(v_stages=0), "v_stages=0", "positive integer"),
     (
-        "memory sequence_parallel str",
-        _memory(sequence_parallel="yes"),
-        "sequence_parallel='yes'",
+        "memory sequence_parallel not a flag word",
+        _memory(sequence_parallel="maybe"),
+        "sequence_parallel='maybe'",
         "True or False",
     ),
     (

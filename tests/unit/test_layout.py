@@ -38,8 +38,8 @@ def test_exported_from_mlsys_and_frozen_hashable():
         ({"schedule": "zb"}, "schedule"),
         ({"v_stages": 2}, "v_stages"),  # interleaving needs a pipeline
         ({"pp": 4, "v_stages": 2, "schedule": "gpipe"}, "v_stages"),
-        ({"sequence_parallel": "yes"}, "sequence_parallel"),
-        ({"grad_accumulation_fusion": "no"}, "grad_accumulation_fusion"),
+        ({"sequence_parallel": "maybe"}, "sequence_parallel"),
+        ({"grad_accumulation_fusion": 2}, "grad_accumulation_fusion"),
         ({"recompute_num_layers": 0}, "recompute_num_layers"),
         ({"pipeline_p2p": "gpipe"}, "pipeline_p2p"),
     ],

@@ -72,7 +72,7 @@ def test_continuous_batching_takes_the_setting():
     assert 0.9 < ratio < 1.0
 
 
-@pytest.mark.parametrize("bad", [0, 1, "no", None])
+@pytest.mark.parametrize("bad", [2, "maybe", "", None])
 def test_the_setting_is_a_boolean(bad):
     with pytest.raises(ParameterError, match="gate_up_fused"):
         _solve(bad)

@@ -97,7 +97,7 @@ def test_bad_host_time_is_rejected(bad):
 
 def test_overlap_flag_must_be_boolean():
     with pytest.raises(ParameterError, match="host_overlap"):
-        _llama8b(host_time_per_step=1e-3, host_overlap=1)
+        _llama8b(host_time_per_step=1e-3, host_overlap=2)
 
 
 def test_validation_rows_may_carry_the_engines_host_work():

@@ -133,9 +133,9 @@ MISSING = object()
 def identity_memo(objects: int = 1, maxsize: int = DEFAULT_MAXSIZE) -> Callable[[F], F]:
     """Memoise a function whose first ``objects`` positional arguments are keyed by identity.
 
-    The remaining positional and keyword arguments are keyed by value through
-    :func:`freeze`. The wrapped function gains a ``memo`` attribute (the
-    :class:`IdentityMemo`, e.g. to ``clear()`` it in a test).
+    The remaining positional and keyword arguments are keyed by value and type (``True``
+    and ``1`` are different keys) through :func:`freeze`. The wrapped function gains a
+    ``memo`` attribute (the :class:`IdentityMemo`, e.g. to ``clear()`` it in a test).
 
     Parameters
     ----------
@@ -160,7 +160,10 @@ def identity_memo(objects: int = 1, maxsize: int = DEFAULT_MAXSIZE) -> Callable[
             objs = args[:objects]
             rest = args[objects:]
             if kwargs:
-                rest += tuple(sorted(kwargs.items()))
+                rest += tuple(sorted((k, type(v), v) for k, v in kwargs.items()))
+            # keyed by type too: True == 1 and hash(True) == hash(1), so without the
+            # types a refused ``tp_size=True`` would be served the result of ``tp_size=1``
+            rest += (tuple(map(type, args[objects:])),)
             key = (tuple(map(id, objs)), rest)
             try:  # the common case: every value argument is hashable as it stands
                 hit = entries.get(key)

@@ -249,7 +249,7 @@ _SPEC_HELP = (
 
 
 def _lengths(spec: Any, name: str) -> _Lengths:
-    if isinstance(spec, bool) or spec is None:
+    if isinstance(spec, (bool, str, bytes)) or spec is None:
         raise ParameterError(name, spec, _SPEC_HELP)
     if isinstance(spec, (int, float)):
         x = float(spec)
@@ -540,6 +540,9 @@ class ContinuousBatchingModel:
         (2023), SOSP.
         """
         lam = as_si(arrival_rate, "1/s", "arrival_rate", allow_zero=False)
+        if not isinstance(lam, float):  # an array: one call prices one arrival rate
+            raise ParameterError("arrival_rate", arrival_rate, "one rate in requests/s > 0")
+        raise_errors = _flag(raise_errors, "raise_errors")
         prompts = _lengths(prompt_len, "prompt_len")
         outputs = _lengths(output_len, "output_len")
         block = _count(block_size, "block_size")

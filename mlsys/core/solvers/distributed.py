@@ -217,7 +217,7 @@ class DistributedResult(Result):
 
 
 # -- the layout: built and validated once per distinct set of keywords --------------------
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024, typed=True)  # typed: True must not hit 1
 def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
@@ -534,7 +534,9 @@ class DistributedModel:
         batch = _checks.positive_int("batch_size", batch_size)
         if seq_len is not None:
             seq_len = _checks.positive_int("seq_len", seq_len)
-        topo_key = topology_override.lower() if isinstance(topology_override, str) else None
+        overlap = _checks.flag("overlap", overlap)
+        raise_errors = _checks.flag("raise_errors", raise_errors)
+        topo_key = topology_override.lower() if isinstance(topology_override, str) else ""
         if topology_override is not None and topo_key not in TOPOLOGY_NAMES:
             raise ParameterError(
                 "topology_override", topology_override, "None, 'ring', 'tree' or 'hierarchical'"
@@ -559,8 +561,8 @@ class DistributedModel:
             float(lay.recompute_code),
             1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
             int(lay.schedule_code),
-            int(TOPOLOGY_NAMES[topo_key]),
-            bool(overlap),
+            int(TOPOLOGY_NAMES[topo_key or None]),
+            overlap,
             float(cp),
             bool(lay.tp_comm_overlap),
             lay.cp_all_gather,

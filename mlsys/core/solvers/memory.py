@@ -309,7 +309,7 @@ def _same_storage_precision(acc: Any, prec: str) -> str:
     return same[0] if same else prec
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024, typed=True)  # typed: True must not hit 1
 def _layout_cached(*args: Any) -> TrainingLayout:
     (dp, tp, pp, ep, cp, zero, rc, sp, m, v, sched, flash, grad_dtype) = args
     return TrainingLayout(
@@ -473,11 +473,13 @@ class MemoryModel:
         if not hasattr(acc, "memory_bytes"):
             raise ParameterError("hardware", hardware, "an Accelerator (e.g. Hardware.H100)")
         mode_key = _checks.choice("mode", mode, _MODES)
+        raise_errors = _checks.flag("raise_errors", raise_errors)
         prec = normalize_precision(precision)
         kv_prec = (
             prec if kv_precision is None else normalize_precision(kv_precision, "kv_precision")
         )
         if layout is None:
+            dp_size = _checks.positive_int("dp_size", dp_size)  # None would pass the layout
             layout = _memory_layout(
                 dp_size, tp_size, pp_size, ep_size, cp_size, zero_stage, recompute,
                 sequence_parallel, microbatch_count, v_stages, schedule, flash_attention,

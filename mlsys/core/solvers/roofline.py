@@ -305,6 +305,7 @@ class SingleNodeModel:
         """
         acc = _accelerator(hardware)
         b = _checks.positive_int("batch_size", batch_size)
+        raise_errors = _checks.flag("raise_errors", raise_errors)
         phase_key = _checks.choice("phase", phase, _PHASES)
         prec = _CANONICAL.get(precision) if isinstance(precision, str) else None
         if prec is None:

@@ -12,14 +12,17 @@ pipeline, and more hardware buys little.
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 
 from mlsys.core.errors import MlsysError, ParameterError
 from mlsys.core.layout import TrainingLayout
+from mlsys.core.precision import normalize_precision
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
+from mlsys.core.solvers import _checks
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.types import Fleet
 
@@ -169,6 +172,15 @@ def scaling_curve(
     -------
     ScalingResult
 
+    Raises
+    ------
+    ParameterError
+        For a batch size, sequence length, micro-batch size or node count that is not a
+        positive whole number (a batch of 0 would price nothing and fill every array with
+        NaN), node counts that do not increase, an unknown precision, a flag that is not
+        True or False, or a threshold outside (0, 1]. A size the layout cannot use is not
+        an error: its ``feasible`` entry is False and its numbers NaN.
+
     References
     ----------
     Amdahl (1967), "Validity of the single processor approach to achieving large scale
@@ -183,12 +195,12 @@ def scaling_curve(
     >>> len(res.si("tokens_per_second"))
     4
     """
-    sizes = np.asarray(list(nodes), dtype=float)
-    if sizes.size == 0 or np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
-        raise ParameterError("nodes", nodes, "a list of positive node counts")
-    if np.any(np.diff(sizes) <= 0):
-        raise ParameterError("nodes", nodes, "strictly increasing node counts")
-    if not 0.0 < threshold <= 1.0:
+    sizes = _node_counts(nodes)
+    batch_size = _checks.positive_int("batch_size", batch_size)
+    seq_len = None if seq_len is None else _checks.positive_int("seq_len", seq_len)
+    overlap = _checks.flag("overlap", overlap)
+    normalize_precision(precision)  # a bad name would otherwise fail every size alike
+    if isinstance(threshold, bool) or not isinstance(threshold, Real) or not 0 < threshold <= 1:
         raise ParameterError("threshold", threshold, "a marginal speed-up in (0, 1]")
     if layout is None:
         sched = options.pop("schedule", "1f1b")
@@ -200,7 +212,7 @@ def scaling_curve(
         )  # fmt: skip
     elif not isinstance(layout, TrainingLayout):
         raise ParameterError("layout", layout, "a TrainingLayout")
-    mb = _positive(microbatch_size)
+    mb = _checks.positive_int("microbatch_size", microbatch_size)
     solver = DistributedModel()
     g = node.accelerators_per_node
     n_acc = sizes * g
@@ -259,7 +271,13 @@ def scaling_curve(
     )  # fmt: skip
 
 
-def _positive(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ParameterError("microbatch_size", value, "a positive integer")
-    return int(value)
+def _node_counts(nodes: Any) -> np.ndarray:
+    """``nodes`` as a strictly increasing float array of whole node counts >= 1."""
+    counts = [
+        _checks.count("nodes", n, 1, "a list of positive node counts")
+        for n in _checks.options("nodes", nodes, "positive node counts")
+    ]
+    sizes = np.asarray(counts, dtype=float)
+    if np.any(np.diff(sizes) <= 0):
+        raise ParameterError("nodes", nodes, "strictly increasing node counts")
+    return sizes

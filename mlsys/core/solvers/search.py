@@ -35,7 +35,7 @@ from mlsys.core.layout import (
 )
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
-from mlsys.core.solvers import _layout
+from mlsys.core.solvers import _checks, _layout
 from mlsys.core.solvers.distributed import DistributedModel, DistributedResult, build_problem
 
 __all__ = ["ParallelismSearch", "SearchResult", "REJECTION_REASONS"]
@@ -361,9 +361,37 @@ class ParallelismSearch:
             cuda_graph_scope=cuda_graph_scope,
         )  # fmt: skip
         cp_all_gather = stack.cp_all_gather
-        batch = int(batch_size)
-        if batch < 1:
-            raise ParameterError("batch_size", batch_size, "a positive integer")
+        batch = _checks.positive_int("batch_size", batch_size)
+        seq_len = None if seq_len is None else _checks.positive_int("seq_len", seq_len)
+        overlap = _checks.flag("overlap", overlap)
+        tp_comm_overlap = _checks.flag("tp_comm_overlap", tp_comm_overlap)
+        grad_accumulation_fusion = _checks.flag(
+            "grad_accumulation_fusion", grad_accumulation_fusion
+        )
+        raise_errors = _checks.flag("raise_errors", raise_errors)
+        if flash_attention is not None:
+            flash_attention = _checks.flag("flash_attention", flash_attention)
+        tp_sizes, pp_sizes, ep_sizes, microbatch_counts = (
+            None if values is None else _checks.positive_ints(name, values)
+            for name, values in (
+                ("tp_sizes", tp_sizes),
+                ("pp_sizes", pp_sizes),
+                ("ep_sizes", ep_sizes),
+                ("microbatch_counts", microbatch_counts),
+            )
+        )
+        v_stages = _checks.positive_ints("v_stages", v_stages)
+        cp_sizes = _checks.positive_ints("cp_sizes", cp_sizes)
+        zero_stages = _checks.options("zero_stages", zero_stages, "ZeRO stages (0, 1, 2, 3)")
+        recompute = _checks.options("recompute", recompute, "recompute names")
+        schedules = _checks.options("schedules", schedules, "schedule names")
+        sequence_parallel = [
+            _checks.flag("sequence_parallel", sp)
+            for sp in _checks.options("sequence_parallel", sequence_parallel, "True/False")
+        ]
+        recompute_num_layers = _checks.options(
+            "recompute_num_layers", recompute_num_layers, "None or positive layer counts"
+        )
         P = build_problem(
             model, fleet, batch, precision, efficiency, seq_len, grad_dtype, flash_attention,
             "adam", stack.attention_kernel, stack.elementwise_kernels,
@@ -371,24 +399,25 @@ class ParallelismSearch:
         n = fleet.total_accelerators
         rc_codes = []
         for r in recompute:
-            code = RECOMPUTE_NAMES.get(str(r).lower())
+            code = RECOMPUTE_NAMES.get(r.lower()) if isinstance(r, str) else None
             if code is None:
                 raise ParameterError(
                     "recompute", r, "one of " + ", ".join(map(repr, RECOMPUTE_NAMES))
                 )
             rc_codes.append(int(code))
         rnl_opts = _block_recompute_options(recompute_num_layers)
-        for z in zero_stages:
-            if z not in (0, 1, 2, 3):
-                raise ParameterError("zero_stages", z, "0, 1, 2 or 3")
+        zero_stages = [_checks.count("zero_stages", z, 0, "0, 1, 2 or 3") for z in zero_stages]
+        if max(zero_stages) > 3:
+            raise ParameterError("zero_stages", max(zero_stages), "0, 1, 2 or 3")
         sched_codes = []
         for sc in schedules:
-            key = str(sc).lower().replace("-", "").replace("_", "")
+            key = sc.lower().replace("-", "").replace("_", "") if isinstance(sc, str) else ""
             if key not in SCHEDULE_NAMES:
                 raise ParameterError("schedules", sc, "'1f1b', 'interleaved' or 'gpipe'")
             if int(SCHEDULE_NAMES[key]) not in sched_codes:  # "interleaved" is 1F1B
                 sched_codes.append(int(SCHEDULE_NAMES[key]))
-        topo = (topology_override or "auto").lower()
+        topo = "auto" if topology_override is None else topology_override
+        topo = topo.lower() if isinstance(topo, str) else ""
         if topo not in TOPOLOGY_NAMES:
             raise ParameterError(
                 "topology_override", topology_override, "None, 'ring', 'tree' or 'hierarchical'"
@@ -490,7 +519,7 @@ class ParallelismSearch:
         out = _layout.evaluate(
             P, f["tp"], f["pp"], f["ep"], f["dp"], f["microbatch_count"], f["v_stages"],
             zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), overlap, f["cp"],
-            bool(tp_comm_overlap), cp_all_gather, bool(grad_accumulation_fusion), fraction,
+            tp_comm_overlap, cp_all_gather, grad_accumulation_fusion, fraction,
             stack.pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
             stack.fsdp_flat_params, stack.dropout, stack.fsdp_per_parameter,
             stack.cuda_graph_scope,
@@ -559,8 +588,8 @@ class ParallelismSearch:
                 model, fleet, batch_size=batch, precision=precision, efficiency=efficiency,
                 seq_len=seq_len, overlap=overlap, grad_dtype=grad_dtype,
                 topology_override=topology_override, flash_attention=flash_attention,
-                tp_comm_overlap=bool(tp_comm_overlap), cp_comm_type=cp_comm_type,
-                grad_accumulation_fusion=bool(grad_accumulation_fusion),
+                tp_comm_overlap=tp_comm_overlap, cp_comm_type=cp_comm_type,
+                grad_accumulation_fusion=grad_accumulation_fusion,
                 pipeline_p2p=stack.pipeline_p2p, attention_kernel=stack.attention_kernel,
                 recompute_rerun=stack.recompute_rerun, fsdp_flat_params=stack.fsdp_flat_params,
                 dropout=stack.dropout, elementwise_kernels=stack.elementwise_kernels,

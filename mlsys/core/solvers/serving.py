@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 
+from mlsys.core.checks import count, flag
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.collectives import (
     NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S,
@@ -400,13 +401,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _count(value: Any, name: str, minimum: int = 1) -> int:
-    if type(value) is int and value >= minimum:
-        return value
-    if _is_int(value) and value >= minimum:
-        return int(value)
-    if isinstance(value, float) and value.is_integer() and value >= minimum:
-        return int(value)
-    raise ParameterError(name, value, f"an integer >= {minimum}")
+    return count(name, value, minimum, f"an integer >= {minimum}")
 
 
 def _tokens(value: Any, name: str, minimum: float = 1.0) -> float:
@@ -1081,10 +1076,8 @@ def _check_plan_args(
 
 
 def _flag(value: Any, name: str) -> bool:
-    """A True/False switch (numpy booleans accepted; not 0/1 or strings)."""
-    if value is True or value is False or type(value).__name__ == "bool_":
-        return bool(value)
-    raise ParameterError(name, value, "True or False")
+    """A switch, read by the one validator of flags (:func:`mlsys.core.checks.flag`)."""
+    return flag(name, value)
 
 
 def _heads_per_block(value: Any) -> int | None:
@@ -1105,7 +1098,10 @@ def _tp_allreduce(value: Any) -> str:
 
 def _host_step(value: Any) -> float:
     """``host_time_per_step``: seconds of host work per engine iteration, >= 0."""
-    return as_si(value, "s", "host_time_per_step")
+    seconds = as_si(value, "s", "host_time_per_step")
+    if not isinstance(seconds, float):  # an array: one engine has one step time
+        raise ParameterError("host_time_per_step", value, "one number of seconds >= 0")
+    return seconds
 
 
 def _engine_host_time(key: str | None) -> float:
@@ -1364,7 +1360,14 @@ class ServingModel:
             _tp_allreduce(tp_allreduce),
             _flag(vocab_parallel, "vocab_parallel"),
         )
-        result = _solve_plan(plan, b, s_in, s_out, bool(batched_prefill), raise_errors)
+        result = _solve_plan(
+            plan,
+            b,
+            s_in,
+            s_out,
+            _flag(batched_prefill, "batched_prefill"),
+            _flag(raise_errors, "raise_errors"),
+        )
         return record(
             result, self, model=model, hardware=hardware, batch_size=batch_size,
             prompt_len=prompt_len, output_len=output_len, precision=precision,
