@@ -2,9 +2,10 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py            # full run, writes docs/_data/benchmarks.json
+    python benchmarks/run.py            # full run, writes benchmarks/results.json
     python benchmarks/run.py --quick    # fewer repetitions (a smoke run)
-    python benchmarks/run.py --no-mlsysim
+    python benchmarks/run.py --no-mlsysim --out /tmp/bench.json
+    python benchmarks/run.py --publish  # writes docs/_data/benchmarks.json, the page's data
 
 What it measures, in one process and one sitting (so the ratios share a machine state):
 
@@ -21,9 +22,10 @@ What it measures, in one process and one sitting (so the ratios share a machine 
   prints JSON.
 
 It prints a table (scenario, mlsys time, target, ratio to target, mlsysim time, speed-up
-vs mlsysim) and writes ``docs/_data/benchmarks.json``, which ``docs/benchmarks.qmd``
-renders, with the load average before and after the run. Nothing here is a test: no
-timing is asserted anywhere.
+vs mlsysim) and writes the JSON to ``--out`` (default ``benchmarks/results.json``, not
+tracked), with the load average before and after the run. Only ``--publish`` replaces
+``docs/_data/benchmarks.json``, the committed file ``docs/benchmarks.qmd`` renders.
+Nothing here is a test: no timing is asserted anywhere.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 VENV = BENCH / ".venv-mlsysim"
-OUT = ROOT / "docs" / "_data" / "benchmarks.json"
+OUT = BENCH / "results.json"  # a scratch result, git-ignored
+PUBLISHED = ROOT / "docs" / "_data" / "benchmarks.json"  # what docs/benchmarks.qmd renders
 MLSYSIM_SPEC = "mlsysim==0.3.0"
 
 IMPORT_TARGET_S = 0.1  # issue 14: import mlsys in a fresh interpreter
@@ -307,7 +310,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--no-mlsysim", action="store_true", help="skip the comparison")
-    parser.add_argument("--output", type=Path, default=OUT, help="JSON file to write")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--out",
+        "--output",
+        dest="output",
+        type=Path,
+        default=OUT,
+        help=f"JSON file to write (default {OUT.relative_to(ROOT)})",
+    )
+    where.add_argument(
+        "--publish",
+        action="store_const",
+        dest="output",
+        const=PUBLISHED,
+        help=f"write {PUBLISHED.relative_to(ROOT)}, the data of the benchmarks page",
+    )
     args = parser.parse_args(argv)
 
     def _load() -> list[float] | None:

@@ -38,7 +38,7 @@ def _outside_quarto(monkeypatch):
 def test_book_config_lists_every_chapter():
     cfg = yaml.safe_load((BOOK / "_quarto.yml").read_text(encoding="utf-8"))
     assert cfg["project"]["type"] == "book"
-    assert cfg["project"]["pre-render"] == "mlsys check ."
+    assert cfg["project"]["pre-render"] == "_mlsys_check.py ."
     assert cfg["execute"]["freeze"] == "auto"
     listed = cfg["book"]["chapters"]
     for chapter in CHAPTERS:
