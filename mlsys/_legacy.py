@@ -137,13 +137,14 @@ def _returned(value: Any, unit: str, *args: Any) -> Any:
     return value
 
 
-def _fraction(value: Any, name: str) -> Any:
+def _fraction(value: Any, name: str, *, allow_zero: bool = True) -> Any:
     """A dimensionless fraction from 0 to 1 (``as_si`` already refuses negatives)."""
     import numpy as np
 
-    fraction = _si(value, "dimensionless", name)
+    fraction = _si(value, "dimensionless", name, allow_zero=allow_zero)
     if np.any(np.asarray(fraction) > 1.0):
-        raise ParameterError(name, value, "a fraction from 0 to 1")
+        lowest = "0" if allow_zero else "above 0"
+        raise ParameterError(name, value, f"a fraction from {lowest} to 1")
     return fraction
 
 
@@ -367,8 +368,8 @@ def calc_checkpoint_size(n_params: Any, bytes_per_param: Any = 16) -> Any:
     >>> calc_checkpoint_size(Q_(175e9, "parameter")).to("TB")
     <Quantity(2.8, 'terabyte')>
     """
-    params = _count(n_params, "n_params")
-    per_param = _si(bytes_per_param, "byte", "bytes_per_param")
+    params = _count(n_params, "n_params", at_least=1)
+    per_param = _si(bytes_per_param, "byte", "bytes_per_param", allow_zero=False)
     size = _core("checkpoint_bytes")(params, per_param)
     return _returned(size, "byte", n_params, bytes_per_param)
 
@@ -494,7 +495,8 @@ def calc_mtbf_node(
     for index, (mtbf_h, count) in enumerate(parts):
         n = _count(count, ("n_gpus", "n_nics", "n_psus", "n_other")[index])
         if n:
-            total_per_s += rate(1.0 / (_si(mtbf_h, "hour", "mtbf_h") * 3600.0), n)
+            mtbf_s = _si(mtbf_h, "hour", "mtbf_h", allow_zero=False) * 3600.0
+            total_per_s += rate(1.0 / mtbf_s, n)
     if total_per_s == 0.0:
         raise ParameterError("n_gpus", n_gpus, "at least one component in the node")
     hours = float(_core("fleet_mtbf_s")(total_per_s, 1)) / 3600.0
@@ -559,8 +561,8 @@ def calc_young_daly_interval(checkpoint_cost_s: Any, mtbf_s: Any) -> Any:
     >>> round(calc_young_daly_interval(60, 86_400 / 2), 2)
     2276.84
     """
-    delta = _si(checkpoint_cost_s, "s", "checkpoint_cost_s")
-    mtbf = _si(mtbf_s, "s", "mtbf_s")
+    delta = _si(checkpoint_cost_s, "s", "checkpoint_cost_s", allow_zero=False)
+    mtbf = _si(mtbf_s, "s", "mtbf_s", allow_zero=False)
     interval = _core("young_checkpoint_interval_s")(delta, mtbf)
     return _returned(interval, "s", checkpoint_cost_s, mtbf_s)
 
@@ -573,7 +575,8 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
     peak_flops : float or pint.Quantity
         Aggregate peak FLOP/s (a plain number is FLOP/s).
     mfu, scaling_eff, goodput_ratio : float
-        Model FLOPs utilization, scaling efficiency and goodput ratio, each 0 to 1.
+        Model FLOPs utilization, scaling efficiency and goodput ratio, each above 0
+        and at most 1 (a ParameterError otherwise).
 
     Returns
     -------
@@ -592,9 +595,9 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
     2.25e+17
     """
     _not_text(peak_flops, "peak_flops")
-    peak = _si(to_book_counts(_unwrap(peak_flops)), "1/s", "peak_flops")
+    peak = _si(to_book_counts(_unwrap(peak_flops)), "1/s", "peak_flops", allow_zero=False)
     factors = [
-        _fraction(x, n)
+        _fraction(x, n, allow_zero=False)
         for x, n in ((mfu, "mfu"), (scaling_eff, "scaling_eff"), (goodput_ratio, "goodput_ratio"))
     ]
     delivered = peak * factors[0] * factors[1] * factors[2]
