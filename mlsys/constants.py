@@ -144,14 +144,12 @@ MIB_TO_BYTES = 1024 * KIB_TO_BYTES
 GIB_TO_BYTES = 1024 * MIB_TO_BYTES
 
 # Bit widths and encodings (IEEE 754-2019 binary32; 8-bit integers; AVX-512 registers;
-# 8-bit colour channels; RGB; 1080p = 1920 x 1080 and 30 frames/s, ITU-R BT.709-6)
+# 8-bit colour channels; RGB)
 FP32_BITS = 32
 INT8_BITS = 8
 SIMD_REGISTER_BITS = 512
 COLOR_DEPTH_8BIT = 2**8
 IMAGE_CHANNELS_RGB = 3
-VIDEO_1080P_WIDTH = 1920
-VIDEO_1080P_HEIGHT = 1080
 
 BYTES_FP64 = Q_(BYTES_PER_ELEMENT["fp64"], "byte")
 """8 bytes per fp64 value."""
@@ -173,10 +171,6 @@ BYTES_INT4 = Q_(BYTES_PER_ELEMENT["int4"], "byte")
 """Half a byte per int4 value."""
 BYTES_INT32 = Q_(32 / BITS_PER_BYTE, "byte")
 """4 bytes per int32 value (32 bits)."""
-VIDEO_BYTES_PER_PIXEL_RGB = Q_(IMAGE_CHANNELS_RGB, "byte")
-"""3 bytes per 8-bit RGB pixel (one byte per channel)."""
-VIDEO_FPS_STANDARD = Q_(30, "Hz")
-"""30 frames per second (ITU-R BT.709-6 lists 30 and 29.97 Hz for 1080p)."""
 PRECISION_MAP = {
     name: Q_(BYTES_PER_ELEMENT[name], "byte")
     for name in ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
@@ -496,10 +490,6 @@ __all__ = [
     "SIMD_REGISTER_BITS",
     "COLOR_DEPTH_8BIT",
     "IMAGE_CHANNELS_RGB",
-    "VIDEO_1080P_WIDTH",
-    "VIDEO_1080P_HEIGHT",
-    "VIDEO_BYTES_PER_PIXEL_RGB",
-    "VIDEO_FPS_STANDARD",
     "PRECISION_MAP",
     "provenance",
     "book_differences",

@@ -46,7 +46,8 @@ def field_value(spec: Any) -> Any:
     Parameters
     ----------
     spec : dict, str, int or float
-        ``{"ref": NAME}``, ``{"value": ...}``, a ``"value unit"`` string or a number.
+        ``{"ref": NAME}``, ``{"value": ...}``, ``{"text": LABEL}``, a ``"value unit"``
+        string or a number.
 
     Returns
     -------
@@ -55,6 +56,8 @@ def field_value(spec: Any) -> Any:
         plain numbers, the :mod:`mlsys.constants` value for a ``ref``.
     """
     if isinstance(spec, dict):
+        if "text" in spec:  # a label the book prints as it is ("A100-class")
+            return str(spec["text"])
         if "ref" in spec:
             import mlsys.constants as constants
 

@@ -70,7 +70,14 @@ class Namespace:
         return sorted(self._members)
 
     def __iter__(self) -> Iterator[Any]:
-        return (getattr(self, name) for name in self._members)
+        # each entry once, though a catalog entry is reachable by its key and its aliases
+        seen: set[Any] = set()
+        for name in self._members:
+            value = getattr(self, name)
+            ident = (type(value).__name__, getattr(value, "key", None) or id(value))
+            if ident not in seen:
+                seen.add(ident)
+                yield value
 
     def __contains__(self, item: object) -> bool:
         return item in self._members

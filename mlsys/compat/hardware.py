@@ -35,6 +35,12 @@ __all__ = [
 _FILE = "book_hardware.toml"
 HARDWARE_GROUPS: tuple[str, ...] = ("Cloud", "Edge", "Mobile", "Tiny", "Workstation", "Tech")
 """Groups hung on :data:`mlsys.Hardware` (the book's tiers and technology classes)."""
+TIER_KINDS: dict[str, tuple[str, ...]] = {
+    "Cloud": ("gpu", "tpu"),
+    "Edge": ("edge",),
+    "Tiny": ("mcu",),
+}
+"""Catalog accelerator kinds each tier's query selects (datacentre parts are Cloud)."""
 
 # The PCIe generation of each catalog accelerator's host link (datasheets: H100/H200/B200
 # SXM "PCIe Gen5", A100 SXM4 "PCIe Gen4", V100 SXM2 "PCIe Gen3" -> nearest catalog Gen4).
@@ -122,6 +128,8 @@ class BookAccelerator:
         flops = {p: to_book_counts(q) for p, q in entry.peak_flops.items()}
         peak16 = flops.get("fp16", flops.get("bf16"))
         extras = book_table(_FILE).get("extras", {}).get(key, {})
+        for precision, spec in extras.get("precision_flops", {}).items():
+            flops.setdefault(precision, field_value(spec))  # the catalog's rate wins
         memory: dict[str, Any] = {
             "capacity": entry.memory_capacity,
             "bandwidth": entry.memory_bandwidth,
@@ -332,11 +340,19 @@ def hardware_group(tier: str) -> Namespace:
     Returns
     -------
     Namespace
-        Book name -> :class:`BookAccelerator` or :class:`BookDevice`, built on first use.
+        Book name -> :class:`BookAccelerator` or :class:`BookDevice`, built on first use:
+        the tier's table in ``book_hardware.toml``, over every catalog accelerator whose
+        ``kind`` belongs to the tier (:data:`TIER_KINDS`), under its key and aliases.
     """
+    from mlsys.compat.views import catalog_members, query_group
+
     members = book_table(_FILE)["tiers"].get(tier, {})
     factories = {name: (lambda n=name, s=spec: _member(n, s)) for name, spec in members.items()}
-    return Namespace(f"Hardware.{tier}", factories, lazy=True)
+    kinds = TIER_KINDS.get(tier, ())
+    queried = catalog_members(
+        "accelerators.toml", BookAccelerator, lambda row: row.get("kind") in kinds
+    )
+    return query_group(f"Hardware.{tier}", factories, queried)
 
 
 class _TechItem(UnitSuffixed):

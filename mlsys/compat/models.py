@@ -29,6 +29,8 @@ __all__ = ["BookModel", "model_group", "MODEL_GROUPS"]
 _FILE = "book_models.toml"
 MODEL_GROUPS: tuple[str, ...] = ("Vision", "Language", "Tiny", "Recommendation")
 """Groups hung on :data:`mlsys.Models` (the book's model families)."""
+FAMILY_KINDS: dict[str, tuple[str, ...]] = {"Language": ("transformer",), "Vision": ("cnn",)}
+"""Catalog workload kinds each family's query selects (a transformer is Language)."""
 
 # bytes per parameter when the book calls size_in_bytes() without a precision: fp16
 _DEFAULT_BYTES_PER_PARAM = Q_(2, "byte")
@@ -105,7 +107,16 @@ class BookModel:
         if hasattr(entry, "layers"):
             out["layers"] = entry.layers
             out["hidden_dim"] = entry.hidden
+        extras = dict(book_table(_FILE).get("catalog_extras", {}).get(key, {}))
+        prov = extras.pop("provenance", {})
+        for field, spec in extras.items():
+            out[field] = field_value(spec)
+            sources[field] = field_source(spec, prov.get(field, prov.get("_all")))
         tokens = getattr(entry, "training_tokens", None)
+        if tokens is not None:
+            # the book's training_tokens is a count Quantity (``.m_as(Bparam)``)
+            out["training_tokens"] = to_book_counts(Q_(tokens, "token"))
+            sources["training_tokens"] = {"catalog": f"Models.{key}.training_tokens"}
         if tokens is not None and hasattr(entry, "layers"):
             from mlsys.core.formulas.transformer import training_flops
 
@@ -192,8 +203,12 @@ def model_group(family: str) -> Namespace:
     Returns
     -------
     Namespace
-        Book name -> :class:`BookModel`, built on first use.
+        Book name -> :class:`BookModel`, built on first use: the family's table in
+        ``book_models.toml`` over every catalog workload whose ``kind`` belongs to the
+        family (:data:`FAMILY_KINDS`), under its key and aliases.
     """
+    from mlsys.compat.views import catalog_members, query_group
+
     members = book_table(_FILE)["families"].get(family, {})
     factories = {
         name: (
@@ -203,4 +218,8 @@ def model_group(family: str) -> Namespace:
         )
         for name, spec in members.items()
     }
-    return Namespace(f"Models.{family}", factories, lazy=True)
+    kinds = FAMILY_KINDS.get(family, ())
+    queried = catalog_members(
+        "models.toml", BookModel, lambda row: row.get("kind", "transformer") in kinds
+    )
+    return query_group(f"Models.{family}", factories, queried)

@@ -17,9 +17,10 @@ How a suffix is read
 2. Otherwise case-insensitively: a registry prefix (``k``, ``M``, ``G``, ``Mi`` ...)
    followed by a unit name or symbol of the registry (``gb`` -> ``GB``, ``mib`` ->
    ``MiB``); a spelled-out name may be plural (``hours``), a symbol may not.
-3. A trailing ``s`` may mean "per second" (``gbs`` -> ``GB/s``, ``tflops`` ->
+3. A mass may be a mass of emissions (``g`` -> ``gCO2e`` where the field is one).
+4. A trailing ``s`` may mean "per second" (``gbs`` -> ``GB/s``, ``tflops`` ->
    ``TFLOP/s``); ``_per_`` or ``p`` between two units divides them (``gb_per_s``).
-4. Of the readings, those with the dimension of the field's value are kept; exact case
+5. Of the readings, those with the dimension of the field's value are kept; exact case
    beats a case-insensitive reading; a fraction of a byte or bit is never meant
    (``mb`` is ``MB``, not a millibyte); otherwise the prefix keeps the case written
    (``mw`` is milliwatts).
@@ -96,6 +97,9 @@ def _token_readings(token: str) -> list[tuple[str, bool, str]]:
     readings: list[tuple[str, bool, str]] = []
     if token.isidentifier() and token in reg:
         readings.append((token, True, ""))
+    if token.isidentifier() and token + "CO2e" in reg:
+        # a mass of emissions: the book writes ``carbon_intensity_g_kwh`` for gCO2e/kWh
+        readings.append((token + "CO2e", False, ""))
     low = token.lower()
     index = _lower_index()
     for spelling, prefix_name in _prefixes():

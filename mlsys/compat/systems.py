@@ -17,6 +17,13 @@ from typing import Any
 from mlsys.compat._data import book_table, field_source, field_value
 from mlsys.compat._namespace import Namespace
 from mlsys.compat.rules import UnitSuffixed, suffix_attribute
+from mlsys.compat.views import (
+    Record,
+    book_records,
+    catalog_members,
+    query_group,
+    record_group,
+)
 
 __all__ = [
     "BookFabric",
@@ -29,6 +36,8 @@ __all__ = [
     "Scenarios",
     "Platforms",
     "Infrastructure",
+    "Datasets",
+    "BookGrid",
 ]
 
 _FILE = "book_systems.toml"
@@ -207,19 +216,16 @@ def _values_ns(path: str, raw: dict[str, Any]) -> Namespace:
 
 
 def _fabrics() -> Namespace:
+    # the book's names, over every catalog fabric (an alias such as InfiniBand_GXDR names one)
     items = _table("fabrics")
-    return Namespace(
-        "Systems.Fabrics",
-        {n: (lambda n=n, k=k: BookFabric(n, k)) for n, k in items.items()},
-        lazy=True,
-    )
+    table = {n: (lambda n=n, k=k: BookFabric(n, k)) for n, k in items.items()}
+    return query_group("Systems.Fabrics", table, catalog_members("fabrics.toml", BookFabric))
 
 
 def _nodes() -> Namespace:
     items = _table("nodes")
-    return Namespace(
-        "Systems.Nodes", {n: (lambda n=n, k=k: BookNode(n, k)) for n, k in items.items()}, lazy=True
-    )
+    table = {n: (lambda n=n, k=k: BookNode(n, k)) for n, k in items.items()}
+    return query_group("Systems.Nodes", table, catalog_members("nodes.toml", BookNode))
 
 
 def _clusters() -> Namespace:
@@ -295,17 +301,18 @@ Systems = Namespace(
         "Reliability": _reliability,
         "Pods": _pods,
         "NetworkEnergy": lambda: _values_ns("Systems.NetworkEnergy", _table("network_energy")),
+        "SwitchFabric": lambda: _values_ns("Systems.SwitchFabric", _table("switch_fabric")),
     },
     lazy=True,
 )
 """The book's ``Systems`` registry: ``Fabrics``, ``Nodes``, ``Clusters``, ``Reliability``,
-``Pods`` and ``NetworkEnergy``."""
+``Pods``, ``NetworkEnergy`` and ``SwitchFabric``."""
 
 Literature = Namespace(
     "Literature",
     {
         group: (lambda g=group: _values_ns(f"Literature.{g}", _table("literature")[g]))
-        for group in ("Training", "Scaling", "Overheads", "Chinchilla")
+        for group in _table("literature")
     },
     lazy=True,
 )
@@ -351,27 +358,86 @@ def _phone_battery() -> Namespace:
 Scenarios = Namespace(
     "Scenarios",
     {
+        **{
+            group: (lambda g=group: _values_ns(f"Scenarios.{g}", _table("scenarios")[g]))
+            for group in _table("scenarios")
+        },
         "PhoneBattery": _phone_battery,
-        "MobilePower": lambda: _values_ns(
-            "Scenarios.MobilePower", _table("scenarios")["MobilePower"]
-        ),
     },
     lazy=True,
 )
 """The book's scenario figures: ``PhoneBattery`` (``EnergyWh``, the 15 W·h flagship pack;
 ``EnergyJ`` = ``CapacityMah`` x ``VoltageV``, a second 11.1 W·h battery the book keeps apart)
-and ``MobilePower`` (``ObjectDetector``, ``MobileNpuTypical`` ... in W)."""
+``MobilePower`` (``ObjectDetector``, ``MobileNpuTypical`` ... in W), ``Workloads``
+(``GoogleSearchesPerDay`` ...), ``AnomalyModel`` and ``EnergyAnchors``: every
+``[scenarios.*]`` table of ``book_systems.toml``."""
 
 
 class _Rate(UnitSuffixed):
     """A price with the book's ``.rate`` attribute."""
 
-    def __init__(self, spec: Any) -> None:
+    def __init__(self, spec: Any, provenance: dict[str, Any] | None = None) -> None:
         self.rate = field_value(spec)
-        self.source = field_source(spec, None)
+        self.source = field_source(spec, provenance)
 
     def __repr__(self) -> str:
         return f"<rate {self.rate}>"
+
+
+def _prices(group: str) -> Namespace:
+    raw = dict(_table("pricing")[group])
+    prov = raw.pop("provenance", {})
+    return Namespace(
+        f"Infrastructure.Pricing.{group}",
+        {n: _Rate(spec, prov.get(n, prov.get("_all"))) for n, spec in raw.items()},
+    )
+
+
+class BookGrid(UnitSuffixed):
+    """A catalog grid under the book's names (``Infrastructure.Grids.US_Avg``).
+
+    Parameters
+    ----------
+    book_name : str
+        ``"US_Avg"``.
+    key : str
+        Catalog key (``"US_AVG"``).
+
+    Attributes
+    ----------
+    carbon_intensity_g_kwh : float
+        Grams of CO2e per kWh (the book's plain number; the catalog's
+        ``carbon_intensity``).
+    entry : mlsys.core.types.GridProfile
+        The catalog entry; its other fields (``water_intensity``, ``electricity_price``)
+        are read through the view, and ``<field>_<unit>`` of each by the rule.
+    """
+
+    def __init__(self, book_name: str, key: str) -> None:
+        from mlsys.core.catalog import Grids
+
+        entry = Grids.get(key)
+        self.book_name = book_name
+        self.entry = entry
+        self.name = entry.display_name or key
+        self.carbon_intensity = entry.carbon_intensity
+        self.carbon_intensity_g_kwh = float(entry.carbon_intensity.m_as("gCO2e/kWh"))
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        entry = self.__dict__.get("entry")
+        if entry is not None and hasattr(entry, item):
+            return getattr(entry, item)
+        return suffix_attribute(self, item, f"Infrastructure.Grids.{self.book_name}")
+
+    def __repr__(self) -> str:
+        return f"<book view {self.book_name} of Grids.{self.entry.name}>"
+
+
+def _grids() -> Namespace:
+    table = {n: (lambda n=n, k=k: BookGrid(n, k)) for n, k in _table("grids").items()}
+    return query_group("Infrastructure.Grids", table, catalog_members("grids.toml", BookGrid))
 
 
 Infrastructure = Namespace(
@@ -379,23 +445,43 @@ Infrastructure = Namespace(
     {
         "Pricing": lambda: Namespace(
             "Infrastructure.Pricing",
-            {
-                "Cloud": Namespace(
-                    "Infrastructure.Pricing.Cloud",
-                    {n: _Rate(spec) for n, spec in _table("pricing")["Cloud"].items()},
-                )
-            },
-        )
+            {g: (lambda g=g: _prices(g)) for g in _table("pricing")},
+            lazy=True,
+        ),
+        "Racks": lambda: record_group("Infrastructure.Racks", book_records("Racks")),
+        "FacilityCooling": lambda: record_group(
+            "Infrastructure.FacilityCooling", book_records("FacilityCooling")
+        ),
+        "Grids": _grids,
+        "AIR_COOLING_LIMIT_KW": lambda: field_value({"ref": "AIR_COOLING_LIMIT_KW"}),
     },
     lazy=True,
 )
-"""The book's prices: ``Pricing.Cloud.EgressPerGB.rate`` and
-``Pricing.Cloud.ElectricityPerKwh.rate``."""
+"""The book's infrastructure: ``Pricing`` (every ``[pricing.*]`` group:
+``Cloud.GpuTrainingPerHour.rate`` ...), ``Racks``, ``FacilityCooling``, ``Grids`` (the
+catalog's grids under the book's names and every catalog key and alias) and
+``AIR_COOLING_LIMIT_KW``."""
+
+Datasets = Namespace(
+    "Datasets",
+    {
+        n: (lambda n=n, r=r: Record(f"Datasets.{n}", r, {}))
+        for n, r in book_records("Datasets").items()
+        if n != "provenance"
+    },
+    lazy=True,
+)
+"""The book's datasets (``Datasets.ImageNet.image_width``): ``[records.Datasets.*]``."""
 
 
 def _platform(name: str) -> Namespace:
-    # ranges are text ("3-5"): the book prints them and calls str methods on them
-    return Namespace(f"Platforms.{name}", dict(_table("platforms")[name]))
+    # ranges are text ("3-5"): the book prints them and calls str methods on them;
+    # capacities and budgets are Quantities (``ram``, ``typical_latency_budget``)
+    ns = _values_ns(f"Platforms.{name}", _table("platforms")[name])
+    prov = _table("platforms").get("provenance", {})
+    object.__setattr__(ns, "sources", {f: dict(prov) for f in ns.list()})
+    object.__setattr__(ns, "name", name)
+    return ns
 
 
 Platforms = Namespace(

@@ -99,3 +99,19 @@ def test_every_unit_name_is_the_registrys_unit():
     assert (Q_(1, "hour") / (1 * constants.MILLISECOND)).m_as("") == pytest.approx(3.6e6)
     assert (1 * constants.Tparam).m_as(constants.Bparam) == pytest.approx(1e3)
     assert registry_unit("GPT3_PARAMS") is None
+
+
+def test_platform_envelope_fields():
+    from mlsys.compat import Platforms
+
+    # the book's smartphone: 8 GB of RAM; its microcontroller: 512 KiB
+    assert Platforms.Mobile.ram_gb == pytest.approx(8.0)
+    assert Platforms.Tiny.ram_kib == pytest.approx(512.0)
+    assert Platforms.Tiny.ram_bytes == pytest.approx(512 * 1024)
+
+
+def test_core_entries_answer_the_rule_too():
+    from mlsys.core.catalog import Grids
+
+    # 0.385 kgCO2e/kWh (Touvron et al. 2023) is 385 g/kWh
+    assert unit_suffix_value(Grids.US_AVG, "carbon_intensity_g_kwh") == pytest.approx(385.0)

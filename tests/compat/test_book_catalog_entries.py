@@ -1,0 +1,88 @@
+"""Entries the textbook names that the catalog gained, and the groups that are queries.
+
+Each figure is checked against the source its provenance cites (written here), and
+groups are checked to be views over the catalog: an entry reachable by any alias.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsys import Datasets, Hardware, Infrastructure, Literature, Models, Scenarios, Systems
+from mlsys.core.catalog import Fabrics, load_table
+
+
+def test_tpu_v6e_is_googles_datasheet():
+    v6 = Hardware.Cloud.TPUv6
+    assert v6.compute.peak_flops.m_as("1/s") == pytest.approx(918e12)  # bf16
+    assert v6.memory.capacity.m_as("GB") == pytest.approx(32)
+    assert v6.memory.bandwidth.m_as("GB/s") == pytest.approx(1640)
+    assert v6.sources["tdp"]["kind"] == "estimate"  # Google publishes no chip power
+
+
+def test_book_models():
+    assert Models.Vision.AlexNet.parameters.m_as("") == pytest.approx(60e6)  # Krizhevsky 2012
+    # torchvision: 0.71 GMACs -> 1.42 GFLOP at 2 FLOPs per multiply-add
+    assert Models.Vision.AlexNet.inference_flops.m_as("") == pytest.approx(2 * 0.71e9)
+    assert Models.Language.BERT_Base.parameters.m_as("") == pytest.approx(110e6)  # Devlin 2019
+    gpt4 = Models.Language.GPT4
+    assert gpt4.parameters.m_as("") == pytest.approx(1.76e12)
+    assert all(src["kind"] == "estimate" for src in gpt4.sources.values())
+    assert gpt4.training_gpu_days == pytest.approx(25_000 * 100)  # GPUs x days, the estimate
+
+
+def test_gpt3_training_figures():
+    gpt3 = Models.Language.GPT3
+    assert gpt3.training_tokens.m_as("") == pytest.approx(300e9)  # Brown et al. 2020
+    assert gpt3.training_energy_mwh == pytest.approx(1287.0)  # Patterson et al. 2021
+    assert gpt3.sources["training_days_ref"]["kind"] == "estimate"
+
+
+def test_b200_int4_is_the_books_figure_marked_as_such():
+    b200 = Hardware.Cloud.B200
+    assert b200.compute.precision_flops["int4"].m_as("1/s") == pytest.approx(9000e12)
+    fp8 = Hardware.B200.peak_flops["fp8"].m_as("FLOP/s")  # the catalog's rate is kept
+    assert b200.compute.precision_flops["fp8"].m_as("1/s") == pytest.approx(fp8)
+
+
+def test_fabrics_the_book_adds():
+    gdr = Systems.Fabrics.InfiniBand_GXDR  # the book's name, an alias of the catalog's GDR
+    assert gdr.entry is Fabrics.IB_GDR
+    assert gdr.bandwidth_gbs == pytest.approx(1600 / 8)  # 1.6 Tbit/s per direction
+    for name, gbit in (("Ethernet_400G", 400), ("Ethernet_800G", 800), ("Ethernet_1P6T", 1600)):
+        assert getattr(Systems.Fabrics, name).bandwidth_gbs == pytest.approx(gbit / 8)
+
+
+def test_groups_are_catalog_queries():
+    # every datacentre accelerator of the catalog is in Hardware.Cloud, by key and alias
+    rows = load_table("accelerators.toml")
+    cloud = [k for k, r in rows.items() if r.get("kind") in ("gpu", "tpu")]
+    for key in cloud:
+        view = getattr(Hardware.Cloud, key)
+        assert view.entry.name == key
+    assert Hardware.Cloud.v5p is Hardware.Cloud.TPU_V5P
+    # every catalog transformer is a Language model
+    for key, row in load_table("models.toml").items():
+        if row.get("kind", "transformer") == "transformer":
+            assert getattr(Models.Language, key).entry.name == key
+    assert len({id(v) for v in Hardware.Cloud}) == len(list(Hardware.Cloud))
+
+
+def test_infrastructure_and_scenarios():
+    assert Infrastructure.Racks.AI_High.power_kw == 100
+    assert Infrastructure.Racks.AI_High.power_w == pytest.approx(100_000)
+    assert Infrastructure.FacilityCooling.LiquidCooled.pue == pytest.approx(1.06)
+    rate = Infrastructure.Pricing.Cloud.GpuTrainingPerHour.rate
+    assert rate.m_as("1/hour") == pytest.approx(4.0)
+    assert Infrastructure.Grids.US_Avg.carbon_intensity_g_kwh == pytest.approx(385.0)
+    assert Scenarios.Workloads.GoogleSearchesPerDay == pytest.approx(8.5e9)
+    # 4,186 J/(kg K) x 1 kg x 80 K
+    assert Scenarios.EnergyAnchors.BoilingWater.m_as("J") == pytest.approx(4186 * 80, rel=1e-3)
+    assert Literature.Training.MfuInferenceBatched == pytest.approx(0.4)
+
+
+def test_datasets():
+    imagenet = Datasets.ImageNet
+    assert imagenet.training_examples.m_as("") == 1_281_167  # Russakovsky et al. 2015
+    assert (imagenet.image_width, imagenet.image_height, imagenet.image_channels) == (224, 224, 3)
+    assert Datasets.CIFAR10.num_classes == 10 and Datasets.MNIST.image_channels == 1
