@@ -137,6 +137,10 @@ _WH_SECONDS = 3600.0  # joules from one watt-hour up are written in Wh, kWh, MWh
 # ---------------------------------------------------------------------------------------
 
 
+NO_BREAK_SPACE = "\u00a0"
+"""What joins a number and its unit on a page (HTML, PDF): a line never ends between them."""
+
+
 class Formatted(str):
     """A formatted number: a ``str`` that Quarto and Jupyter insert verbatim.
 
@@ -154,6 +158,8 @@ class Formatted(str):
     True
     >>> Formatted("$4.2M")._repr_markdown_()
     '[\\\\$4.2M]{.mlsys-num}'
+    >>> Formatted("3.35 TB/s")._repr_markdown_()
+    '[3.35\\xa0TB/s]{.mlsys-num}'
     """
 
     __slots__ = ()
@@ -162,7 +168,9 @@ class Formatted(str):
     """Where the number came from (a catalog entry, a solver's result), if known."""
 
     def _repr_markdown_(self) -> str:
-        text = str(self).replace("$", "\\$")
+        # On a page the number never parts from its unit at a line end: every space of
+        # one formatted value is a no-break space there ("3.35 TB/s", "1.2 to 2.4 GB").
+        text = str(self).replace("$", "\\$").replace(" ", NO_BREAK_SPACE)
         origin = self.origin
         if origin is not None:
             return span(text, origin)

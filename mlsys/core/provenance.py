@@ -35,6 +35,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -60,8 +61,8 @@ __all__ = [
     "MAX_TITLE_CHARS",
 ]
 
-MAX_TITLE_CHARS = 700
-"""A tooltip longer than this is cut (with "…"): a hover box, not a bibliography."""
+MAX_TITLE_CHARS = 1000
+"""The full text of a hover box is cut (between words, with "…") beyond this length."""
 
 _RECENT_LIMIT = 4096  # result values read recently; a chapter formats a value just after reading it
 
@@ -610,26 +611,77 @@ def record(result: Any, solver: Any, /, **inputs: Any) -> Any:
 # A pipe would end a Markdown table cell even inside an attribute: it becomes a slash.
 _TITLE_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": " ", "|": "/"})
 
+_HEADLINE_CHARS = 110  # the first line of a hover box: what the number is, where from
+_URL = re.compile(r"https?://[^\s<>\"')\]]+")
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters between words, with "…" if cut."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    cut = max(head.rfind("; "), head.rfind(" "))
+    return (head[:cut] if cut > limit // 3 else head).rstrip(" ;,:") + "…"
+
 
 @lru_cache(maxsize=2048)
-def _escaped_title(title: str) -> str:
-    """The title cut to :data:`MAX_TITLE_CHARS` and escaped for a Pandoc attribute."""
-    if len(title) > MAX_TITLE_CHARS:
-        head = title[: MAX_TITLE_CHARS - 1]
-        # cut between words (a cut word can read as another: "Inf…" of "Infrastructure")
-        cut = max(head.rfind("; "), head.rfind(" "))
-        title = (head[:cut] if cut > MAX_TITLE_CHARS // 2 else head).rstrip(" ;,") + "…"
-    return title.translate(_TITLE_ESCAPES)
+def _escaped_title(title: str, limit: int = MAX_TITLE_CHARS) -> str:
+    """The title cut to ``limit`` characters between words, escaped for a Pandoc attribute."""
+    return _cut(title, limit).translate(_TITLE_ESCAPES)
+
+
+def _headline(origin: Origin) -> str:
+    """One short line: what the number is and where it comes from (the hover box's head)."""
+    if isinstance(origin, CatalogOrigin):
+        text = f"{origin.entry.label}, {origin.what}: {_brief(origin.source)}"
+    elif isinstance(origin, ResultOrigin):
+        head = origin.solver + (f" → {origin.field}" if origin.field else "")
+        labels = [e.label for e in origin.entries]
+        text = f"{head}, computed from {', '.join(labels)}" if labels else head
+    elif isinstance(origin, DerivedOrigin):
+        names: list[str] = []
+        for part in origin.parts:
+            name = (
+                f"{part.entry.label} {part.what}"
+                if isinstance(part, CatalogOrigin)
+                else _headline(part)
+            )
+            if name not in names:
+                names.append(name)
+        text = "Computed from " + "; ".join(names)
+    else:
+        text = origin.describe()
+    return _cut(text, _HEADLINE_CHARS)
+
+
+def _links(origin: Origin) -> list[str]:
+    """The public addresses of the sources behind an origin, each once."""
+    sources: list[Any] = []
+    if isinstance(origin, CatalogOrigin):
+        sources.append(origin.source)
+    elif isinstance(origin, ResultOrigin):
+        sources += [e.provenance_of("default") or _first(e) for e in origin.entries]
+    elif isinstance(origin, DerivedOrigin):
+        return list(dict.fromkeys(u for part in origin.parts for u in _links(part)))
+    urls = [getattr(s, "url", None) for s in sources]
+    urls += _URL.findall(origin.describe())
+    return list(dict.fromkeys(u.rstrip(".,;") for u in urls if u))
 
 
 def span(markdown: str, origin: Origin) -> str:
-    """A Pandoc span carrying the origin as its title: ``[3.35 TB/s]{.mlsys-num title="…"}``.
+    """A Pandoc span carrying the origin: ``[3.35 TB/s]{.mlsys-num title="…"}``.
+
+    The ``title`` is one short line (what the number is, where it comes from), cut
+    between words; when the origin says more, ``data-detail`` holds the whole text (to
+    :data:`MAX_TITLE_CHARS`) and ``data-links`` the addresses of its sources, which the
+    ``mlsys`` Quarto extension shows on demand as links.
 
     Parameters
     ----------
     markdown : str
         The number as Markdown (dollar signs already escaped).
-    origin : CatalogOrigin, ResultOrigin or TextOrigin
+    origin : CatalogOrigin, ResultOrigin, TextOrigin or DerivedOrigin
         Where it came from.
 
     Returns
@@ -637,12 +689,28 @@ def span(markdown: str, origin: Origin) -> str:
     str
         Markdown that Pandoc reads as ``<span class="mlsys-num" title="…">``; in LaTeX
         output the span is its text alone.
+
+    Examples
+    --------
+    >>> span("8", TextOrigin("Meta (2024), Table 5"))
+    '[8]{.mlsys-num title="Meta (2024), Table 5"}'
     """
-    return f'[{markdown}]{{.mlsys-num title="{_escaped_title(origin.describe())}"}}'
+    full = " ".join(origin.describe().split())
+    head = _headline(origin)
+    attrs = f'title="{_escaped_title(head)}"'
+    if full != head:
+        attrs += f' data-detail="{_escaped_title(full)}"'
+    links = _links(origin)
+    if links:
+        attrs += f' data-links="{_escaped_title(" ".join(links), 10_000)}"'
+    return f"[{markdown}]{{.mlsys-num {attrs}}}"
 
 
 def split_span(markdown: str) -> tuple[str, str | None]:
-    """Undo :func:`span`: the number's Markdown and its origin text (None if plain).
+    """Undo :func:`span`: the number's text and its origin's full text (None if plain).
+
+    The text is as the formatting function returned it (the page's no-break spaces
+    read as spaces again); the origin is the ``data-detail`` of the span, else its title.
 
     Parameters
     ----------
@@ -655,26 +723,37 @@ def split_span(markdown: str) -> tuple[str, str | None]:
 
     Examples
     --------
-    >>> split_span('[3.35 TB/s]{.mlsys-num title="H100 \\\\"SXM\\\\""}')
+    >>> split_span('[3.35\u00a0TB/s]{.mlsys-num title="H100 \\\\"SXM\\\\""}')
     ('3.35 TB/s', 'H100 "SXM"')
     >>> split_span("[16,384]{.mlsys-num}"), split_span("16,384")
     (('16,384', None), ('16,384', None))
     """
     if markdown.startswith("[") and markdown.endswith("]{.mlsys-num}"):
-        return markdown[1 : -len("]{.mlsys-num}")], None
-    head = '{.mlsys-num title="'
-    if not (markdown.startswith("[") and markdown.endswith('"}')):
+        return markdown[1 : -len("]{.mlsys-num}")].replace("\u00a0", " "), None
+    head = "]{.mlsys-num "
+    cut = markdown.find(head)
+    if not (markdown.startswith("[") and markdown.endswith('"}')) or cut < 0:
         return markdown, None
-    cut = markdown.find("]" + head)
-    if cut < 0:
-        return markdown, None
-    body = markdown[cut + 1 + len(head) : -2]
-    out, i = [], 0
+    attrs = _attributes(markdown[cut + len(head) : -1])
+    text = markdown[1:cut].replace("\u00a0", " ")
+    return text, attrs.get("data-detail", attrs.get("title"))
+
+
+def _attributes(body: str) -> dict[str, str]:
+    """``key="value"`` pairs of a Pandoc attribute list, backslash escapes undone."""
+    out: dict[str, str] = {}
+    i = 0
     while i < len(body):
-        if body[i] == "\\" and i + 1 < len(body):
-            out.append(body[i + 1])
-            i += 2
-        else:
-            out.append(body[i])
-            i += 1
-    return markdown[1:cut], "".join(out)
+        eq = body.find('="', i)
+        if eq < 0:
+            break
+        key = body[i:eq].strip()
+        j, value = eq + 2, []
+        while j < len(body) and body[j] != '"':
+            if body[j] == "\\" and j + 1 < len(body):
+                j += 1
+            value.append(body[j])
+            j += 1
+        out[key] = "".join(value)
+        i = j + 1
+    return out

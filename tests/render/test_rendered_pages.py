@@ -125,6 +125,7 @@ def _parse(path: Path) -> tuple[_Page, str]:
 # A render that failed once fails every test that needs it, without rendering again
 # (pytest would set a failing session fixture up anew for each test).
 _FAILED: dict[tuple[str, ...], str] = {}
+_LOGS: dict[tuple[str, ...], str] = {}
 
 
 def _render(project: Path, *args: str) -> None:
@@ -134,6 +135,7 @@ def _render(project: Path, *args: str) -> None:
     done = subprocess.run(
         ["quarto", "render", *args], cwd=project, capture_output=True, text=True, timeout=1800
     )
+    _LOGS[key] = (done.stdout or "") + (done.stderr or "")
     if done.returncode != 0:
         tail = "\n".join((done.stderr or done.stdout).splitlines()[-25:])
         _FAILED[key] = f"quarto render {' '.join(args)} failed in {project}:\n{tail}"
@@ -378,3 +380,86 @@ def test_book_provenance_titles_say_where_a_number_comes_from(book_html):
             if title and (len(title) < 20 or not _SAYS_WHERE.search(title)):
                 vague.append(f"{path.name}: {text!r}: {title!r}")
     assert not vague, "\n".join(vague[:20])
+
+
+# ---------------------------------------------------------------------------------------
+# Reader-ready: links, alt text, number-unit spacing, the PDF's fonts and LaTeX runs
+# ---------------------------------------------------------------------------------------
+
+import reader_checks  # noqa: E402  (tests/render/reader_checks.py, beside this file)
+
+
+def test_book_links_resolve(book_html):
+    dead = reader_checks.dead_links(book_html)
+    assert not dead, f"{len(dead)} dead link(s):\n" + "\n".join(dead[:30])
+
+
+def test_site_links_resolve(site_html):
+    # the reference's summary tables link every module constant and class attribute to
+    # its own section (docs/_renderer.py writes one)
+    dead = reader_checks.dead_links(site_html)
+    assert not dead, f"{len(dead)} dead link(s):\n" + "\n".join(dead[:30])
+
+
+def test_every_figure_has_alt_text(book_html, site_html):
+    missing = reader_checks.images_without_alt(book_html) + reader_checks.images_without_alt(
+        site_html
+    )
+    assert not missing, "images without alt text:\n" + "\n".join(missing)
+
+
+def test_no_number_parts_from_its_unit_in_the_book(book_html):
+    found = reader_checks.breakable_unit_spaces(book_html)
+    assert not found, f"{len(found)} breakable number-unit space(s):\n" + "\n".join(found[:30])
+
+
+def test_hover_boxes_have_a_short_first_line_and_link_their_sources(book_html):
+    heads, linked = [], 0
+    for path in _pages(book_html):
+        html = path.read_text(encoding="utf-8")
+        for m in re.finditer(r'<span class="mlsys-num"([^>]*)>', html):
+            attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', m.group(1)))
+            if "title" not in attrs:
+                continue
+            heads.append(html_unescape(attrs["title"]))
+            linked += "data-links" in attrs
+    assert len(heads) > 200
+    # one short line, cut (if at all) between words
+    assert max(len(h) for h in heads) <= 110
+    assert all(not h.endswith("…") or h[-2] != " " for h in heads)
+    assert linked > len(heads) // 2, f"{linked} of {len(heads)} hover boxes link a source"
+
+
+def _pdf_path(book_copy: Path) -> Path:
+    (pdf,) = sorted((book_copy / "_book").glob("*.pdf"))
+    return pdf
+
+
+def test_pdf_latex_settles(book_pdf_text, book_copy):
+    log = _LOGS.get((str(book_copy), "--to", "pdf"), "")
+    assert "maximum number of runs" not in log
+
+
+def test_pdf_drops_no_character(book_pdf_text, book_copy, book_html):
+    # Every character the book's HTML shows in its prose reaches the PDF (a glyph the font
+    # lacks is dropped silently by XeLaTeX: "10⁹" printed "10", "CO₂" printed "CO").
+    in_pdf = set(book_pdf_text)
+    shown: set[str] = set()
+    for path in _pages(book_html):
+        page, _ = _parse(path)
+        shown |= {c for c in "".join(page.prose) if ord(c) > 126 and not c.isspace()}
+    html_only = {"↩", "\ufe0e", "\u00a0", "\u202f"}  # footnote back-links, spaces
+    dropped = sorted(shown - in_pdf - html_only)
+    assert not dropped, f"characters missing from the PDF: {''.join(dropped)}"
+
+
+def test_pdf_fonts_cover_every_character(book_pdf_text):
+    if shutil.which("fc-query") is None or shutil.which("fc-match") is None:
+        pytest.skip("fontconfig's fc-query/fc-match are not installed")
+    serif = reader_checks.font_file("DejaVu Serif")
+    sans = reader_checks.font_file("DejaVu Sans")
+    math = reader_checks.font_file("DejaVu Math TeX Gyre")
+    assert serif and sans and math, "the DejaVu fonts the book's _quarto.yml names"
+    covered = set().union(*(reader_checks.font_coverage(f) for f in (serif, sans, math)))
+    used = {c for c in book_pdf_text if ord(c) > 126 and not c.isspace()}
+    assert not used - covered, "".join(sorted(used - covered))

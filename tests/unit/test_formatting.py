@@ -281,7 +281,7 @@ def test_quantity_from_another_registry():
 def test_markdown_repr_is_verbatim_and_escapes_dollars():
     out = fmt(Q_(3.35e12, "B/s"))
     # A number with no recorded origin is still marked, so a page can be audited.
-    assert out._repr_markdown_() == "[3.35 TB/s]{.mlsys-num}"
+    assert out._repr_markdown_() == "[3.35\u00a0TB/s]{.mlsys-num}"
     # "$4.2M ... $1.3M" would open TeX math in pandoc; the Markdown form escapes "$".
     assert money(4.2e6)._repr_markdown_() == r"[\$4.2M]{.mlsys-num}"
     assert check(True, "nothing to show")._repr_markdown_() == ""
@@ -327,6 +327,6 @@ def test_jupyter_display_offers_markdown():
     interactive = pytest.importorskip("IPython.core.interactiveshell")
     shell = interactive.InteractiveShell.instance()
     data, _ = shell.display_formatter.format(fmt(Q_(3.35e12, "B/s")))
-    assert data["text/markdown"] == "[3.35 TB/s]{.mlsys-num}"
+    assert data["text/markdown"] == "[3.35\u00a0TB/s]{.mlsys-num}"
     data, _ = shell.display_formatter.format(money(4.2e6))
     assert data["text/markdown"] == r"[\$4.2M]{.mlsys-num}"

@@ -65,7 +65,7 @@ def test_arithmetic_keeps_the_origin_and_source_overrides_it():
     text, title = split_span(fmt(doubled)._repr_markdown_())
     assert text == "6.7 TB/s" and "H100 SXM5 80GB, memory bandwidth: datasheet" in title
     # A value built from plain numbers has no origin and is marked without a title.
-    assert fmt(Q_(6.7, "TB/s"))._repr_markdown_() == "[6.7 TB/s]{.mlsys-num}"
+    assert fmt(Q_(6.7, "TB/s"))._repr_markdown_() == "[6.7\u00a0TB/s]{.mlsys-num}"
     stated = fmt(doubled, source="two H100s")
     assert isinstance(stated.origin, TextOrigin) and split_span(stated._repr_markdown_()) == (
         "6.7 TB/s",
@@ -85,7 +85,7 @@ def test_a_solver_result_names_solver_inputs_and_sources():
     assert title.startswith("EconomicsModel → annual_tco(fleet=16 × ")
     assert "datasheet" in title
     # Its Markdown table (a notebook, a Quarto cell) carries the same hover per cell.
-    assert '{.mlsys-num title="EconomicsModel → annual_tco(fleet=16' in res._repr_markdown_()
+    assert 'data-detail="EconomicsModel → annual_tco(fleet=16' in res._repr_markdown_()
     # A plain field (a fraction) read from the result carries the origin to pct too.
     assert pct(res.breakeven_utilization).origin.field == "breakeven_utilization"
 
@@ -128,7 +128,11 @@ def test_span_escapes_quotes_and_backslashes_and_round_trips():
 
 def test_long_titles_are_cut():
     markdown = span("1", TextOrigin("x" * 5000))
-    assert len(split_span(markdown)[1]) == 700 and markdown.endswith('…"}')
+    from mlsys.core.provenance import MAX_TITLE_CHARS
+
+    # the full text is cut at MAX_TITLE_CHARS; the hover box's first line is short
+    assert len(split_span(markdown)[1]) == MAX_TITLE_CHARS and markdown.endswith('…"}')
+    assert len(markdown.split('title="')[1].split('"')[0]) <= 110
 
 
 def test_money_ranges_and_plain_strings():

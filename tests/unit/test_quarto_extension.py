@@ -88,11 +88,13 @@ def test_real_quarto_shows_the_datasheet_on_hover(tmp_path):
     assert (coverage.with_source, coverage.missing) == (2, ())
     start = page.index('<span class="mlsys-num" title="')
     tooltip = page[start : page.index(">", start)]
-    assert "NVIDIA H100" in tooltip and "datasheet" in tooltip and ">3.35 TB/s<" in page[start:]
+    assert "NVIDIA H100" in tooltip and "datasheet" in tooltip
+    assert ">3.35&nbsp;TB/s<" in page[start:]
     assert "mlsys.js" in page and "mlsys.css" in page
 
     latex = subprocess.run([QUARTO, "render", "page.qmd", "--to", "latex"], **run)
     assert latex.returncode == 0, latex.stderr[-2000:]
     tex = (project / "page.tex").read_text(encoding="utf-8")
-    assert "An H100 reads 3.35 TB/s; twice that is 6.7 TB/s." in " ".join(tex.split())
+    # the no-break space between number and unit is "~" in LaTeX
+    assert "An H100 reads 3.35~TB/s; twice that is 6.7~TB/s." in " ".join(tex.split())
     assert "mlsys-num" not in tex and "datasheet" not in tex
