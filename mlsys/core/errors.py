@@ -6,6 +6,7 @@ what to do next.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -47,14 +48,19 @@ class ParameterError(MlsysError):
         super().__init__(message)
 
 
+_SHOW_CHARS = 80
+"""Longest value shown in a message; a longer one (a 400-digit int) is cut in the middle."""
+
+
 def _show(value: Any) -> str:
     """A value as the user would write it: ``80 GB`` for a Quantity, else its repr."""
+    text = repr(value)
     if hasattr(value, "units") and hasattr(value, "magnitude"):
-        try:
-            return f"'{value:~P}'"
-        except (TypeError, ValueError):  # pragma: no cover - exotic magnitudes
-            return repr(value)
-    return repr(value)
+        with contextlib.suppress(TypeError, ValueError):  # exotic magnitudes keep the repr
+            text = f"'{value:~P}'"
+    if len(text) > _SHOW_CHARS:
+        text = f"{text[:40]}…{text[-20:]} ({len(text)} characters)"
+    return text
 
 
 class UnitError(ParameterError):

@@ -291,11 +291,11 @@ def _scalar(magnitude: Any, name: str, original: Any) -> float:
     if isinstance(magnitude, bool):
         raise FormatError(name, original, "a number or a Quantity, not a boolean")
     if isinstance(magnitude, numbers.Real):
-        x = float(magnitude)
+        x = _to_float(magnitude, name, original)
     elif getattr(magnitude, "size", None) == 1 and hasattr(magnitude, "item"):
         return _scalar(magnitude.item(), name, original)
     elif isinstance(magnitude, numbers.Number) and not isinstance(magnitude, numbers.Complex):
-        x = float(magnitude)  # Decimal
+        x = _to_float(magnitude, name, original)  # Decimal
     elif hasattr(magnitude, "size"):
         raise FormatError(
             name, original, "one number, not an array", "Format the elements one at a time."
@@ -307,12 +307,70 @@ def _scalar(magnitude: Any, name: str, original: Any) -> float:
     return x
 
 
+def _to_float(magnitude: Any, name: str, original: Any) -> float:
+    """``float(magnitude)``; an integer past the float range (10**400) is a FormatError."""
+    try:
+        return float(magnitude)
+    except OverflowError:
+        raise FormatError(
+            name,
+            original,
+            "a number within the float range (|x| < 1.8e308) for this use",
+            "A whole number prints every digit through fmt(n) or fmt_int(n) without a unit.",
+        ) from None
+
+
+def _exact_int(value: Any) -> int | None:
+    """``value`` as a Python int when it is a whole number of an exact type, else None.
+
+    Ints, numpy integers, and a whole ``Fraction`` or ``Decimal`` are exact: their digits
+    are kept as they are, at any size, never passed through a float (2**53 + 1 would
+    print as ...992). Floats and booleans are not.
+    """
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Integral):  # numpy integers, TracedInt
+        return int(value)
+    if isinstance(value, numbers.Rational) and value.denominator == 1:  # Fraction
+        return int(value)
+    if type(value).__name__ == "Decimal" and value.is_finite() and value == int(value):
+        return int(value)
+    return None
+
+
+def _int_text(n: int, digits: int | None, sep: str) -> str:
+    """Every digit of ``n`` with separators; rounded to ``digits`` significant digits
+    (with integer arithmetic) only when asked."""
+    if digits is not None:
+        length = len(str(abs(n)))
+        if length > digits:
+            n = round(n, digits - length)  # exact for ints: round(12345678, -5) = 12300000
+    return ("-" if n < 0 else "") + _group(str(abs(n)), sep)
+
+
+def _int_sci_text(n: int, digits: int | None) -> str:
+    """Scientific notation of a whole number by integer arithmetic: any size, no float."""
+    if n == 0:
+        return "0"
+    text = str(abs(n))
+    carried = len(text.rstrip("0"))
+    sig = digits or (carried if carried <= MAX_CARRIED_DIGITS else COMPUTED_DIGITS)
+    rounded = str(round(abs(n), sig - len(text))) if len(text) > sig else text
+    exponent = len(rounded) - 1  # 999 to 2 digits is 1000: one more place
+    kept = rounded[:sig].rstrip("0") or "0"
+    mantissa = kept[0] + ("." + kept[1:] if len(kept) > 1 else "")
+    sign = "-" if n < 0 else ""
+    return f"{sign}{mantissa} {_TIMES} 10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
 def _coerce(value: Any, name: str) -> tuple[float, UnitsContainer | None]:
     """Split ``value`` into a finite float and the units (``None`` for plain numbers)."""
     if type(value) is _quantity_class():  # the common case, without ABC isinstance checks
         magnitude = value._magnitude
         if type(magnitude) in _FAST_MAGNITUDES:
-            x = float(magnitude)
+            x = _to_float(magnitude, name, value)
             if x - x == 0.0:  # finite (NaN and infinity give NaN)
                 units = value._units
                 return x, (units if units else None)
@@ -844,7 +902,9 @@ def fmt(
     quantity : pint.Quantity, float or int
         The value. A plain number is taken to be in ``unit`` (dimensionless when ``unit``
         is None). Quantities of another pint registry work if the mlsys registry knows
-        their unit.
+        their unit. A whole number of an exact type (``int``, a numpy integer) prints
+        every digit at any size, by integer arithmetic: ``fmt(10**15 + 1)`` is
+        "1,000,000,000,000,001" (a float past 10¹⁵ is written in scientific form).
     unit : str or pint.Unit, optional
         Show the value in exactly this unit (``"GB/s"``, ``"GiB"``, ``"MWh"``). When None
         the SI prefix is chosen by pint's ``to_compact`` (bytes in SI, GB), durations
@@ -921,10 +981,13 @@ def fmt(
             allow_zero=False if allow_zero is None else allow_zero,
         )
     digits = _check_digits(digits)
-    x, units = _coerce(quantity, "quantity")
-    if unit is None:
-        text = _render(x, units, digits, sep, space)
+    whole = _exact_int(quantity) if unit is None else None
+    if whole is not None:  # every digit, at any size, by integer arithmetic
+        text = _int_text(whole, digits, sep)
+    elif unit is None:
+        text = _render(*_coerce(quantity, "quantity"), digits, sep, space)
     else:
+        x, units = _coerce(quantity, "quantity")
         target = _target(unit)
         if units is not None:
             x = _convert(x, units, target)
@@ -1130,6 +1193,10 @@ def fmt_int(
     >>> commas(1234567.0)
     '1,234,567'
     """
+    exact = _exact_int(getattr(value, "magnitude", value)) if unit is None else None
+    if exact is not None:  # every digit of an int, never through a float
+        units = value._units if hasattr(value, "_units") else None
+        return _formatted(_join(_int_text(exact, None, sep), units or None, space), value)
     x, units = _coerce(value, "value")
     target = units
     if unit is not None:
@@ -1354,6 +1421,9 @@ def sci(value: Any, digits: int | None = None, unit: str | pint.Unit | None = No
     '3.14 × 10²³ FLOP'
     """
     digits = _check_digits(digits)
+    whole = _exact_int(value) if unit is None else None
+    if whole is not None and abs(whole) >= 10**15:  # past a float's exact digits
+        return _formatted(_int_sci_text(whole, digits), value)
     x, target = _in_unit(value, unit)
     text = _sci_text(x, _sig(x, digits))
     return _formatted(text + (" " + _pretty(target) if target else ""), value)

@@ -31,6 +31,7 @@ from mlsys.core.fmt import (
     Formatted,
     FormatUnitError,
     _coerce,
+    _exact_int,
     _in_unit,
     _pretty,
     _target,
@@ -227,13 +228,22 @@ def book_fmt_int(
     FormatError
         As :func:`book_fmt`; also when a non-zero value rounds to 0.
 
+    Notes
+    -----
+    An ``int`` (or numpy integer) without ``unit`` keeps every digit at any size:
+    ``book_fmt_int(2**53 + 1)`` is "9,007,199,254,740,993", never the float's ...992.
+
     Examples
     --------
     >>> book_fmt_int(16384.4), book_fmt_int(2.5), book_fmt_int(-2.5, commas=False)
     ('16,384', '3', '-3')
     """
-    x = _book_value(quantity, unit)
-    whole = math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
+    exact = _exact_int(quantity) if unit is None else None
+    if exact is not None:  # an int keeps every digit (never through a float)
+        whole = x = exact
+    else:
+        x = _book_value(quantity, unit)
+        whole = math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
     if whole == 0 and x != 0:
         raise FormatError(
             "quantity",
@@ -385,17 +395,34 @@ def fmt_frac(numerator: Any, denominator: Any, result: Any = None, unit: Any = N
     MarkdownStr
         ``$\\frac{num}{den}$ = result unit``.
 
+    Raises
+    ------
+    FormatError
+        When a part given as a number is NaN, infinite, None or not a number (as
+        :func:`mlsys.core.fmt.fmt`): a fraction never prints "nan".
+
     Examples
     --------
     >>> fmt_frac("175", "8", "21.9", "GB")
     '$\\\\frac{175}{8}$ = 21.9 GB'
     """
+    numerator = _frac_part(numerator, "numerator")
+    denominator = _frac_part(denominator, "denominator")
     text = f"$\\frac{{{numerator}}}{{{denominator}}}$"
     if result is not None:
-        text += f" = {result}"
+        text += f" = {_frac_part(result, 'result')}"
     if unit is not None:
         text += f" {unit}"
     return MarkdownStr(text)
+
+
+def _frac_part(value: Any, name: str) -> Any:
+    """A part of :func:`fmt_frac`: text as it is; a number must be finite (NaN and
+    infinity raise, as in :func:`mlsys.core.fmt.fmt`, instead of printing "nan")."""
+    if isinstance(value, str):
+        return value
+    _coerce(value, name)  # raises FormatError for None, NaN, infinity, bool, arrays
+    return value
 
 
 def md(latex_str: Any) -> MarkdownStr:
