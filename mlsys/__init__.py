@@ -126,6 +126,14 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
+# The textbook's views on the catalog (Hardware.Cloud.H100, Models.Vision.ResNet50,
+# Models.ResNet50.parameters) are hung on the registries here, above both layers: the
+# catalog imports nothing of mlsys.compat. Each view's module loads when first read.
+from mlsys.compat._install import install as _install_book_views  # noqa: E402
+
+_install_book_views()
+
+
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from mlsys.core.catalog import Datacenters, Fabrics, Grids, Hardware, Models, Nodes
     from mlsys.core.errors import (

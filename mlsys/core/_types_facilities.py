@@ -13,7 +13,7 @@ from functools import cached_property
 
 from pydantic import Field
 
-from mlsys.core.types import CarbonIntensity, EnergyPrice, WaterIntensity, _Model
+from mlsys.core._types_core import CarbonIntensity, EnergyPrice, WaterIntensity, _Model
 from mlsys.core.units import as_si
 
 __all__ = ["GridProfile", "Datacenter"]

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from mlsys.core.types import (
+from mlsys.core._types_core import (
     Accelerator,
     Bandwidth,
     Duration,

@@ -15,10 +15,10 @@ from typing import Any, ClassVar, Literal
 import pint
 from pydantic import Field, model_validator
 
+from mlsys.core._types_core import _Model
 from mlsys.core.precision import normalize_precision
 from mlsys.core.provenance import CatalogOrigin, register_value
 from mlsys.core.traced import TracedFloat
-from mlsys.core.types import _Model
 
 __all__ = ["Workload", "TransformerWorkload"]
 

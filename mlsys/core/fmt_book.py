@@ -21,22 +21,22 @@ mlsys's own contract (``fmt(q)`` → "3.35 TB/s", significant digits, unit inclu
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import pint
 
 from mlsys.core.fmt import (
     FormatError,
-    Formatted,
-    FormatUnitError,
+    MarkdownStr,
+    _book_value,
     _coerce,
     _exact_int,
-    _in_unit,
+    _precision,
     _pretty,
     _target,
+    _text,
+    book_fmt,
 )
-from mlsys.core.units import to_book_counts
 
 __all__ = [
     "MarkdownStr",
@@ -60,142 +60,7 @@ __all__ = [
     "display_fraction",
 ]
 
-_MAX_PRECISION = 15  # a double carries ~15.9 significant digits; more decimals are noise
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-
-
-class MarkdownStr(Formatted):
-    """A ``str`` that Quarto and Jupyter insert verbatim as Markdown (the book's type).
-
-    Quarto escapes commas and periods of a plain ``str`` inline result, which corrupts a
-    number placed inside ``$...$`` math; an object with ``_repr_markdown_`` is inserted
-    as it is. Unlike :class:`mlsys.core.fmt.Formatted`, nothing is escaped: the book
-    writes its own ``\\$`` where it means a dollar sign, and ``$`` where it means math.
-
-    Examples
-    --------
-    >>> s = MarkdownStr("$x = 1$")
-    >>> s._repr_markdown_(), s + "!"
-    ('$x = 1$', '$x = 1$!')
-    """
-
-    __slots__ = ()
-
-    def _repr_markdown_(self) -> str:
-        return str.__str__(self)
-
-
-def _precision(precision: Any, name: str = "precision") -> int:
-    if isinstance(precision, bool) or not isinstance(precision, numbers.Integral):
-        raise FormatError(name, precision, f"an integer number of decimals, 0 to {_MAX_PRECISION}")
-    if not 0 <= precision <= _MAX_PRECISION:
-        raise FormatError(name, precision, f"an integer number of decimals, 0 to {_MAX_PRECISION}")
-    return int(precision)
-
-
-def _text(value: Any, name: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise FormatError(name, value, "a string (or None)")
-    return value
-
-
-def _book_value(quantity: Any, unit: Any) -> float:
-    """``quantity`` in ``unit`` as a float; FLOPs, parameters, dollars convert as counts.
-
-    The book counts them as plain numbers, so ``fmt(A100_FLOPS_FP16_TENSOR, "TFLOP/s")``
-    must work whether the value carries mlsys's FLOP dimension or the book's count.
-    """
-    try:
-        return _in_unit(quantity, unit)[0]
-    except FormatUnitError:
-        if unit is None or not isinstance(quantity, pint.Quantity):
-            raise
-        target = to_book_counts(_target_quantity(unit))
-        value = to_book_counts(quantity)
-        try:
-            return _in_unit(value, target.units)[0] / target.magnitude
-        except FormatUnitError:
-            raise FormatUnitError(
-                "unit", unit, f"a unit of the same dimension as {quantity.units:~P}"
-            ) from None
-
-
-def _target_quantity(unit: Any) -> pint.Quantity:
-    from mlsys.core.units import Q_
-
-    return Q_(1.0, unit if isinstance(unit, str) else str(unit))
-
-
-def _fixed(x: float, precision: int, commas: bool, allow_zero: bool, original: Any) -> str:
-    """``x`` with ``precision`` decimals; refuses a non-zero value shown as zero."""
-    text = f"{x:,.{precision}f}" if commas else f"{x:.{precision}f}"
-    if float(text.replace(",", "")) == 0.0:
-        if x != 0.0 and not allow_zero:
-            raise FormatError(
-                "quantity",
-                original,
-                f"a value that does not round to zero at precision={precision}",
-                f"{x!r} would print as {text.lstrip('-')!r}: raise precision, pick a smaller "
-                "unit, or pass allow_zero=True if zero is meant.",
-            )
-        text = text.lstrip("-")  # never print "-0.0"
-    return text
-
-
-def book_fmt(
-    quantity: Any,
-    unit: str | pint.Unit | None = None,
-    precision: int = 1,
-    commas: bool = True,
-    suffix: str | None = None,
-    prefix: str | None = None,
-    allow_zero: bool = False,
-) -> MarkdownStr:
-    """The book's ``fmt``: a bare number with ``precision`` decimals, in ``unit``.
-
-    Parameters
-    ----------
-    quantity : pint.Quantity, float or int
-        The value. A Quantity is converted to ``unit`` first (any unit of the same
-        dimension); a plain number is taken to be in ``unit`` already, as in the book.
-    unit : str or pint.Unit, optional
-        Unit to show the Quantity in (the prose writes it); None keeps its own unit.
-    precision : int, default 1
-        Decimal places, 0–15 (fixed, trailing zeros kept: ``2039.0`` → "2,039.0").
-    commas : bool, default True
-        Thousands separators.
-    suffix, prefix : str, optional
-        Text put after / before the number (``prefix="~"``, ``suffix="%"``), no space added.
-    allow_zero : bool, default False
-        Accept a non-zero value that rounds to zero at ``precision``.
-
-    Returns
-    -------
-    MarkdownStr
-        The number, e.g. ``"3.4"`` for ``Q_(3.35, "TB/s")`` at precision 1.
-
-    Raises
-    ------
-    FormatError
-        For None, NaN, infinity, a string, a boolean, an array, a bad ``precision``, or a
-        non-zero value that would print as zero (unless ``allow_zero``); a
-        ``FormatUnitError`` when ``unit`` has another dimension. All are ``ValueError``.
-
-    Examples
-    --------
-    >>> from mlsys import Q_
-    >>> book_fmt(Q_(3.35, "TB/s")), book_fmt(2039.0), book_fmt(1234567.0)
-    ('3.4', '2,039.0', '1,234,567.0')
-    >>> book_fmt(42.0, precision=0), book_fmt(Q_(2039, "GB/s"), "TB/s")
-    ('42', '2.0')
-    >>> book_fmt(0.2, precision=1, prefix="~", suffix="%")
-    '~0.2%'
-    """
-    x = _book_value(quantity, unit)
-    text = _fixed(x, _precision(precision), bool(commas), bool(allow_zero), quantity)
-    return MarkdownStr(f"{_text(prefix, 'prefix')}{text}{_text(suffix, 'suffix')}")
 
 
 def book_fmt_int(

@@ -37,11 +37,18 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from mlsys.core.traced import TracedFloat, TracedInt, merge, traced, traced_magnitude
+from mlsys.core.traced import (
+    TextOrigin,
+    TracedFloat,
+    TracedInt,
+    merge,
+    traced,
+    traced_magnitude,
+)
 
 __all__ = [
     "CatalogOrigin",
@@ -209,39 +216,6 @@ class ResultOrigin:
         return f"{text}. Sources: {sources}" if sources else text
 
 
-class TextOrigin:
-    """An origin the author states in words (``fmt(x, source="Patterson et al. 2021")``).
-
-    Parameters
-    ----------
-    text : str
-        The origin, as it should appear in the tooltip.
-    """
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TextOrigin) and other.text == self.text
-
-    def __hash__(self) -> int:
-        return hash(self.text)
-
-    def __repr__(self) -> str:
-        return f"TextOrigin({self.text!r})"
-
-    def describe(self) -> str:
-        """The text as given.
-
-        Returns
-        -------
-        str
-        """
-        return self.text
-
-
 class DerivedOrigin:
     """The origin of a number computed from several others: each of their origins.
 
@@ -317,6 +291,33 @@ def _brief(source: Any) -> str:
 _BRIEF_CHARS = 80
 
 
+def _short_text(value: Any) -> str:
+    """pint's short form (``"1.436e+06 s"``), four significant digits for a bare float."""
+    return f"{value:~P}" if hasattr(value, "units") else f"{value:.4g}"
+
+
+# How a solver's numeric input is written in ResultOrigin.describe. The display policy
+# lives above this module (mlsys.core.fmt reads provenance, never the reverse), so fmt
+# installs it here when it is imported (every formatted number imports it); until then
+# pint's short form stands in.
+_VALUE_TEXT: list[Callable[[Any], str]] = [_short_text]
+
+
+def use_value_text(render: Callable[[Any], str]) -> None:
+    """Set how :meth:`ResultOrigin.describe` writes a solver's numeric inputs.
+
+    :mod:`mlsys.core.fmt` installs its display policy (``16.62 d`` rather than
+    ``1435805.3943772556 s``) when it is imported.
+
+    Parameters
+    ----------
+    render : callable
+        Takes a Quantity or float, returns its text; an exception falls back to pint's
+        short form.
+    """
+    _VALUE_TEXT[0] = render
+
+
 def _input_text(value: Any) -> str:
     label = getattr(value, "label", None)
     if isinstance(label, str):
@@ -331,12 +332,10 @@ def _input_text(value: Any) -> str:
         return repr(value)
     if (hasattr(value, "units") and hasattr(value, "magnitude")) or isinstance(value, float):
         # as a reader would print it (display policy), not 1435805.3943772556 s
-        from mlsys.core.fmt import fmt
-
         try:
-            return str(fmt(value))
+            return _VALUE_TEXT[0](value)
         except Exception:  # an array or an odd unit: pint's own short form
-            return f"{value:~P}" if hasattr(value, "units") else f"{value:.4g}"
+            return _short_text(value)
     if isinstance(value, int):
         return f"{value:,}"
     text = repr(value)

@@ -60,6 +60,45 @@ names them is cut to a few hundred characters anyway (``MAX_TITLE_CHARS``)."""
 _EMPTY: tuple[Any, ...] = ()
 
 
+class TextOrigin:
+    """An origin the author states in words (``fmt(x, source="Patterson et al. 2021")``).
+
+    Parameters
+    ----------
+    text : str
+        The origin, as it should appear in the tooltip.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TextOrigin) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"TextOrigin({self.text!r})"
+
+    def describe(self) -> str:
+        """The text as given.
+
+        Returns
+        -------
+        str
+        """
+        return self.text
+
+
+# Documented, linked and pickled as mlsys.core.provenance.TextOrigin, beside the other
+# origins, where users import it from; it lives here because a traced number rebuilds
+# its origins as text (__reduce__) and provenance builds on this module.
+TextOrigin.__module__ = "mlsys.core.provenance"
+
+
 def merge(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
     """The origins of ``a`` followed by those of ``b`` not already in ``a``.
 
@@ -303,8 +342,6 @@ def _unary(op: Callable[[Any], Any], name: str) -> Callable:
 
 
 def _rebuild(cls: type, value: Any, texts: tuple[str, ...]) -> Any:
-    from mlsys.core.provenance import TextOrigin
-
     return cls(value, tuple(TextOrigin(t) for t in texts))
 
 

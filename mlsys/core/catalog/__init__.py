@@ -34,6 +34,7 @@ package can change a catalog value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,7 @@ __all__ = [
     "normalize_key",
     "load_table",
     "CatalogError",
+    "set_workload_view",
 ]
 
 # Each loader imports its entry type when its registry is first used, not at import: a
@@ -115,14 +117,30 @@ def _nodes() -> dict[str, tuple[Any, list[str]]]:
     return _build("nodes.toml", _node)
 
 
-class _BookNames:
-    """The textbook's read-only names on every catalog workload (issue 15).
+_WORKLOAD_VIEW: list[Callable[[str], Any]] = []  # see set_workload_view
 
-    *Machine Learning Systems* (harvard-edge/cs249r_book) reads ``Models.ResNet50.parameters``
-    and ``.size_in_bytes()`` on the registry itself; these delegate to
-    :class:`mlsys.compat.models.BookModel` (book counts, cited sources). mlsys's own fields
+
+def set_workload_view(view: Callable[[str], Any]) -> None:
+    """Serve the textbook's names on every catalog workload through ``view``.
+
+    *Machine Learning Systems* (harvard-edge/cs249r_book) reads
+    ``Models.ResNet50.parameters``, ``.inference_flops`` and ``.size_in_bytes()`` on the
+    registry's own entries. Those names answer from the object ``view(key)`` returns
+    for the entry's key; :mod:`mlsys.compat` installs its ``BookModel`` here when mlsys is
+    imported (the catalog imports nothing of the layers above it). mlsys's own fields
     (``params``, ``total_params``, ``flops_per_sample``) are unchanged.
+
+    Parameters
+    ----------
+    view : callable
+        Takes a workload's catalog key, returns an object with ``parameters``,
+        ``inference_flops`` and ``size_in_bytes``.
     """
+    _WORKLOAD_VIEW[:] = [view]
+
+
+class _BookNames:
+    """The textbook's read-only names on every catalog workload (:func:`set_workload_view`)."""
 
     @property
     def parameters(self) -> Any:
@@ -150,10 +168,9 @@ class _BookNames:
         return self._book_view().size_in_bytes(bytes_per_param)
 
     def _book_view(self) -> Any:
-        import importlib
-
-        models = importlib.import_module("mlsys.compat.models")
-        return models.BookModel(self.name, self.name)  # type: ignore[attr-defined]
+        if not _WORKLOAD_VIEW:
+            raise AttributeError(f"{self.name}: the textbook's names are not installed")
+        return _WORKLOAD_VIEW[0](self.name)  # type: ignore[attr-defined]
 
 
 @cache
@@ -229,34 +246,6 @@ Datacenters: Registry[Datacenter] = Registry("Datacenters", _datacenters)
 """Facilities: PUE, WUE and the grid that feeds them."""
 
 
-# -- the textbook's groupings, as views (issue 15) ---------------------------------------
-# The book 'Machine Learning Systems' reads Hardware.Cloud.H100, Models.Vision.ResNet50
-# and Models.GPT3.training_ops. Those groups are views built by mlsys.compat from
-# compatB's book_*.toml files over the entries above; they are imported only when a group
-# is first touched, so the catalog itself loads no compat code.
-def _compat_group(module: str, builder: str, *args: str) -> Any:
-    import importlib
-
-    return getattr(importlib.import_module(module), builder)(*args)
-
-
-for _tier in ("Cloud", "Edge", "Mobile", "Tiny", "Workstation"):
-    Hardware.add_group(
-        _tier, lambda t=_tier: _compat_group("mlsys.compat.hardware", "hardware_group", t)
-    )
-Hardware.add_group("Tech", lambda: _compat_group("mlsys.compat.hardware", "tech_group"))
-for _family in ("Vision", "Language", "Tiny", "Recommendation"):
-    Models.add_group(
-        _family, lambda f=_family: _compat_group("mlsys.compat.models", "model_group", f)
-    )
-# The older chapters read three models directly on the registry with the book's names
-# (Models.GPT3.training_ops, Models.GPT2.parameters, Models.DLRM.model_size): book views.
-# Item lookup (Models["GPT3"]) still returns the catalog entry itself.
-for _book, _key in (("GPT2", "GPT2_XL"), ("GPT3", "GPT3_175B"), ("DLRM", None)):
-    Models.add_group(
-        _book,
-        lambda b=_book, k=_key: _compat_group(
-            "mlsys.compat.models", "BookModel", b, *([k] if k else [])
-        ),
-    )
-del _tier, _family, _book, _key
+# The textbook's groupings (Hardware.Cloud.H100, Models.Vision.ResNet50, Models.GPT3) are
+# views that mlsys.compat hangs on these registries with Registry.add_group when mlsys is
+# imported: the catalog itself imports nothing of the layers above it.

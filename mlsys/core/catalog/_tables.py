@@ -6,17 +6,27 @@ what a catalog entry holds is always what the file that ships with mlsys says.
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from mlsys.core.errors import MlsysError
 
-__all__ = ["CatalogError", "DATA_DIR", "load_table"]
+__all__ = ["CatalogError", "DATA_DIR", "load_table"]  # noqa: F822 - DATA_DIR: __getattr__
 
-DATA_DIR = Path(__file__).with_name("data")
-"""Directory of the shipped TOML files (inside the installed package)."""
+_DATA = os.path.join(os.path.dirname(__file__), "data")  # str: pathlib's import is not free
+
+
+def __getattr__(name: str) -> Any:
+    # DATA_DIR, the directory of the shipped TOML files (a pathlib.Path), is made when
+    # first read: importing pathlib costs milliseconds of `import mlsys`.
+    if name == "DATA_DIR":
+        from pathlib import Path
+
+        globals()["DATA_DIR"] = folder = Path(_DATA)
+        return folder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class CatalogError(MlsysError):
@@ -43,7 +53,9 @@ def load_table(filename: str) -> dict[str, dict[str, Any]]:
     CatalogError
         When the file is not valid TOML.
     """
-    raw = (DATA_DIR / filename).read_bytes()
+    folder = globals().get("DATA_DIR", _DATA)  # a test may point DATA_DIR elsewhere
+    with open(os.path.join(folder, filename), "rb") as file:
+        raw = file.read()
     # Imported on first use: the import alone costs milliseconds of a fresh interpreter.
     if sys.version_info >= (3, 11):
         import tomllib
