@@ -19,7 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser : argparse.ArgumentParser
         The subcommand's parser.
     """
-    parser.add_argument("registry", choices=REGISTRIES, help="which registry")
+    parser.add_argument(
+        "registry",
+        nargs="?",
+        choices=REGISTRIES,
+        help="which registry (omit to list the registries and their sizes)",
+    )
     parser.add_argument("name", nargs="?", help="an entry to show (omit to list all)")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
@@ -65,8 +70,20 @@ def _fields(entry: Any) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _list_registries(as_json: bool) -> int:
+    counts = {name: len(_registry(name).list()) for name in REGISTRIES}
+    if as_json:
+        print(json.dumps(counts, indent=2))
+        return 0
+    width = max(len(name) for name in REGISTRIES)
+    for name, n in counts.items():
+        print(f"{name:<{width}}  {n:>3} {'entry' if n == 1 else 'entries'}")
+    print("\n`mlsys catalog REGISTRY` lists one; `mlsys catalog REGISTRY NAME` shows an entry.")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """List a registry or show one entry.
+    """List the registries, list one registry, or show one entry.
 
     Parameters
     ----------
@@ -78,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     int
         Exit status (0).
     """
+    if args.registry is None:
+        return _list_registries(args.json)
     registry = _registry(args.registry)
     if args.name is None:
         if args.json:

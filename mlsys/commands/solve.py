@@ -218,34 +218,120 @@ def solve(solver: str, inputs: dict[str, Any], params: dict[str, Any]) -> Any:
     return model.solve(**kwargs)
 
 
-def _cell(value: Any) -> str:
-    from mlsys.core.fmt import fmt
+# Fields that hold a fraction of something (shown as a percent, as the book prints them).
+_FRACTION_FIELDS = frozenset({"mfu", "hfu", "mbu", "utilization"})
+_FRACTION_ENDINGS = ("_fraction", "_efficiency", "_utilization", "_mfu", "_mbu", "_share")
+# Units of the columns of a per-operator table, by column name.
+_COLUMN_UNITS = {"flops": "flop", "bytes": "byte", "time": "s", "intensity": "flop/byte"}
 
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(fmt(value))  # the display policy, as in every Result table
+
+def _is_fraction(name: str) -> bool:
+    leaf = name.rsplit(".", 1)[-1]
+    return leaf in _FRACTION_FIELDS or leaf.endswith(_FRACTION_ENDINGS)
+
+
+# Significant digits of a measured or computed quantity on the terminal, as in the book's
+# tables; a count without a unit (a batch of 4,096 tokens) keeps every digit.
+_DIGITS = 3
+
+
+def _number(value: float, unit: str | None) -> str:
+    """A number as the display policy writes it (``mlsys.core.fmt.fmt``)."""
+    from mlsys.core.fmt import FormatError, fmt
+    from mlsys.core.units import Q_
+
+    count = unit is None and float(value).is_integer()
+    digits = None if count else _DIGITS
+    try:
+        return str(fmt(value if unit is None else Q_(value, unit), digits=digits))
+    except FormatError:  # NaN or infinity: say so rather than fail
+        return "not a number" if value != value else str(value)
+
+
+def _text(name: str, value: Any, unit: str | None) -> str | None:
+    """One field for the terminal, or None when this solve did not compute it."""
+    from mlsys.core.fmt import pct
+
+    if value is None or (isinstance(value, (tuple, list, dict)) and not value):
+        return None
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_text(k, v, unit)}" for k, v in value.items())
+    if isinstance(value, (tuple, list)):
+        return "; ".join(str(v) for v in value)
+    if isinstance(value, (int, float)):
+        if unit is None and _is_fraction(name):
+            return str(pct(value, digits=_DIGITS))
+        return _number(value, unit)
+    fields = getattr(type(value), "model_fields", None)
+    if fields:  # a layout or another model: the fields that differ from their defaults
+        changed = [
+            f"{field}={getattr(value, field)}"
+            for field, info in fields.items()
+            if getattr(value, field) != info.default
+        ]
+        return " ".join(changed) or "defaults"
     return str(value)
 
 
+def _rows(result: Any, prefix: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, dict]]]:
+    """``(field, text)`` rows of a result (nested results flattened as ``outer.inner``)
+    and its tables (fields holding one row of numbers per key)."""
+    from mlsys.core.results import Result
+
+    rows: list[tuple[str, str]] = []
+    tables: list[tuple[str, dict]] = []
+    for name in result:
+        value = result.si(name)
+        if isinstance(value, Result):
+            inner_rows, inner_tables = _rows(value, f"{prefix}{name}.")
+            rows += inner_rows
+            tables += inner_tables
+        elif isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            tables.append((f"{prefix}{name}", value))
+        else:
+            text = _text(name, value, result.unit_of(name))
+            if text is not None:
+                rows.append((f"{prefix}{name}", text))
+    return rows, tables
+
+
+def _cell(column: str, value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _number(float(value), _COLUMN_UNITS.get(column))
+    return "" if value is None else str(value)
+
+
+def _table(name: str, table: dict) -> list[str]:
+    """A per-key table with a header, numbers right-aligned, each in its column's unit."""
+    columns = list(dict.fromkeys(c for row in table.values() for c in row))
+    body = [[str(key), *(_cell(c, row.get(c)) for c in columns)] for key, row in table.items()]
+    header = ["", *columns]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        key = f"{cells[0]:<{widths[0]}}"  # row names left, numbers right
+        numbers = [f"{c:>{w}}" for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  " + "  ".join([key, *numbers])
+
+    return ["", f"{name}:", line(header), *(line(r) for r in body)]
+
+
 def _render(result: Any) -> str:
+    """A result as the terminal shows it: one field a line, fractions as percents,
+    quantities by the display policy, no row for a field this solve did not compute."""
     from mlsys.core.results import Result
 
     if not isinstance(result, Result):
         return str(result)
-    rows, tables = [], []
-    for name, text in result._rows():
-        value = result.si(name) if "." not in name else None
-        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-            tables.append((name, value))
-        else:
-            rows.append((name, text))
-    width = max(len(name) for name, _ in rows)
+    rows, tables = _rows(result)
+    width = max((len(name) for name, _ in rows), default=0)
     lines = [f"{name:<{width}}  {text}" for name, text in rows]
     for name, table in tables:
-        columns = list(next(iter(table.values())))
-        lines += ["", f"{name}:", "  " + "  ".join(f"{c:>12}" for c in ["", *columns])]
-        for key, row in table.items():
-            cells = [f"{key:>12}", *(f"{_cell(row.get(c)):>12}" for c in columns)]
-            lines.append("  " + "  ".join(cells))
+        lines += _table(name, table)
     return "\n".join(lines)
 
 

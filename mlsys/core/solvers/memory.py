@@ -600,10 +600,10 @@ class MemoryModel:
                 ],
                 key=lambda kv: -kv[1],
             )
-            top = ", ".join(f"{n} {x / 1e9:.3g} GB" for n, x in parts[:3] if x > 0)
+            top = ", ".join(f"{n} {_bytes_text(x)}" for n, x in parts[:3] if x > 0)
             reason = (
-                f"needs {total_bytes / 1e9:.3g} GB per device but {acc.label} has "
-                f"{capacity / 1e9:.3g} GB (largest: {top})"
+                f"needs {_bytes_text(total_bytes)} per device but {acc.label} has "
+                f"{_bytes_text(capacity)} (largest: {top})"
             )
             if raise_errors:
                 raise InfeasibleError(reason)
@@ -647,3 +647,12 @@ class MemoryModel:
         return record(
             result, self, model=model, hardware=hardware, batch_size=batch_size, precision=prec
         )
+
+
+def _bytes_text(x_bytes: float) -> str:
+    """A size in a message, as the display policy writes it: three significant digits
+    and the SI prefix that suits it ("489 GB", "1.34 TB", never "1.34e+03 GB")."""
+    from mlsys.core.fmt import fmt
+    from mlsys.core.units import Q_
+
+    return str(fmt(Q_(x_bytes, "byte"), digits=3))

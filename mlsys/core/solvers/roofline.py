@@ -67,7 +67,7 @@ from mlsys.core.solvers import _checks
 from mlsys.core.solvers import serving as _serving
 from mlsys.core.solvers._memo import identity_memo
 from mlsys.core.solvers.efficiency import resolve_efficiency
-from mlsys.core.solvers.memory import default_framework_overhead
+from mlsys.core.solvers.memory import _bytes_text, default_framework_overhead
 
 __all__ = ["SingleNodeModel", "SingleNodeResult"]
 
@@ -230,7 +230,7 @@ def _shape(model: Any) -> tuple:
 
 
 def _gb(x: float) -> str:
-    return f"{x / 1e9:.3g} GB" if x >= 1e7 else f"{x / 1e6:.3g} MB"
+    return _bytes_text(x)
 
 
 def _accelerator(hardware: Any) -> Any:
