@@ -114,6 +114,24 @@ _UNITS: dict[str, str] = {
     "dollar": "dollar_count",
 }
 
+# Unit names ``from mlsys.constants import *`` exports beyond the table above. Their
+# values are not typed here: each is the unit the registry spells (:func:`_registry_unit`),
+# as any other unit name (``kilojoule``, ``GiB``) is on attribute access.
+_RULE_UNITS: tuple[str, ...] = (
+    "count",
+    "milliwatt",
+    "microsecond",
+    "millisecond",
+    "nanosecond",
+    "MICROSECOND",
+    "MILLISECOND",
+    "NANOSECOND",
+    "PFLOP",
+    "EFLOP",
+    "EFLOPs",
+    "Tparam",
+)
+
 # ---------------------------------------------------------------------------------------
 # Exact scalars (definitions; the book's 30-day month and 365-day year are its conventions)
 # ---------------------------------------------------------------------------------------
@@ -495,6 +513,7 @@ __all__ = [
     "book_differences",
     "book_conventions",
     *_UNITS,
+    *_RULE_UNITS,
     *_CATALOG,
     *_ASSUMPTIONS,
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlsys.core.units import Q_
+from mlsys.core.units import Q_, to_book_counts
 
 __all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S and physics_book names via __getattr__
     "SPEED_OF_LIGHT_FIBER_KM_S",
@@ -51,7 +51,8 @@ def calc_transformer_training_flops(n_params: Any, n_tokens: Any) -> Any:
     Returns
     -------
     pint.Quantity
-        FLOPs (mlsys's ``flop`` unit, so ``.m_as(ureg.flop)`` works).
+        FLOPs as the book counts them (a plain count: divided by a FLOP/s rate of the
+        book's hardware it is a time; ``.m_as("flop")`` works).
 
     References
     ----------
@@ -69,7 +70,7 @@ def calc_transformer_training_flops(n_params: Any, n_tokens: Any) -> Any:
 
     n = _number(n_params, "dimensionless", "n_params", allow_zero=False)
     d = _number(n_tokens, "dimensionless", "n_tokens")
-    return Q_(training_flops(n, d), "flop")
+    return to_book_counts(Q_(training_flops(n, d), "flop"))
 
 
 def _alpha_beta(message: Any, bandwidth: Any, latency: Any) -> tuple[float, float, float]:

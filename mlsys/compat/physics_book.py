@@ -186,7 +186,8 @@ def calc_transformer_decode_flops(n_params: Any, n_tokens: Any = 1) -> Any:
     Returns
     -------
     pint.Quantity
-        FLOPs (mlsys's ``flop``).
+        FLOPs as the book counts them (a plain count, so FLOPs over the book's FLOP/s
+        are a time).
 
     References
     ----------
@@ -200,7 +201,7 @@ def calc_transformer_decode_flops(n_params: Any, n_tokens: Any = 1) -> Any:
     """
     n = _number(n_params, "dimensionless", "n_params", allow_zero=False)
     t = _number(n_tokens, "dimensionless", "n_tokens")
-    return Q_(2.0 * n * t, "flop")
+    return to_book_counts(Q_(2.0 * n * t, "flop"))
 
 
 def calc_paged_kv_cache_size(
