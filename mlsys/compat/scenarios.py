@@ -189,9 +189,23 @@ class Scenario(BaseModel):
             :meth:`mlsys.compat.engine.Engine.solve` (mlsys's roofline, Williams et al.
             2009, with mlsys's calibrated efficiency) against ``sla_latency``. Energy:
             TDP x latency (``it_energy_J``) and TDP against ``power_budget``.
+
+        Raises
+        ------
+        ParameterError
+            When ``system`` is a cluster (``Applications.Frontier``): its step is
+            :class:`mlsys.DistributedModel`'s question, not this single-device roofline.
         """
         from mlsys.compat.engine import Engine
+        from mlsys.core.errors import ParameterError
         from mlsys.core.precision import bytes_per_element
+
+        if not hasattr(self.system, "memory"):
+            raise ParameterError(
+                "system",
+                self.system,
+                "a single device (Hardware.*); a cluster's step is mlsys.DistributedModel's",
+            )
 
         weights = self.workload.size_in_bytes(Q_(bytes_per_element(precision), "byte"))
         capacity = self.system.memory.capacity

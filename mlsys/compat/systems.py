@@ -437,6 +437,10 @@ class BookGrid(UnitSuffixed):
 
 def _grids() -> Namespace:
     table = {n: (lambda n=n, k=k: BookGrid(n, k)) for n, k in _table("grids").items()}
+    book_only = dict(book_records("Grids"))
+    prov = book_only.pop("provenance", {})
+    for name, raw in book_only.items():
+        table.setdefault(name, lambda n=name, r=raw: Record(f"Infrastructure.Grids.{n}", r, prov))
     return query_group("Infrastructure.Grids", table, catalog_members("grids.toml", BookGrid))
 
 

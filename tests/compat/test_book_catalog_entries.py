@@ -86,3 +86,18 @@ def test_datasets():
     assert imagenet.training_examples.m_as("") == 1_281_167  # Russakovsky et al. 2015
     assert (imagenet.image_width, imagenet.image_height, imagenet.image_channels) == (224, 224, 3)
     assert Datasets.CIFAR10.num_classes == 10 and Datasets.MNIST.image_channels == 1
+
+
+def test_frontier_application_and_literature_groups():
+    from mlsys import Applications
+
+    frontier = Applications.Frontier
+    assert frontier.system.total_accelerators == 8192  # 1,024 DGX H100 nodes x 8
+    assert frontier.sla_latency.m_as("ms") == pytest.approx(500)
+    with pytest.raises(ValueError, match="system"):
+        frontier.evaluate()  # a cluster step is not a single-device roofline
+    # ring all-reduce moves 2(N-1)/N of the message: 2 in the large-N limit
+    assert Literature.Communication.RingAllreduceFactor == 2
+    assert Literature.Energy.EffGpuPjFlop == pytest.approx(10.0)
+    assert Infrastructure.Grids.Poland.carbon_intensity_g_kwh == pytest.approx(820.0)
+    assert Infrastructure.Grids.Poland.sources["carbon_intensity_g_kwh"]["kind"] == "estimate"
