@@ -50,6 +50,10 @@ _REGISTRY_PACKAGES = (
     "sim",
 )
 
+# modules of the book's ``mlsysim.engine`` package whose names mlsys serves at its top level
+# (``from mlsysim.engine.solver import DistributedModel``)
+_ENGINE_MODULES = ("solver", "solvers", "engine", "scenarios", "results", "evaluation", "pipeline")
+
 IMPORT_MAP: tuple[tuple[str, str], ...] = (
     ("mlsysim.core.constants", "mlsys.constants"),
     ("mlsysim.core.units", "mlsys.constants"),
@@ -61,6 +65,8 @@ IMPORT_MAP: tuple[tuple[str, str], ...] = (
     ("mlsysim.fmt", "mlsys.formatting"),
     ("mlsysim.physics", "mlsys.compat.physics"),
     ("mlsysim.engine", "mlsys.compat"),
+    # the engine's own modules: their solvers and scenarios are mlsys's top-level names
+    *((f"mlsysim.engine.{module}", "mlsys") for module in _ENGINE_MODULES),
     ("mlsysim.viz", "mlsys.compat.viz"),
     *((f"mlsysim.{package}", "mlsys") for package in _REGISTRY_PACKAGES),
     ("mlsysim", "mlsys"),
@@ -71,7 +77,8 @@ IMPORT_MAP: tuple[tuple[str, str], ...] = (
 
 ``mlsysim.core.units`` and ``mlsysim.core.defaults`` are served by :mod:`mlsys.constants`
 (the shim holds the book's unit names, counts included, and its assumptions);
-``mlsysim.engine`` by :mod:`mlsys.compat` (``Engine``, ``Scenarios``, ``calibration``).
+``mlsysim.engine`` by :mod:`mlsys.compat` (``Engine``, ``Scenarios``, ``calibration``) and its
+modules (``mlsysim.engine.solver``, ...) by :mod:`mlsys`, whose top level serves their names.
 """
 
 SUBMODULES: dict[str, dict[str, str]] = {

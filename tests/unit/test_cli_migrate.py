@@ -145,6 +145,8 @@ BOOK_IMPORT_FORMS = [
     ("from mlsysim import physics", "physics"),
     ("import mlsysim.physics as physics_pkg", "physics_pkg"),
     ("from mlsysim.engine import Engine", "Engine.solve"),
+    ("from mlsysim.engine.solver import DistributedModel", "DistributedModel"),
+    ("from mlsysim.engine.scenarios import Scenarios, Applications", "Applications"),
     ("from mlsysim.hardware.registry import Hardware", "Hardware.Cloud"),
     ("from mlsys.constants import GB", "GB"),
     ("from mlsys.formatting import fmt", "fmt"),
