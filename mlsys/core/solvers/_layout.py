@@ -204,6 +204,9 @@ __all__ = [
     "block_recompute_fraction",
     "training_storage_bytes",
     "require_rules",
+    "STEP_TERMS",
+    "TERM_PREFIX",
+    "sum_terms",
 ]
 
 NETWORK_EFFICIENCY: dict[str, float] = {"scale-up": 0.80, "scale-out": 0.90}
@@ -1292,92 +1295,293 @@ def evaluate(
     Returns
     -------
     dict of str to float or ndarray
-        Times in s, bytes, FLOP and fractions; see the keys.
+        Times in s, bytes, FLOP and fractions; see the keys. The keys that start with
+        :data:`TERM_PREFIX` are the step's named terms (:data:`STEP_TERMS`), in s: their
+        sum is ``"step_time"``.
     """
-    o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
-    if o is ScalarOps:  # read only here: the memo's own dict, no copy
-        mem = _memory_terms_of_one(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp,
-                                   recompute_fraction, dropout)  # fmt: skip
-    else:
-        mem = _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o,
-                            recompute_fraction, dropout)  # fmt: skip
-    s, h, e = P.s, P.h, P.e_act
-    g = P.accelerators_per_node
-    full = rc == _FULL
-    if _partial(recompute_fraction):  # block recompute: that share of the layers reruns
-        full = full * recompute_fraction
-    sel = rc == _SELECTIVE
-    # "dots": the weight matmuls' outputs are kept; attention and the element-wise work
-    # of the forward are rerun in the backward pass, the matmuls not
-    dots = rc == _DOTS
-    b = mem["microbatch_size"]
-    # tokens of one micro-batch on one device: context parallelism splits each sequence
-    T = s * b / cp
-    # ---- compute per layer per micro-batch (seconds) ------------------------------------
-    fwd_passes = 3.0 + full + dots  # forward + backward(2x) + rerun of the forward
-    moe_frac = P.moe_layers / P.L
-    # JAX reruns only the matmuls whose outputs the backward consumes (not the output
-    # projections: residual_rerun_share); Megatron-LM's checkpointing the whole layer
-    lin_rerun = full * P.residual_rerun_share if rerun_residuals else full
-    lin_flops = 2.0 * P.n_layer * T / tp * (3.0 + lin_rerun)
-    # the local queries attend to all s keys (ring attention brings the others' K, V)
-    attn_fwd = 4.0 * s * P.d_attn * T / tp
-    if P.flash:
-        # FlashAttention-2: 2 matmuls forward, 5 backward (scores recomputed); causal
-        # blocks above the diagonal are skipped, halving the executed work.
-        attn_passes = 3.5 + full + dots
-        attn_flops = 0.5 * attn_fwd * attn_passes
-        attn_bytes = 0.0 * tp
-    else:
-        attn_passes = 3.0 + full + sel + dots
-        attn_flops = attn_fwd * attn_passes
-        # write QK^T, read and write the softmax, read for AV (4e); dropout reads and
-        # writes the probabilities again and writes a one-byte mask (2e + 1)
-        score_bytes = (4.0 * e + (2.0 * e + 1.0 if dropout else 0.0)) * P.a * s * T / tp
-        attn_bytes = score_bytes * attn_passes
-    # two one-byte dropout masks at the bias-dropout-residuals, when dropout runs
-    boundary = (10.0 * e * h + (2.0 * h if dropout else 0.0)) * T * o.where(sp, 1.0 / tp, 1.0)
+    L = _Lay.of(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, topo, overlap, cp, tp_overlap,
+                cp_all_gather, grad_accum_fusion, recompute_fraction, deepspeed_p2p,
+                rerun_residuals, flat_params, dropout, per_parameter, cuda_graph_scope)  # fmt: skip
+    mem = L.mem
+    o, m = L.o, L.m
+    # ---- one transformer layer, one micro-batch, the busiest device (seconds) -----------
+    t_gemm = _gemm_time(P, L)
+    t_attn, attn_passes = _attention_time(P, L)
+    t_elem = _elementwise_time(P, L)
+    t_cast = _fp8_cast_time(P, L)
+    t_kern = _kernel_time(P, L)
+    t_layer = t_gemm + t_attn + t_elem + t_cast + t_kern
+    t_tp_layer, tp_n = _tp_layer_time(P, L)
+    cp_n, t_cp_layer, t_cp_total_layer = _cp_layer_time(P, L, t_attn, attn_passes)
+    t_ep_layer = _ep_layer_time(P, L)
+    t_host_layer = _moe_host_layer_time(P, L, t_layer)
+    # ---- one micro-batch ----------------------------------------------------------------
+    layers = L.layers_dev
+    t_head = _lm_head_time(P, L)
+    t_accum = _grad_accumulation_time(P, L)
+    t_fsdp = _fsdp_copy_time(P, L)
+    t_mb_compute = layers * t_layer + t_head + t_accum + t_fsdp
+    t_mb_tp = layers * t_tp_layer
+    t_mb_ep = layers * t_ep_layer
+    t_mb_cp = layers * t_cp_layer
+    t_mb_pp, pp_bw, pp_lat = _pipeline_send_time(P, L)
+    t_mb_host = layers * t_host_layer
+    t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_cp + t_mb_pp + t_mb_host
+    t_bubble = interleaved_bubble_ratio(L.pp, m, L.v) * m * t_mb
+    # ---- the step's collectives over the data-parallel group, and the optimizer ----------
+    dp_times = _dp_collective_times(P, L)
+    t_dp_exposed, t_slow, t_dp_total = _dp_exposed_time(
+        P, L, dp_times, t_mb_compute, t_mb_tp + t_mb_ep
+    )
+    t_emb = _tied_embedding_time(P, L, pp_bw, pp_lat)
+    t_opt = _optimizer_time(P, L)
+    # ---- the step: one sum of named terms (STEP_TERMS), the same that explain() shows ----
+    n = m * layers  # layer passes of one device per step
+    terms = {
+        "gemm": n * t_gemm, "attention": n * t_attn, "elementwise": n * t_elem,
+        "fp8_casts": n * t_cast, "kernel_overhead": n * t_kern, "lm_head": m * t_head,
+        "grad_accumulation": m * t_accum, "fsdp_copies": m * t_fsdp, "optimizer": t_opt,
+        "tp": n * t_tp_layer, "cp": n * t_cp_layer, "ep": n * t_ep_layer, "pp": m * t_mb_pp,
+        "dp": t_dp_exposed, "tied_embedding": t_emb, "overlap_slowdown": t_slow,
+        "moe_host": n * t_host_layer, "bubble": t_bubble,
+    }  # fmt: skip
+    sums = sum_terms(terms)
+    step = sums["step"]
+    t_dp_all = t_dp_total + t_emb
+    overlap_fraction = o.where(
+        t_dp_all > 0.0, 1.0 - (t_dp_exposed + t_emb) / o.max(t_dp_all, 1e-300), 0.0
+    )
+    model_flops, hw_flops = _step_flops(P, L)
+    peak_total = P.total * P.peak
+    tokens = P.batch * P.s
+    return {
+        **mem,
+        "step_time": step,
+        "compute_time": sums["compute"],
+        "optimizer_time": t_opt,
+        "tp_communication_time": terms["tp"],
+        "ep_communication_time": terms["ep"],
+        "moe_host_time": terms["moe_host"],
+        "cp_communication_time": terms["cp"],
+        "cp_communication_total": n * t_cp_total_layer,
+        "pp_communication_time": terms["pp"],
+        "pipeline_bubble_time": t_bubble,
+        "bubble_fraction": t_bubble / step,
+        "dp_communication_time": sums["data_parallel"],
+        "dp_communication_total": t_dp_all,
+        "overlap_fraction": overlap_fraction,
+        "model_flops": model_flops,
+        "hardware_flops": hw_flops,
+        "mfu": model_flops / (step * peak_total),
+        "hfu": hw_flops / (step * peak_total),
+        "tokens_per_second": tokens / step,
+        "fits": mem["memory"] <= P.capacity,
+        "tp_nodes": tp_n,
+        "cp_nodes": cp_n,
+        "dp_nodes": dp_times[4],
+        **{TERM_PREFIX + k: v for k, v in terms.items()},
+    }
+
+
+# -- the step as a sum of named terms ------------------------------------------------------
+TERM_PREFIX = "term."
+"""Prefix of :func:`evaluate`'s keys that hold the step's terms (``"term.gemm"`` ...)."""
+
+STEP_TERMS: tuple[tuple[str, tuple[Any, ...]], ...] = (
+    ("compute", (
+        ("layers", ("gemm", "attention", "elementwise", "fp8_casts", "kernel_overhead")),
+        "lm_head", "grad_accumulation", "fsdp_copies", "optimizer",
+    )),
+    ("communication", (
+        "tp", "cp", "ep", "pp", ("data_parallel", ("dp", "tied_embedding", "overlap_slowdown")),
+    )),
+    "moe_host",
+    "bubble",
+)  # fmt: skip
+"""The step time's terms, grouped: every leaf a key of :func:`evaluate`'s ``terms``, every
+group the left-to-right sum of its members, the step the sum of the groups. One spec for
+the total (:func:`sum_terms`) and its display (``DistributedResult.explain``)."""
+
+
+def _plan(spec: tuple[Any, ...], name: str = "step") -> list[tuple[str, tuple[str, ...]]]:
+    """The spec flattened, inner groups first: ``(group, member names)`` in the order the
+    sums are taken, so :func:`sum_terms` runs without recursion."""
+    plan: list[tuple[str, tuple[str, ...]]] = []
+    members = []
+    for member in spec:
+        if isinstance(member, str):
+            members.append(member)
+        else:
+            plan.extend(_plan(member[1], member[0]))
+            members.append(member[0])
+    plan.append((name, tuple(members)))
+    return plan
+
+
+_STEP_PLAN = _plan(STEP_TERMS)
+
+
+def sum_terms(terms: dict[str, Any]) -> dict[str, Any]:
+    """Every group of :data:`STEP_TERMS` summed left to right, and ``"step"``, their sum.
+
+    Parameters
+    ----------
+    terms : dict of str to float or ndarray
+        The leaves, in s.
+
+    Returns
+    -------
+    dict of str to float or ndarray
+        The leaves, each group's name to its sum, in s, and ``"step"``.
+    """
+    sums = dict(terms)
+    for name, members in _STEP_PLAN:
+        total = 0.0
+        for member in members:
+            total = total + sums[member]
+        sums[name] = total
+    return sums
+
+
+class _Lay:
+    """One layout (floats) or many (arrays), with what every cost term reads of it: the
+    sizes and codes, the options of :func:`evaluate`, and the memory terms (micro-batch
+    size, layers on the busiest device)."""
+
+    __slots__ = (
+        "T", "b", "cp", "cp_all_gather", "cuda_graph_scope", "deepspeed_p2p", "dots", "dp",
+        "dropout", "ep", "flat_params", "fp8", "full", "fwd_passes", "grad_accum_fusion",
+        "layers_dev", "local_experts", "m", "mem", "o", "overlap", "per_parameter", "pp", "rc",
+        "rerun_residuals", "scalar", "schedule", "sel", "sp", "topo", "tp", "tp_overlap", "v",
+        "zero",
+    )  # fmt: skip
+
+    @classmethod
+    def of(cls, P: Problem, tp: Any, pp: Any, ep: Any, dp: Any, m: Any, v: Any, zero: Any,
+           rc: Any, sp: Any, schedule: Any, topo: int, overlap: bool, cp: Any,
+           tp_overlap: bool, cp_all_gather: bool, grad_accum_fusion: bool,
+           recompute_fraction: Any, deepspeed_p2p: bool, rerun_residuals: bool,
+           flat_params: bool, dropout: bool, per_parameter: bool,
+           cuda_graph_scope: tuple[str, ...]) -> _Lay:  # fmt: skip
+        L = cls()
+        o = L.o = _ops(tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp)
+        L.tp, L.pp, L.ep, L.dp, L.m, L.v, L.zero, L.rc, L.sp = tp, pp, ep, dp, m, v, zero, rc, sp
+        L.schedule, L.topo, L.overlap, L.cp, L.tp_overlap = schedule, topo, overlap, cp, tp_overlap
+        L.cp_all_gather, L.grad_accum_fusion = cp_all_gather, grad_accum_fusion
+        L.deepspeed_p2p = deepspeed_p2p
+        L.rerun_residuals, L.flat_params, L.dropout = rerun_residuals, flat_params, dropout
+        L.per_parameter, L.cuda_graph_scope = per_parameter, cuda_graph_scope
+        L.scalar = o is ScalarOps
+        if L.scalar:  # read only here: the memo's own dict, no copy
+            mem = _memory_terms_of_one(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp,
+                                       recompute_fraction, dropout)  # fmt: skip
+        else:
+            mem = _memory_terms(P, tp, pp, ep, dp, m, v, zero, rc, sp, schedule, cp, o,
+                                recompute_fraction, dropout)  # fmt: skip
+        L.mem, L.layers_dev, L.b = mem, mem["layers_per_device"], mem["microbatch_size"]
+        full = rc == _FULL
+        if _partial(recompute_fraction):  # block recompute: that share of the layers reruns
+            full = full * recompute_fraction
+        L.full, L.sel = full, rc == _SELECTIVE
+        # "dots": the weight matmuls' outputs are kept; attention and the element-wise work
+        # of the forward are rerun in the backward pass, the matmuls not
+        L.dots = rc == _DOTS
+        L.T = P.s * L.b / cp  # tokens of a micro-batch on a device: cp splits each sequence
+        L.fwd_passes = 3.0 + full + L.dots  # forward + backward (2x) + rerun of the forward
+        L.local_experts = P.experts / ep if P.moe_layers > 0.0 else 1.0  # experts a rank holds
+        L.fp8 = P.fp8_cast_bytes_per_element > 0.0  # FP8 GEMMs on 16-bit activations
+        return L
+
+
+# -- compute of one layer, one micro-batch -------------------------------------------------
+def _gemm_time(P: Problem, L: _Lay) -> Any:
+    """The layer's weight GEMMs: ``2·N_layer·T/t`` FLOP a pass, three passes (forward,
+    backward twice) plus the rerun, at ``peak × η_compute`` slowed by their shapes (tile
+    and wave quantisation, a skinny GEMM's memory roofline:
+    :func:`mlsys.core.formulas.layer_time.linear_layers_time`, via
+    :func:`_linear_shape_ratio`). JAX reruns only the matmuls whose outputs the backward
+    consumes (:func:`mlsys.core.formulas.transformer.residual_rerun_share`)."""
+    full = L.full
+    rerun = full * P.residual_rerun_share if L.rerun_residuals else full
+    flops = 2.0 * P.n_layer * L.T / L.tp * (3.0 + rerun)
+    return flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, L.T, L.tp, full, L.o)
+
+
+def _attention_time(P: Problem, L: _Lay) -> tuple[Any, Any]:
+    """The attention core (``QKᵀ``, softmax, dropout, ``AV``) and its forward-equivalent
+    passes: the fused kernel at its measured fractions of peak
+    (:func:`mlsys.core.formulas.gemm.attention_time`), or, with the scores materialised,
+    a roofline of ``4·s·d_attn·T/t`` FLOP and ``(6e + 1)`` bytes per score a pass
+    (Korthikanti et al. 2022, Sec. 4)."""
+    o, T, tp, full, dots = L.o, L.T, L.tp, L.full, L.dots
+    if P.flash:  # FlashAttention-2: scores recomputed backward (3.5 passes), none in HBM
+        t = _fused_attention_time(P, L.b, L.cp, tp, full + dots, o, L.dropout)
+        return t, 3.5 + full + dots
+    passes = 3.0 + full + L.sel + dots
+    flops = 4.0 * P.s * P.d_attn * T / tp * passes  # local queries attend to all s keys
+    # write QK^T, read and write the softmax, read for AV (4e); dropout reads and writes
+    # the probabilities again and writes a one-byte mask (2e + 1)
+    e = P.e_act
+    score_bytes = (4.0 * e + (2.0 * e + 1.0 if L.dropout else 0.0)) * P.a * P.s * T / tp
+    t = o.max(flops / (P.peak_attn * P.eta_c), score_bytes * passes / (P.hbm_bw * P.eta_m))
+    return t, passes
+
+
+def _elementwise_time(P: Problem, L: _Lay) -> Any:
+    """Element-wise kernels (norms, bias-dropout-residual, activation, rotary; an eager
+    stack's operator lists: :mod:`mlsys.core.formulas.eager`) and a MoE layer's token
+    copies (:func:`mlsys.core.formulas.moe.moe_token_shuffle_bytes`), at ``HBM ×
+    η_memory`` (Korthikanti et al. 2022, Sec. 4)."""
+    o, T, tp, full, dots, sp = L.o, L.T, L.tp, L.full, L.dots, L.sp
+    h, e = P.h, P.e_act
     d_head = P.d_attn / P.a
+    mask = 2.0 * h * T * o.where(sp, 1.0 / tp, 1.0) if L.dropout else 0.0  # one-byte masks
     if P.eager_elementwise:  # each operator its own kernel: the eager operator lists
         shape = (T, h, P.a, P.kv, d_head, P.ffn_act, P.gated, tp, e, P.rotary, sp)
         norms = P.eager_fused_norms
         elem_bytes = eager_elementwise_bytes(*shape, fused_norms=norms) * (1.0 + full + dots) + (
             eager_elementwise_bytes(*shape, backward=True, fused_norms=norms)
         )
-        if dropout:  # the one-byte masks, forward and backward, as in the fused count
-            elem_bytes = elem_bytes + 2.0 * h * T * o.where(sp, 1.0 / tp, 1.0) * fwd_passes
+        elem_bytes = elem_bytes + mask * L.fwd_passes
     else:
+        boundary = 10.0 * e * h * T * o.where(sp, 1.0 / tp, 1.0) + mask
         # the activation over every MLP a token passes through (k experts in MoE layers)
         mlp_elem = (2.0 + P.gated) * e * P.ffn_act * T / tp
-        elem_bytes = (boundary + mlp_elem) * fwd_passes
+        elem_bytes = (boundary + mlp_elem) * L.fwd_passes
         if P.rotary:  # rotate Q and K forward (again under full recompute), gradients back
             rope = rotary_embedding_bytes(T, P.a, P.kv, d_head, tp, e)
             elem_bytes = elem_bytes + rope * (2.0 + full + dots)
-    # the GEMMs at peak × η_compute, slowed by their shapes (tile and wave quantisation,
-    # skinny GEMMs' own memory roofline: linear_layers_time)
-    t_lin = lin_flops / (P.peak * P.eta_c) * _linear_shape_ratio(P, T, tp, full, o)
-    if P.flash:
-        t_attn = _fused_attention_time(P, b, cp, tp, full + dots, o, dropout)
-    else:
-        t_attn = o.max(attn_flops / (P.peak_attn * P.eta_c), attn_bytes / (P.hbm_bw * P.eta_m))
-    # FP8 GEMMs on 16-bit activations: casts around the GEMMs, and in MoE layers a
-    # quantisation of each expert's inputs
-    fp8_gemms = P.fp8_cast_bytes_per_element > 0.0
-    local_experts = P.experts / ep if P.moe_layers > 0.0 else 1.0  # experts a rank holds
     if P.moe_layers > 0.0:
         # the token copies around the experts (permute, the chunk sort of a rank holding
         # several experts, unpermute): forward, again under full recompute, and backward
-        sort = (ep > 1.0) & (P.experts > ep)
+        sort = (L.ep > 1.0) & (P.experts > L.ep)
         shuffle = moe_token_shuffle_bytes(T / tp, h, P.topk, e, sort_chunks=sort)
-        elem_bytes = elem_bytes + moe_frac * (2.0 + full + dots) * shuffle
-    t_elem = elem_bytes / (P.hbm_bw * P.eta_m)
-    if fp8_gemms:  # the casts
-        shape = (h, P.a, P.kv, P.d_attn / P.a, P.ffn_act, P.gated, tp, sp)
-        cast = (1.0 + full) * fp8_cast_bytes(
-            T, *shape, bytes_per_element=P.fp8_cast_bytes_per_element
-        ) + fp8_cast_bytes(T, *shape, backward=True, bytes_per_element=P.fp8_cast_bytes_per_element)
-        t_elem = t_elem + cast / (P.hbm_bw * P.eta_m)
-    # a fixed time per kernel: forward (again under full recompute) and backward
+        elem_bytes = elem_bytes + P.moe_layers / P.L * (2.0 + full + dots) * shuffle
+    return elem_bytes / (P.hbm_bw * P.eta_m)
+
+
+def _fp8_cast_time(P: Problem, L: _Lay) -> Any:
+    """FP8 GEMMs on 16-bit activations: every operand cast first, forward (again under
+    full recompute) and backward (:func:`mlsys.core.formulas.layer_time.fp8_cast_bytes`),
+    at ``HBM × η_memory``; 0 otherwise."""
+    if not L.fp8:
+        return 0.0 * L.tp
+    shape = (P.h, P.a, P.kv, P.d_attn / P.a, P.ffn_act, P.gated, L.tp, L.sp)
+    per = P.fp8_cast_bytes_per_element
+    cast = (1.0 + L.full) * fp8_cast_bytes(L.T, *shape, bytes_per_element=per) + fp8_cast_bytes(
+        L.T, *shape, backward=True, bytes_per_element=per
+    )
+    return cast / (P.hbm_bw * P.eta_m)
+
+
+def _kernel_time(P: Problem, L: _Lay) -> Any:
+    """A fixed time per kernel launched (:data:`mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S`)
+    over the layer's kernels, forward (again under full recompute, the non-matmul ones
+    again under ``"dots"``) and backward
+    (:func:`mlsys.core.formulas.overheads.kernels_per_layer`; an eager stack's operator
+    lists, :func:`mlsys.core.formulas.eager.eager_elementwise_kernels`; a MoE layer's
+    operations, :func:`mlsys.core.formulas.moe.moe_layer_host_ops`)."""
+    full, dots = L.full, L.dots
     fwd_kernels, bwd_kernels = _KERNELS[bool(P.flash)]
     rerun_kernels = fwd_kernels * full + dots * (fwd_kernels - _LINEAR_GEMMS_PER_LAYER)
     kernels = fwd_kernels + rerun_kernels + bwd_kernels
@@ -1393,267 +1597,273 @@ def evaluate(
     if P.moe_layers > 0.0:
         # a MoE layer launches its own operations (router, permute, all-to-alls, a GEMM
         # and a quantisation per local expert ...): their count replaces the dense layer's
-        moe_kernels = moe_layer_host_ops(local_experts, "forward", fp8=fp8_gemms) * (
+        moe_frac = P.moe_layers / P.L
+        moe_kernels = moe_layer_host_ops(L.local_experts, "forward", fp8=L.fp8) * (
             1.0 + full
-        ) + moe_layer_host_ops(local_experts, "backward", fp8=fp8_gemms)
+        ) + moe_layer_host_ops(L.local_experts, "backward", fp8=L.fp8)
         kernels = (1.0 - moe_frac) * kernels + moe_frac * moe_kernels
-    t_layer_compute = t_lin + t_attn + t_elem + kernels * P.kernel_overhead_s
-    # ---- tensor parallelism per layer (rank order tp -> cp -> ep -> dp -> pp) -----------
-    M_tp = T * h * e
-    tp_k, tp_n = group_placement(tp, 1.0, g)
-    # forward and backward two all-reduce equivalents each (a parallel block one fewer
-    # reduction per forward), the forward's again under full recompute; a residual-only
-    # rerun repeats only the all-gathers that feed the rerun input projections
-    # (tp_reductions_per_layer). The userbuffers pairing below keeps the sequential
-    # layer's collectives.
-    n_ar = tp_reductions_per_layer(full, sp, rerun_residuals, P.parallel_block)
-    if o is ScalarOps and tp == 1.0:  # one solve without tensor parallelism
-        t_tp_layer = 0.0
+    return kernels * P.kernel_overhead_s
+
+
+# -- communication of one layer, one micro-batch -------------------------------------------
+def _tp_layer_time(P: Problem, L: _Lay) -> tuple[Any, Any]:
+    """Tensor-parallel collectives of a layer (rank order tp -> cp -> ep -> dp -> pp) and
+    the nodes the group spans: ``T·h·e`` bytes each, two all-reduce equivalents forward
+    and backward (:func:`mlsys.core.formulas.parallel.tp_reductions_per_layer`), inside a
+    node as NCCL runs them (:func:`mlsys.core.formulas.collectives.nccl_allreduce_time`),
+    across nodes on the scale-out NIC; with ``tp_overlap`` what Transformer Engine's
+    userbuffers leave exposed (:func:`mlsys.core.formulas.overlap.userbuffers_exposed_time`)."""
+    o, tp, sp = L.o, L.tp, L.sp
+    M = L.T * P.h * P.e_act
+    tp_k, tp_n = group_placement(tp, 1.0, P.accelerators_per_node)
+    if L.scalar and tp == 1.0:  # one solve without tensor parallelism
+        return 0.0, tp_n
+    n_ar = tp_reductions_per_layer(L.full, sp, L.rerun_residuals, P.parallel_block)
+    if L.scalar and P.scaleup_link and tp_n <= 1.0:  # one solve, inside a node
+        t_one = _tp_collective_in_node(M, tp, sp, P, o)
     else:
-        if o is ScalarOps and P.scaleup_link and tp_n <= 1.0:  # one solve, inside a node
-            t_one = _tp_collective_in_node(M_tp, tp, sp, P, o)
-        else:
-            t_one = _allreduce(M_tp, tp_k, tp_n, 0, P, o)
-            if P.scaleup_link:  # inside a node: NCCL's protocols, NVLS where the switch has it
-                t_one = o.where(tp_n > 1.0, t_one, _tp_collective_in_node(M_tp, tp, sp, P, o))
-        t_tp_layer = n_ar * o.where(tp > 1.0, t_one, 0.0)
-        if tp_overlap:  # each collective with the GEMM that produces or consumes it
-            # Transformer Engine's userbuffers pair every all-gather and reduce-scatter
-            # with one GEMM (pipelined in t chunks of T/t tokens, whose smaller shapes
-            # quantise worse, or in bulk beside a whole GEMM); a collective longer than
-            # its own GEMM shows through (userbuffers_exposed_time). Under sequence
-            # parallelism one all-reduce-equivalent is a reduce-scatter plus an
-            # all-gather of the same size.
-            one = 0.5 * o.where(tp > 1.0, t_one, 0.0)
-            hidden = _userbuffers_exposed(P, T, tp, full, one, o)
-            t_tp_layer = o.where(sp, hidden, t_tp_layer)
-    # ---- context parallelism: ring attention per layer -----------------------------------
-    # each of cp-1 steps passes the local K and V blocks to the next rank while the
-    # current block's attention runs (Liu et al. 2023, Sec. 3); the backward pass sends
-    # K, V and their gradients (twice the bytes). Only what outlasts the block's
-    # attention compute is exposed.
+        t_one = _allreduce(M, tp_k, tp_n, 0, P, o)
+        if P.scaleup_link:  # inside a node: NCCL's protocols, NVLS where the switch has it
+            t_one = o.where(tp_n > 1.0, t_one, _tp_collective_in_node(M, tp, sp, P, o))
+    t_layer = n_ar * o.where(tp > 1.0, t_one, 0.0)
+    if L.tp_overlap:  # each collective with the GEMM that produces or consumes it
+        # under sequence parallelism one all-reduce-equivalent is a reduce-scatter plus
+        # an all-gather of the same size, each paired with one GEMM
+        one = 0.5 * o.where(tp > 1.0, t_one, 0.0)
+        hidden = _userbuffers_exposed(P, L.T, tp, L.full, one, o)
+        t_layer = o.where(sp, hidden, t_layer)
+    return t_layer, tp_n
+
+
+def _cp_layer_time(P: Problem, L: _Lay, t_attn: Any, attn_passes: Any) -> tuple[Any, Any, Any]:
+    """Context parallelism's K/V exchange of a layer: nodes the ring spans, the time
+    exposed and the whole. A ring passes K, V round ``cp − 1`` steps, each beside one
+    block's attention, only the excess exposed (Liu, Zaharia & Abbeel 2023, Sec. 3);
+    ``cp_all_gather`` all-gathers K, V and reduce-scatters their gradients, exposed
+    (Dubey et al. 2024, Sec. 3.3.2)."""
+    o, cp, tp, full = L.o, L.cp, L.tp, L.full
     if (cp == 1.0) if type(cp) is float else not (cp > 1.0).any():  # no ring: no exchange
-        cp_n, t_cp_layer, t_cp_total_layer = 1.0, 0.0, 0.0
+        return 1.0, 0.0, 0.0
+    cp_k, cp_n = group_placement(cp, tp, P.accelerators_per_node)
+    kv_block = 2.0 * L.T * P.kv_dim * P.e_act / o.min(tp, P.kv)  # K and V of s·b/cp tokens
+    if L.cp_all_gather:  # ranks placed as the ring's: k per node on n nodes
+        gathered = cp * kv_block
+        ag_kv = _two_level(coll.allgather_time, gathered, cp_k, cp_n, P)
+        rs_dkv = _two_level(coll.reduce_scatter_time, gathered, cp_k, cp_n, P)
+        total = exposed = (1.0 + full) * ag_kv + rs_dkv
     else:
-        cp_k, cp_n = group_placement(cp, tp, g)
-        cp_bw = o.where(cp_n > 1.0, P.inter_bw, P.intra_bw)
-        cp_lat = o.where(cp_n > 1.0, P.inter_lat, P.intra_lat)
-        kv_block = 2.0 * T * P.kv_dim * e / o.min(tp, P.kv)  # K and V of s·b/cp tokens
-        t_attn_pass = t_attn / attn_passes  # one forward-equivalent of attention
-        t_block_fwd = t_attn_pass / cp
-        t_block_bwd = t_attn_pass * (attn_passes - 1.0 - full) / cp
-        if cp_all_gather:
-            # Llama 3 (Dubey et al. 2024, Sec. 3.3.2): K and V of the whole sequence are
-            # all-gathered before the local queries' attention, the latency exposed on
-            # the critical path; backward, the adjoint of an all-gather, a reduce-scatter
-            # of dK and dV. Ranks placed as the ring's: k per node on n nodes.
-            gathered = cp * kv_block
-            ag_kv = _two_level(coll.allgather_time, gathered, cp_k, cp_n, P)
-            rs_dkv = _two_level(coll.reduce_scatter_time, gathered, cp_k, cp_n, P)
-            t_cp_total_layer = (1.0 + full) * ag_kv + rs_dkv
-            t_cp_layer = t_cp_total_layer
-        else:
-            step_fwd = coll.p2p_time(kv_block, cp_bw, cp_lat)
-            step_bwd = coll.p2p_time(2.0 * kv_block, cp_bw, cp_lat)
-            ring_steps = o.max(cp - 1.0, 0.0)
-            t_cp_total_layer = ring_steps * ((1.0 + full) * step_fwd + step_bwd)
-            t_cp_layer = ring_steps * (
-                (1.0 + full) * o.max(step_fwd - t_block_fwd, 0.0)
-                + o.max(step_bwd - t_block_bwd, 0.0)
-            )
-    # ---- expert parallelism per layer (averaged over dense and MoE layers) ---------------
-    M_ep = T * P.topk * h * e / tp
-    if o is ScalarOps and ep == 1.0:  # one solve without expert parallelism
-        t_ep_layer = 0.0
-    else:
-        ep_k, ep_n = group_placement(ep, tp * cp, g)
-        # every byte bound for another node crosses the network: (n-1)/n of the buffer
-        a2a = coll.multinode_alltoall_time(
-            M_ep, ep_k, ep_n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
+        bw = o.where(cp_n > 1.0, P.inter_bw, P.intra_bw)
+        lat = o.where(cp_n > 1.0, P.inter_lat, P.intra_lat)
+        t_pass = t_attn / attn_passes  # one forward-equivalent of attention
+        block_fwd, block_bwd = t_pass / cp, t_pass * (attn_passes - 1.0 - full) / cp
+        step_fwd = coll.p2p_time(kv_block, bw, lat)
+        step_bwd = coll.p2p_time(2.0 * kv_block, bw, lat)
+        steps = o.max(cp - 1.0, 0.0)
+        total = steps * ((1.0 + full) * step_fwd + step_bwd)
+        exposed = steps * (
+            (1.0 + full) * o.max(step_fwd - block_fwd, 0.0) + o.max(step_bwd - block_bwd, 0.0)
         )
-        # the dispatch all-to-all feeds the rerun expert input projections; the combine
-        # carries only their outputs, which a residual-only rerun skips
-        ep_rerun = 1.0 if rerun_residuals else 2.0
-        t_ep_layer = moe_frac * (4.0 + ep_rerun * full) * o.where(ep > 1.0, a2a, 0.0)
-    # ---- MoE layers' host work -------------------------------------------------------------
-    # the dropless dispatcher waits on the device for the token counts every forward
-    # pass (again under full recompute), so the host cannot run ahead: its forward work
-    # adds to the device's, its backward work shows beyond the device's
-    if P.moe_layers > 0.0 and "full_iteration" not in cuda_graph_scope:
-        host = moe_layer_host_time(
-            local_experts, t_layer_compute * 2.0 / fwd_passes,
-            host_time_per_op_s=P.host_time_per_op_s, forward_passes=1.0 + full,
-            graphed=cuda_graph_scope, fp8=fp8_gemms,
-        )  # fmt: skip
-        t_host_layer = moe_frac * host
-    else:
-        t_host_layer = 0.0
-    # ---- the heaviest device, per micro-batch ----------------------------------------------
-    layers_dev = mem["layers_per_device"]
-    head_flops = 2.0 * P.n_head * T / tp * 3.0
-    logits_bytes = 4.0 * 3.0 * 4.0 * P.V * T / tp  # fp32 logits: write, softmax r/w, grad
-    t_head = head_flops / P.head_flops_s + logits_bytes / (P.hbm_bw * P.eta_m)
-    t_mb_compute = layers_dev * t_layer_compute + t_head
-    if not grad_accum_fusion:
-        # each micro-batch's weight gradients added into the accumulation buffer by a
-        # separate kernel: the device's own parameters (ZeRO-2/3: its shard of them)
-        local = P.params_dense / (tp * pp) + P.params_expert / (tp * pp * ep)
-        shard = o.where(zero >= 2, P.params_dense / (tp * pp * dp * ep * cp), local)
-        acc = gradient_accumulation_bytes(shard, e, P.g_bytes)
-        t_mb_compute = t_mb_compute + acc / (P.hbm_bw * P.eta_m)
-    if flat_params:
-        # FSDP's flat parameters: the views' gradients concatenated into the flat gradient
-        # and pre-divided in place, over everything the device holds unsharded
-        held = P.params_dense / (tp * pp) + P.params_expert / (tp * pp * ep)
-        t_mb_compute = t_mb_compute + fsdp_flat_gradient_bytes(held, e) / (P.hbm_bw * P.eta_m)
-    if per_parameter:
-        # FSDP2: the copy-out of every all-gather and the reduce-scatter copy-in, on the
-        # compute stream (or waited for by it), over everything held unsharded
-        held = P.params_dense / (tp * pp) + P.params_expert / (tp * pp * ep)
-        gathers = o.where(zero >= 3.0, 2.0, 1.0)
-        copies = fsdp_per_parameter_copy_bytes(held, e, e, P.g_bytes, gathers)
-        t_mb_compute = t_mb_compute + o.where(zero >= 2.0, copies, 0.0) / (P.hbm_bw * P.eta_m)
-    t_mb_tp = layers_dev * t_tp_layer
-    t_mb_ep = layers_dev * t_ep_layer
-    t_mb_cp = layers_dev * o.where(cp > 1.0, t_cp_layer, 0.0)
-    t_mb_cp_total = layers_dev * o.where(cp > 1.0, t_cp_total_layer, 0.0)
-    # Narayanan et al. (2021) Sec. 4.1: with scatter/gather each rank ships 1/tp of it;
-    # DeepSpeed's engine ships it whole and runs its four transfers one by one
-    M_pp = T * h * e if deepspeed_p2p else T * h * e / tp
-    transfers = 4.0 if deepspeed_p2p else 2.0
-    cross = P.total > g  # with pp outermost, some stage boundary crosses nodes
-    pp_bw = P.inter_bw if cross else P.intra_bw
-    pp_lat = P.inter_lat if cross else P.intra_lat
-    if o is ScalarOps and pp == 1.0:  # one solve without a pipeline: no hops
-        t_mb_pp = 0.0
-    else:
-        t_mb_pp = o.where(pp > 1.0, transfers * v * coll.p2p_time(M_pp, pp_bw, pp_lat), 0.0)
-    t_mb_host = layers_dev * t_host_layer
-    t_mb = t_mb_compute + t_mb_tp + t_mb_ep + t_mb_cp + t_mb_pp + t_mb_host
-    bubble_ratio = interleaved_bubble_ratio(pp, m, v)
-    t_bubble = bubble_ratio * m * t_mb
-    # ---- data parallelism (gradients reduced over dp·cp, Megatron-Core) -------------------
+    ring = cp > 1.0
+    return cp_n, o.where(ring, exposed, 0.0), o.where(ring, total, 0.0)
+
+
+def _ep_layer_time(P: Problem, L: _Lay) -> Any:
+    """Expert parallelism's all-to-alls of a layer, averaged over dense and MoE layers:
+    4 of ``T·k·h·e/t`` bytes (6 under full recompute; a residual-only rerun skips the
+    combine), whose off-node share crosses the network
+    (:func:`mlsys.core.formulas.collectives.multinode_alltoall_time`)."""
+    o, ep, tp = L.o, L.ep, L.tp
+    if L.scalar and ep == 1.0:  # one solve without expert parallelism
+        return 0.0
+    M = L.T * P.topk * P.h * P.e_act / tp
+    ep_k, ep_n = group_placement(ep, tp * L.cp, P.accelerators_per_node)
+    a2a = coll.multinode_alltoall_time(
+        M, ep_k, ep_n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
+    )
+    rerun = 1.0 if L.rerun_residuals else 2.0
+    return P.moe_layers / P.L * (4.0 + rerun * L.full) * o.where(ep > 1.0, a2a, 0.0)
+
+
+def _moe_host_layer_time(P: Problem, L: _Lay, t_layer: Any) -> Any:
+    """MoE layers' host work on the critical path, averaged over the layers: the dropless
+    dispatcher waits on the device for the token counts every forward pass, so the host
+    cannot run ahead (:func:`mlsys.core.formulas.moe.moe_layer_host_time`)."""
+    if P.moe_layers <= 0.0 or "full_iteration" in L.cuda_graph_scope:
+        return 0.0
+    host = moe_layer_host_time(
+        L.local_experts, t_layer * 2.0 / L.fwd_passes,
+        host_time_per_op_s=P.host_time_per_op_s, forward_passes=1.0 + L.full,
+        graphed=L.cuda_graph_scope, fp8=L.fp8,
+    )  # fmt: skip
+    return P.moe_layers / P.L * host
+
+
+# -- the rest of a micro-batch -------------------------------------------------------------
+def _lm_head_time(P: Problem, L: _Lay) -> Any:
+    """The output layer: ``2·V·h·T/t`` FLOP a pass, three passes, at its own rate (16-bit
+    under FP8), and the fp32 logits written, softmaxed and differentiated (``4·3·4·V·T/t``
+    bytes) at ``HBM × η_memory``."""
+    head_flops = 2.0 * P.n_head * L.T / L.tp * 3.0
+    logits_bytes = 4.0 * 3.0 * 4.0 * P.V * L.T / L.tp
+    return head_flops / P.head_flops_s + logits_bytes / (P.hbm_bw * P.eta_m)
+
+
+def _local_params(P: Problem, L: _Lay) -> Any:
+    """Parameters a device holds unsharded (its pipeline stage, tensor and expert slice)."""
+    return P.params_dense / (L.tp * L.pp) + P.params_expert / (L.tp * L.pp * L.ep)
+
+
+def _grad_accumulation_time(P: Problem, L: _Lay) -> Any:
+    """Without gradient-accumulation fusion, each micro-batch's weight gradients added into
+    the buffer by a separate kernel over the device's (ZeRO-2/3: sharded) parameters
+    (:func:`mlsys.core.formulas.layer_time.gradient_accumulation_bytes`); else 0."""
+    if L.grad_accum_fusion:
+        return 0.0
+    tp, pp, ep, dp, cp = L.tp, L.pp, L.ep, L.dp, L.cp
+    shard = L.o.where(L.zero >= 2, P.params_dense / (tp * pp * dp * ep * cp), _local_params(P, L))
+    return gradient_accumulation_bytes(shard, P.e_act, P.g_bytes) / (P.hbm_bw * P.eta_m)
+
+
+def _fsdp_copy_time(P: Problem, L: _Lay) -> Any:
+    """FSDP's buffer copies of a micro-batch over everything held unsharded: flat
+    parameters' gradient gather and pre-divide
+    (:func:`mlsys.core.formulas.layer_time.fsdp_flat_gradient_bytes`), FSDP2's copy-out of
+    every all-gather and copy-in of the reduce-scatter
+    (:func:`mlsys.core.formulas.layer_time.fsdp_per_parameter_copy_bytes`)."""
+    t = 0.0
+    bw = P.hbm_bw * P.eta_m
+    if L.flat_params:
+        t = t + fsdp_flat_gradient_bytes(_local_params(P, L), P.e_act) / bw
+    if L.per_parameter:
+        o, e = L.o, P.e_act
+        gathers = o.where(L.zero >= 3.0, 2.0, 1.0)
+        copies = fsdp_per_parameter_copy_bytes(_local_params(P, L), e, e, P.g_bytes, gathers)
+        t = t + o.where(L.zero >= 2.0, copies, 0.0) / bw
+    return t
+
+
+def _pipeline_send_time(P: Problem, L: _Lay) -> tuple[Any, float, float]:
+    """Point-to-point sends of a micro-batch between stages, and the link they ride:
+    ``2·v`` transfers of ``T·h·e/t`` (Megatron's scatter/gather, Narayanan et al. 2021,
+    Sec. 4.1) or DeepSpeed's ``4·v`` of the whole ``T·h·e``
+    (:func:`mlsys.core.formulas.collectives.p2p_time`)."""
+    M = L.T * P.h * P.e_act if L.deepspeed_p2p else L.T * P.h * P.e_act / L.tp
+    transfers = 4.0 if L.deepspeed_p2p else 2.0
+    cross = P.total > P.accelerators_per_node  # pp outermost: a stage boundary crosses nodes
+    bw = P.inter_bw if cross else P.intra_bw
+    lat = P.inter_lat if cross else P.intra_lat
+    if L.scalar and L.pp == 1.0:  # one solve without a pipeline: no hops
+        return 0.0, bw, lat
+    t = L.o.where(L.pp > 1.0, transfers * L.v * coll.p2p_time(M, bw, lat), 0.0)
+    return t, bw, lat
+
+
+# -- data parallelism, once a step ---------------------------------------------------------
+def _dp_collective_times(P: Problem, L: _Lay) -> tuple[Any, Any, Any, Any, Any]:
+    """The step's gradient reduction and ZeRO parameter all-gathers over ``dp·cp`` (dense
+    parameters over ``dp·ep·cp``), hierarchical when the group spans nodes
+    (:mod:`mlsys.core.formulas.collectives`): ``(t_grad, t_param, rs_dense, ag_dense,
+    nodes spanned)``. One solve prices only its own ZeRO stage's collectives."""
+    o, tp, pp, ep, dp, cp, m, zero = L.o, L.tp, L.pp, L.ep, L.dp, L.cp, L.m, L.zero
+    g = P.accelerators_per_node
     psi_dense = P.params_dense / (tp * pp)
     psi_exp = P.params_expert / (tp * pp * ep)
     dd_k, dd_n = group_placement(dp * ep * cp, tp, g)  # dense params: over dp·ep·cp
-    z3 = zero >= 3
-    z2 = zero >= 2
-    z1 = zero >= 1
-    rs = coll.reduce_scatter_time
-    ag = coll.allgather_time
-    # one layout priced alone (a solve) computes only the collectives its ZeRO stage
-    # runs, and none without a data-parallel group; a search prices every branch
-    scalar = o is ScalarOps
+    z1, z2, z3 = zero >= 1, zero >= 2, zero >= 3
+    rs, ag = coll.reduce_scatter_time, coll.allgather_time
     dp_one = (dp * ep * cp <= 1.0) * 1.0
-    need_ar = not scalar or (not z1 and not dp_one)
-    need_sharded = not scalar or (z1 and not dp_one)
+    need_ar = not L.scalar or (not z1 and not dp_one)
+    need_sharded = not L.scalar or (z1 and not dp_one)
     rs_dense = ag_dense = ar = rs_exp = ag_exp = 0.0
     if need_sharded:
         rs_dense = _two_level(rs, psi_dense * P.g_bytes, dd_k, dd_n, P)
         ag_dense = _two_level(ag, psi_dense * P.w_bytes, dd_k, dd_n, P)
     if need_ar:
-        ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, topo, P, o)
+        ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, L.topo, P, o)
     if P.params_expert > 0.0 and (need_ar or need_sharded):
-        # expert params: replicated (and reduced) over dp·cp
-        de_k, de_n = group_placement(dp * cp, tp * ep, g)
+        de_k, de_n = group_placement(dp * cp, tp * ep, g)  # expert params: over dp·cp
         if need_sharded:
             rs_exp = _two_level(rs, psi_exp * P.g_bytes, de_k, de_n, P)
             ag_exp = _two_level(ag, psi_exp * P.w_bytes, de_k, de_n, P)
         if need_ar:
-            ar = ar + _allreduce(psi_exp * P.g_bytes, de_k, de_n, topo, P, o)
-    reps = o.where(z2, m, 1.0)
-    t_grad = o.where(z1, (rs_dense + rs_exp) * reps, ar)
-    t_param = o.where(z1, (ag_dense + ag_exp) * o.where(z3, 2.0 * m, 1.0), 0.0)
-    t_grad = t_grad * (1.0 - dp_one)
-    t_param = t_param * (1.0 - dp_one)
-    t_dp_total = t_grad + t_param
-    if overlap:
-        bwd_one = t_mb_compute * (2.0 / fwd_passes) + (t_mb_tp + t_mb_ep) * 0.5
-        fwd_one = t_mb_compute / fwd_passes
-        compute_all = m * t_mb_compute
-        grad_window = o.where(z3, compute_all, o.where(z2, m * bwd_one, bwd_one))
-        param_window = o.where(z3, compute_all, fwd_one)
-        # PyTorch/fairscale FSDP (flat parameters: one all-gather and one reduce-scatter
-        # per wrapped block, the rest in the root unit): a micro-batch's first
-        # all-gathers (the root and block 0) have no compute before them and its last
-        # reduce-scatters (block 0, the root) none after them, so they run alone
-        # (fsdp_edge_fraction). Other sharded stacks (Megatron-FSDP's buckets, XLA)
-        # order their collectives otherwise: no source sizes their edges, none charged
-        edge = edge_g = edge_p = 0.0
-        if (flat_params or per_parameter) and (not scalar or z2):
-            outer = P.n_head * (1.0 if P.tied_embeddings else 2.0)
-            edge = fsdp_edge_fraction(P.params_dense, outer, P.L, pp) * (1.0 - dp_one)
-            edge_g = o.where(z2, edge * rs_dense * m, 0.0)
-            edge_p = o.where(z3, edge * ag_dense * m, o.where(z2, edge * ag_dense, 0.0))
-        if scalar and z3:  # one solve prices only its own stage's branch
-            # the two share the compute of ZeRO-3: never hide more than the compute itself
-            exposed = fsdp_edge_exposed_time(t_dp_total, edge_g + edge_p, compute_all)
-        else:
-            exposed = fsdp_edge_exposed_time(t_grad, edge_g, grad_window)
-            exposed = exposed + fsdp_edge_exposed_time(t_param, edge_p, param_window)
-            if not scalar:
-                shared = fsdp_edge_exposed_time(t_dp_total, edge_g + edge_p, compute_all)
-                exposed = o.where(z3, shared, exposed)
-        # what is hidden still slows the kernels it runs beside (NCCL takes SMs and HBM
-        # bandwidth): charged with the exposed part, the overlap fraction counts only
-        # the communication that shows
-        t_slow = overlap_slowdown_time(t_dp_total - exposed, OVERLAPPED_COMPUTE_SLOWDOWN)
+            ar = ar + _allreduce(psi_exp * P.g_bytes, de_k, de_n, L.topo, P, o)
+    t_grad = o.where(z1, (rs_dense + rs_exp) * o.where(z2, m, 1.0), ar) * (1.0 - dp_one)
+    t_param = o.where(z1, (ag_dense + ag_exp) * o.where(z3, 2.0 * m, 1.0), 0.0) * (1.0 - dp_one)
+    return t_grad, t_param, rs_dense, ag_dense, dd_n
+
+
+def _dp_exposed_time(
+    P: Problem, L: _Lay, dp_times: tuple[Any, ...], t_mb_compute: Any, t_mb_comm: Any
+) -> tuple[Any, Any, Any]:
+    """Data-parallel time left exposed by overlap, the slowdown of the kernels the hidden
+    part runs beside, and the whole: ``(exposed, slowdown, total)``. The reduction hides
+    behind the last micro-batch's backward (ZeRO-2: every one's; ZeRO-3: all compute),
+    the parameter all-gather behind the next forward; FSDP's first and last collectives of
+    a micro-batch run alone (:func:`mlsys.core.formulas.overlap.fsdp_edge_exposed_time`);
+    what is hidden slows its neighbours by
+    :data:`~mlsys.core.formulas.overlap.OVERLAPPED_COMPUTE_SLOWDOWN` (Lee et al. 2025)."""
+    o, m, zero, scalar = L.o, L.m, L.zero, L.scalar
+    t_grad, t_param, rs_dense, ag_dense, _ = dp_times
+    total = t_grad + t_param
+    if not L.overlap:
+        return total, 0.0, total
+    z2, z3 = zero >= 2, zero >= 3
+    fwd_one = t_mb_compute / L.fwd_passes
+    bwd_one = t_mb_compute * (2.0 / L.fwd_passes) + t_mb_comm * 0.5
+    compute_all = m * t_mb_compute
+    grad_window = o.where(z3, compute_all, o.where(z2, m * bwd_one, bwd_one))
+    param_window = o.where(z3, compute_all, fwd_one)
+    edge_g = edge_p = 0.0
+    if (L.flat_params or L.per_parameter) and (not scalar or z2):
+        dp_one = (L.dp * L.ep * L.cp <= 1.0) * 1.0
+        outer = P.n_head * (1.0 if P.tied_embeddings else 2.0)
+        edge = fsdp_edge_fraction(P.params_dense, outer, P.L, L.pp) * (1.0 - dp_one)
+        edge_g = o.where(z2, edge * rs_dense * m, 0.0)
+        edge_p = o.where(z3, edge * ag_dense * m, o.where(z2, edge * ag_dense, 0.0))
+    if scalar and z3:  # ZeRO-3's two share the compute: never hide more than all of it
+        exposed = fsdp_edge_exposed_time(total, edge_g + edge_p, compute_all)
     else:
-        exposed = t_dp_total
-        t_slow = 0.0
-    # ---- tied word embeddings under a pipeline: the first stage's input embedding and the
-    # last stage's output layer are one matrix, so their gradients (V·h/t per rank) are
-    # all-reduced between the two stages after the backward pass, synchronously, in every
-    # Megatron GPT run with pp > 1 (train_step's 'backward-embedding-all-reduce' in
-    # Megatron-LM 2021; finalize_model_grads' _allreduce_word_embedding_grads today)
-    if P.tied_embeddings and (not scalar or pp > 1.0):
-        emb_bytes = P.n_head / tp * P.g_bytes
-        t_emb = o.where(pp > 1.0, coll.ring_allreduce_time(emb_bytes, 2.0, pp_bw, pp_lat), 0.0)
-        exposed = exposed + t_emb
-        t_dp_total = t_dp_total + t_emb
-    overlap_fraction = o.where(t_dp_total > 0.0, 1.0 - exposed / o.max(t_dp_total, 1e-300), 0.0)
-    exposed = exposed + t_slow
-    # ---- optimizer step: Adam over the locally owned (ZeRO-sharded) parameters -----------
-    owned = psi_dense / o.where(z1, dp * ep * cp, 1.0) + psi_exp / o.where(z1, dp * cp, 1.0)
-    t_opt = owned * P.opt_step_bytes / (P.hbm_bw * P.eta_m)
-    # ---- step ---------------------------------------------------------------------------------
-    compute_time = m * t_mb_compute + t_opt
-    step = m * t_mb + t_bubble + exposed + t_opt
-    tokens = P.batch * s
+        exposed = fsdp_edge_exposed_time(t_grad, edge_g, grad_window)
+        exposed = exposed + fsdp_edge_exposed_time(t_param, edge_p, param_window)
+        if not scalar:
+            shared = fsdp_edge_exposed_time(total, edge_g + edge_p, compute_all)
+            exposed = o.where(z3, shared, exposed)
+    slow = overlap_slowdown_time(total - exposed, OVERLAPPED_COMPUTE_SLOWDOWN)
+    return exposed, slow, total
+
+
+def _tied_embedding_time(P: Problem, L: _Lay, bw: float, lat: float) -> Any:
+    """Tied word embeddings under a pipeline: the first and last stage all-reduce the shared
+    matrix's gradient (``V·h/t`` elements at the gradient dtype) after the backward pass,
+    exposed (Megatron-LM ``train_step``, "backward-embedding-all-reduce"; Megatron-Core
+    ``finalize_model_grads``; :func:`mlsys.core.formulas.collectives.ring_allreduce_time`)."""
+    if not P.tied_embeddings or (L.scalar and L.pp <= 1.0):
+        return 0.0
+    t = coll.ring_allreduce_time(P.n_head / L.tp * P.g_bytes, 2.0, bw, lat)
+    return L.o.where(L.pp > 1.0, t, 0.0)
+
+
+def _optimizer_time(P: Problem, L: _Lay) -> Any:
+    """The optimizer step over the locally owned (ZeRO-sharded) parameters:
+    :func:`mlsys.core.formulas.memory.optimizer_step_bytes_per_param` bytes each at
+    ``HBM × η_memory``."""
+    o, z1 = L.o, L.zero >= 1
+    psi_dense = P.params_dense / (L.tp * L.pp)
+    psi_exp = P.params_expert / (L.tp * L.pp * L.ep)
+    dense_shards = o.where(z1, L.dp * L.ep * L.cp, 1.0)
+    owned = psi_dense / dense_shards + psi_exp / o.where(z1, L.dp * L.cp, 1.0)
+    return owned * P.opt_step_bytes / (P.hbm_bw * P.eta_m)
+
+
+def _step_flops(P: Problem, L: _Lay) -> tuple[Any, Any]:
+    """Model FLOPs of a step (Megatron's convention) and the hardware FLOPs executed
+    (recomputation included; a fused attention kernel already reruns selectively)."""
+    tokens = P.batch * P.s
     model_flops = tokens * P.model_flops_per_token
-    # selective recomputation is already what a fused attention kernel does: no extra
     sel_extra = 0.0 if P.flash else P.selective_flops_per_token
     rerun_flops = P.full_flops_per_token
-    if rerun_residuals:  # the output projections' share of the layers' forward is skipped
+    if L.rerun_residuals:  # the output projections' share of the layers' forward skipped
         rerun_flops = rerun_flops - (1.0 - P.residual_rerun_share) * 2.0 * P.n_layer * P.L
     # "dots" reruns the attention forward whatever the kernel (its output is not kept)
-    rerun_attn = o.where(sel, sel_extra, 0.0) + dots * P.selective_flops_per_token
-    hw_flops = model_flops + tokens * (full * rerun_flops + rerun_attn)
-    peak_total = P.total * P.peak
-    mfu = model_flops / (step * peak_total)
-    return {
-        **mem,
-        "step_time": step,
-        "compute_time": compute_time,
-        "optimizer_time": t_opt,
-        "tp_communication_time": m * t_mb_tp,
-        "ep_communication_time": m * t_mb_ep,
-        "moe_host_time": m * t_mb_host,
-        "cp_communication_time": m * t_mb_cp,
-        "cp_communication_total": m * t_mb_cp_total,
-        "pp_communication_time": m * t_mb_pp,
-        "pipeline_bubble_time": t_bubble,
-        "bubble_fraction": t_bubble / step,
-        "dp_communication_time": exposed,
-        "dp_communication_total": t_dp_total,
-        "overlap_fraction": overlap_fraction,
-        "model_flops": model_flops,
-        "hardware_flops": hw_flops,
-        "mfu": mfu,
-        "hfu": hw_flops / (step * peak_total),
-        "tokens_per_second": tokens / step,
-        "fits": mem["memory"] <= P.capacity,
-        "tp_nodes": tp_n,
-        "cp_nodes": cp_n,
-        "dp_nodes": dd_n,
-    }
+    rerun_attn = L.o.where(L.sel, sel_extra, 0.0) + L.dots * P.selective_flops_per_token
+    return model_flops, model_flops + tokens * (L.full * rerun_flops + rerun_attn)

@@ -37,6 +37,7 @@ Conventions
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -45,8 +46,10 @@ from mlsys.core.layout import TOPOLOGY_NAMES, Recompute, TrainingLayout
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
+from mlsys.core.solvers._explain import step_sensitivity, step_tree
 from mlsys.core.solvers._layout import build_problem
 from mlsys.core.solvers._memo import identity_memo
+from mlsys.core.terms import Term
 
 __all__ = ["DistributedModel", "DistributedResult", "DistributedMemory", "build_problem"]
 
@@ -214,6 +217,116 @@ class DistributedResult(Result):
         "effective_throughput": "tokens_per_second",
         "pipeline_bubble_latency": "pipeline_bubble_time",
     }
+
+    def explain(self, depth: int | None = None) -> Term:
+        """Where the step time goes: the solver's own terms as a tree.
+
+        Every term is one the solver added into ``step_time`` (per-layer GEMMs,
+        attention, element-wise and kernel overheads, each collective by group and
+        fabric, pipeline sends and bubble, the optimizer, the exposed data-parallel
+        time and the slowdown its hidden part causes), with its share of the step,
+        what it runs beside (and how much of it is hidden there, not counted), the
+        formula it comes from and the inputs it used. The terms add up to
+        ``step_time`` exactly: they are the numbers the solver summed, grouped as it
+        summed them (a flat sum of the leaves in another order agrees to rounding).
+
+        Parameters
+        ----------
+        depth : int, optional
+            Keep levels down to ``depth`` (1: the step's groups), folding the rest into
+            their parents. None: every term.
+
+        Returns
+        -------
+        Term
+            Renders as a Markdown table in a Quarto cell or notebook, as aligned text
+            with ``print``; ``to_dict()`` gives the data.
+
+        Raises
+        ------
+        ParameterError
+            For a result not made by ``DistributedModel.solve``, or a depth below 1.
+
+        Examples
+        --------
+        >>> from mlsys import Models, Nodes, Fabrics, Fleet
+        >>> fleet = Fleet(node=Nodes.DGX_A100, count=8, fabric=Fabrics.IB_HDR)
+        >>> res = DistributedModel().solve(Models.GPT3_175B, fleet, batch_size=64,
+        ...     tp_size=8, pp_size=8, microbatch_count=64, recompute="selective",
+        ...     sequence_parallel=True)
+        >>> tree = res.explain()
+        >>> tree.value == res.si("step_time")
+        True
+        >>> [child.name for child in tree.children]
+        ['compute', 'communication, exposed', 'pipeline bubble']
+        """
+        P, _, out, fleet = self._priced_terms()
+        lay = self._values["layout"]
+        sizes = {
+            "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "ep": lay.ep, "cp": lay.cp,
+            "m": lay.microbatch_count, "v": lay.v_stages, "zero": lay.zero_stage,
+        }  # fmt: skip
+        intra, inter = _fabric_labels(fleet)
+        tree = step_tree(out, P, sizes, intra, inter)
+        if depth is None:
+            return tree
+        if not (isinstance(depth, int) and depth >= 1):
+            raise ParameterError("depth", depth, "None or an integer of at least 1")
+        return _fold(tree, depth)
+
+    def sensitivity(self, factor: float | None = None) -> dict[str, float]:
+        """What each input does to the step time, re-priced by the same model.
+
+        Parameters
+        ----------
+        factor : float, optional
+            None (default): each input's elasticity ``d ln(step) / d ln(input)`` (-0.3:
+            1% more of it, 0.3% less step time). A factor: the step time's relative change
+            when that input alone is multiplied by it (``factor=2`` with -0.12 for the
+            scale-up bandwidth: doubling NVLink bandwidth saves 12% of the step).
+
+        Returns
+        -------
+        dict of str to float
+            Input to elasticity (or relative change), largest effect first: peak
+            FLOP/s, HBM bandwidth, scale-up and scale-out bandwidth and latency, kernel
+            overhead, MoE host time per operation (:data:`mlsys.core.solvers._explain.
+            SENSITIVITY_INPUTS`); inputs the step does not depend on left out.
+
+        Raises
+        ------
+        ParameterError
+            For a factor that is not positive, or a result not made by
+            ``DistributedModel.solve``.
+        """
+        P, args, _, _ = self._priced_terms()
+        out = step_sensitivity(P, args, factor)
+        return dict(sorted(out.items(), key=lambda kv: -abs(kv[1])))
+
+    def _priced_terms(self) -> tuple[Any, ...]:
+        priced = self.__dict__.get("_priced")
+        if priced is None:
+            raise ParameterError(
+                "result", type(self).__name__, "a result of DistributedModel.solve"
+            )
+        return priced
+
+
+def _fabric_labels(fleet: Any) -> tuple[str, str]:
+    """Short names of a fleet's node fabric and network ("NVLink 3 + NVSwitch")."""
+
+    def short(fabric: Any) -> str:
+        label = str(getattr(fabric, "label", None) or getattr(fabric, "name", "fabric"))
+        return label.split(" (")[0]
+
+    return short(fleet.node.intra_fabric), short(fleet.fabric)
+
+
+def _fold(tree: Term, depth: int, level: int = 0) -> Term:
+    """``tree`` with the levels below ``depth`` folded into their parents."""
+    if level >= depth:
+        return replace(tree, children=())
+    return replace(tree, children=tuple(_fold(c, depth, level + 1) for c in tree.children))
 
 
 # -- the layout: built and validated once per distinct set of keywords --------------------
@@ -549,32 +662,17 @@ class DistributedModel:
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
         fraction = _layout.block_recompute_fraction(model.layers, pp, v, lay.recompute_num_layers)
-        out = _layout.evaluate(
-            P,
-            float(tp),
-            float(pp),
-            float(ep),
-            float(dp),
-            float(lay.microbatch_count),
-            float(v),
-            float(lay.zero_stage),
-            float(lay.recompute_code),
+        args = (
+            float(tp), float(pp), float(ep), float(dp), float(lay.microbatch_count), float(v),
+            float(lay.zero_stage), float(lay.recompute_code),
             1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
-            int(lay.schedule_code),
-            int(TOPOLOGY_NAMES[topo_key or None]),
-            overlap,
-            float(cp),
-            bool(lay.tp_comm_overlap),
-            lay.cp_all_gather,
-            lay.grad_accumulation_fusion,
-            fraction,
-            lay.pipeline_p2p == "deepspeed",
+            int(lay.schedule_code), int(TOPOLOGY_NAMES[topo_key or None]), overlap, float(cp),
+            bool(lay.tp_comm_overlap), lay.cp_all_gather, lay.grad_accumulation_fusion,
+            fraction, lay.pipeline_p2p == "deepspeed",
             residuals := lay.recompute_rerun == "residuals",
-            lay.fsdp_flat_params,
-            lay.dropout,
-            lay.fsdp_per_parameter,
-            lay.cuda_graph_scope,
-        )
+            lay.fsdp_flat_params, lay.dropout, lay.fsdp_per_parameter, lay.cuda_graph_scope,
+        )  # fmt: skip
+        out = _layout.evaluate(P, *args)
         notes = []
         if model.layers % (pp * v):
             notes.append(
@@ -660,6 +758,9 @@ class DistributedModel:
             layout=lay,
             notes=tuple(notes),
         )
+        # what explain() and sensitivity() read: the terms this solve summed, and the
+        # problem and layout to price again
+        object.__setattr__(result, "_priced", (P, args, out, fleet))
         return record(
             result, self, model=model, fleet=fleet, batch_size=batch_size,
             precision=precision, layout=lay,
