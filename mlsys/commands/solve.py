@@ -10,6 +10,7 @@ Examples
 ``mlsys solve roofline --model Llama2_70B --hardware H100 --set phase=decode``
 ``mlsys solve distributed --model GPT3_175B --node DGX_A100 --nodes 8 --fabric IB_HDR
 --set tp_size=8 --set pp_size=8 --set batch_size=64``
+(add ``--explain`` for the step time as a tree of its terms)
 """
 
 from __future__ import annotations
@@ -77,6 +78,10 @@ SOLVERS: dict[str, tuple[str, str]] = {
 }
 
 
+EXPLAINED = frozenset({"distributed"})
+"""Solvers whose result has ``explain()`` (``--explain``)."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Attach the ``solve`` subcommand's arguments.
 
@@ -104,6 +109,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="any other solve() parameter, e.g. --set batch_size=8 --set precision=fp8",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also print where the time goes: the result's terms as a tree (distributed)",
+    )
 
 
 def parse_value(text: str) -> Any:
@@ -354,9 +364,19 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError("--set", item, "NAME=VALUE")
         name, value = item.split("=", 1)
         params[name.strip()] = parse_value(value)
+    explain = getattr(args, "explain", False)
+    if explain and args.solver not in EXPLAINED:
+        raise ParameterError("--explain", args.solver, "a solver that explains its result: "
+                             + ", ".join(sorted(EXPLAINED)))  # fmt: skip
     result = solve(args.solver, build_inputs(args), params)
     if args.json:
-        print(json.dumps(result.to_dict(quantities=False), indent=2, default=str))
+        data = result.to_dict(quantities=False)
+        if explain:
+            data["explain"] = result.explain().to_dict()
+        print(json.dumps(data, indent=2, default=str))
     else:
         print(_render(result))
+        if explain:
+            print("\nWhere the step time goes\n")
+            print(result.explain().to_text())
     return 0 if getattr(result, "get", lambda *_: True)("feasible", True) is not False else 1
