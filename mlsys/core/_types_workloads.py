@@ -87,6 +87,10 @@ class TransformerWorkload(_Model):
         Vocabulary size V.
     seq_len : int
         Default sequence length s (training context).
+    context_window : int or None
+        Longest sequence the released model attends over, in tokens: a prompt and its
+        generated tokens together (``max_position_embeddings`` of its config). None when
+        not known, and then no length is refused. Serving a longer sequence is infeasible.
     experts : int
         Routed experts per MoE layer (1: dense).
     experts_per_token : int
@@ -132,6 +136,7 @@ class TransformerWorkload(_Model):
     gated_mlp: bool = False
     vocab: int = Field(gt=0)
     seq_len: int = Field(2048, gt=0)
+    context_window: int | None = Field(None, gt=0)
     experts: int = Field(1, gt=0)
     experts_per_token: int = Field(1, gt=0)
     shared_experts: int = Field(0, ge=0)

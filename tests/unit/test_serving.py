@@ -292,12 +292,13 @@ def test_fp8_weights_default_to_fp16_kv_and_activations():
 
 def test_pipeline_parallelism_adds_hops_and_fill_to_ttft():
     m, hw = Models.Llama2_70B, Nodes.DGX_H100
-    kw = dict(batch_size=20, prompt_len=4096, output_len=64)
+    # 4,032 + 64 tokens fill Llama 2's 4,096-token context window exactly
+    kw = dict(batch_size=20, prompt_len=4032, output_len=64)
     tp = SM.solve(m, hw, tp_size=2, **kw)
     pp = SM.solve(m, hw, tp_size=2, pp_size=2, **kw)
     # tp 2: 69 GB of weights per device leave about 11.5 GB of the (85.52 − 1) / 1.05 =
-    # 80.5 GB for tensors; the KV cache of 20 × 4160 tokens × 163,840 B per token per
-    # device is 13.6 GB. Two stages halve both.
+    # 80.5 GB for tensors; the KV cache of 20 × 4096 tokens × 163,840 B per token per
+    # device is 13.4 GB. Two stages halve both.
     assert not tp.feasible
     assert pp.feasible and pp.accelerators == 4
     fab = hw.intra_fabric
@@ -420,8 +421,9 @@ def test_monotone_in_batch_and_lengths(batch, prompt, output, extra):
         assert bigger.si("decode_tokens_per_second") >= base.si("decode_tokens_per_second")
     if base.feasible and longer.feasible:
         assert longer.si("ttft") >= base.si("ttft")
-    # Feasibility is exactly "the batch fits".
-    assert base.feasible == (batch <= base.max_batch_size)
+    # Feasibility is exactly "the request fits the 4,096-token window and the batch fits".
+    fits_window = prompt + output <= m.context_window == 4096
+    assert base.feasible == (fits_window and batch <= base.max_batch_size)
 
 
 def test_memory_budget_conventions():

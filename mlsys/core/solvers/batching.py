@@ -62,6 +62,7 @@ from mlsys.core.solvers.serving import (
     DEFAULT_TP_ALLREDUCE,
     _activation_workspace,
     _check_plan_args,
+    _context_problem,
     _count,
     _decode,
     _flag,
@@ -469,7 +470,9 @@ class ContinuousBatchingModel:
             sampled lengths, or a dict ``{"mean": m, "std": s}`` /
             ``{"distribution": "exponential", "mean": m}`` /
             ``{"distribution": "uniform", "low": a, "high": b}``. Every length is at
-            least 1.
+            least 1. The longest prompt (the mean of a distribution) plus the longest
+            output must fit the model's ``context_window`` when it is known, else the
+            configuration is infeasible with that reason.
         output_len : float, array or dict
             Generated length per request, in tokens, in the same forms as
             ``prompt_len``. Every length is at least 1 (the first output token comes
@@ -592,7 +595,8 @@ class ContinuousBatchingModel:
         n_kv = blocks * block / (ctx + waste_tokens)
         n_cap = n_kv if cap_seqs is None else min(n_kv, float(cap_seqs))
 
-        reason = plan.problem
+        o_peak = float(outputs.samples.max()) if outputs.samples is not None else o_mean
+        reason = _context_problem(model, p_peak, o_peak) or plan.problem
         if reason is None and free <= 0:
             reason = (
                 f"weights ({_gb(plan.weights_dev)} per accelerator) and workspace do "

@@ -1113,6 +1113,37 @@ def _engine_host_time(key: str | None) -> float:
     return 0.0 if key is None else float(serving_formulas.ENGINE_HOST_TIME_PER_STEP_S[key])
 
 
+def _context_problem(model: Any, prompt_tokens: float, output_tokens: float) -> str | None:
+    """Why a request of this length cannot run on ``model``, or None when it fits.
+
+    A transformer attends over at most its context window (``max_position_embeddings``):
+    the prompt and every generated token share it. A model whose window is not known
+    (``context_window`` None, e.g. a custom shape) is not checked.
+
+    Parameters
+    ----------
+    model : TransformerWorkload
+        The network (its ``context_window``, in tokens).
+    prompt_tokens, output_tokens : float
+        The longest request's prompt and generated tokens.
+
+    Returns
+    -------
+    str or None
+        The infeasibility reason, naming both lengths and the window.
+    """
+    window = getattr(model, "context_window", None)
+    total = prompt_tokens + output_tokens
+    if window is None or total <= window:
+        return None
+    return (
+        f"a {prompt_tokens:,.0f}-token prompt plus {output_tokens:,.0f} generated "
+        f"token{'' if output_tokens == 1 else 's'} "
+        f"({total:,.0f}) exceeds {model.label}'s context window of {window:,} tokens; "
+        "shorten the prompt or the output, or use a longer-context model"
+    )
+
+
 def _gb(x: float) -> str:
     return f"{x / 1e9:.1f} GB"
 
@@ -1226,7 +1257,9 @@ class ServingModel:
         batch_size : int
             Sequences decoded together (a static batch).
         prompt_len : int
-            Prompt tokens per request.
+            Prompt tokens per request. With ``output_len`` it must fit the model's
+            ``context_window`` (when the catalog knows it): a longer request is
+            infeasible, with that reason, whatever the memory.
         output_len : int
             Generated tokens per request (>= 1; the first comes out of prefill).
         precision : str
@@ -1367,6 +1400,7 @@ class ServingModel:
             s_out,
             _flag(batched_prefill, "batched_prefill"),
             _flag(raise_errors, "raise_errors"),
+            _context_problem(model, s_in, s_out),
         )
         return record(
             result, self, model=model, hardware=hardware, batch_size=batch_size,
@@ -1376,7 +1410,13 @@ class ServingModel:
 
 
 def _solve_plan(
-    plan: _Plan, b: int, s_in: float, s_out: float, batched_prefill: bool, raise_errors: bool
+    plan: _Plan,
+    b: int,
+    s_in: float,
+    s_out: float,
+    batched_prefill: bool,
+    raise_errors: bool,
+    too_long: str | None = None,
 ) -> ServingResult:
     final_ctx = s_in + s_out
     n_pre = float(b) if batched_prefill else 1.0
@@ -1389,7 +1429,7 @@ def _solve_plan(
     overhead = plan.overhead_fixed + plan.overhead_frac * allocated
     memory = allocated + overhead
 
-    reason = plan.problem
+    reason = too_long or plan.problem  # past the context window, memory is beside the point
     if reason is None and plan.weights_dev + workspace > plan.mem_avail:
         reason = (
             f"weights ({_gb(plan.weights_dev)} per accelerator) and workspace do not "
