@@ -46,7 +46,7 @@ import pkgutil
 import re
 import types
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -888,6 +888,7 @@ def check_files(
     timeout: float = 120.0,
     packages: Sequence[str] = ("mlsys",),
     freeze: bool = True,
+    progress: Callable[[Any, int, int], None] | None = None,
 ) -> list[Finding]:
     """Run the build check on a list of .qmd files.
 
@@ -908,6 +909,9 @@ def check_files(
         either: those whose project (or front matter) sets ``execute: freeze`` and whose
         frozen results are fresh (:mod:`mlsys.book.freeze`). Their frozen output is read
         instead, for inline values Quarto left as code. False executes every chapter.
+    progress : callable, optional
+        With ``execute``, called as ``progress(result, finished, total)`` as each chapter
+        finishes running (see :func:`mlsys.book.kernel.execute_documents`).
 
     Returns
     -------
@@ -930,7 +934,7 @@ def check_files(
             runnable, frozen = split_frozen(runnable)
             for chapter in frozen:
                 findings.extend(_frozen_findings(chapter))
-        for result in execute_documents(runnable, jobs=jobs, timeout=timeout):
+        for result in execute_documents(runnable, jobs=jobs, timeout=timeout, progress=progress):
             findings.extend(result.findings)
     return sorted(set(findings))
 

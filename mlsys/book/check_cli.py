@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from mlsys.book.check import (
     check_files,
@@ -112,6 +113,14 @@ def select_files(paths: list[str], environ: dict[str, str] | None = None) -> lis
     return [f for f in files if f.resolve() in wanted]
 
 
+def _progress(result: Any, finished: int, total: int) -> None:
+    """One line on standard error as each chapter finishes running (``--execute``)."""
+    problems = sum(1 for f in result.findings if f.severity == "error")
+    verdict = "ok" if result.completed and not problems else f"{problems} error(s)"
+    print(f"mlsys check: [{finished}/{total}] ran {result.display}: {verdict}", file=sys.stderr)
+    sys.stderr.flush()
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``mlsys check``.
 
@@ -143,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         packages=tuple(args.packages or ("mlsys",)),
         freeze=getattr(args, "freeze", True),
+        progress=_progress if args.execute else None,
     )
     if args.execute and getattr(args, "freeze", True):
         from mlsys.book.freeze import split_frozen

@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -421,10 +422,13 @@ def _run_chapter(client: Any, nb: Any, run: _Run, plan: _Plan) -> bool:
     return True
 
 
-def _run_in_one_kernel(paths: Sequence[Path], timeout: float) -> list[ExecutionResult]:
+def _run_in_one_kernel(
+    paths: Sequence[Path], timeout: float, done: Callable[[ExecutionResult], None] | None = None
+) -> list[ExecutionResult]:
     """Run chapters one after another in one kernel, each in a fresh namespace.
 
-    A kernel that dies or times out is replaced for the chapters after it.
+    A kernel that dies or times out is replaced for the chapters after it. ``done`` is
+    called with each chapter's result as soon as the chapter has run.
     """
     import nbformat
 
@@ -446,6 +450,8 @@ def _run_in_one_kernel(paths: Sequence[Path], timeout: float) -> list[ExecutionR
                 run.timeout = timeout
                 results.append(run.result)
                 if not plan:
+                    if done is not None:
+                        done(run.result)
                     continue
                 fresh = _FRESH_CHAPTER.format(
                     cwd=str(_execute_dir(p)), doc_dir=str(p.parent), doc_file=p.name
@@ -455,8 +461,13 @@ def _run_in_one_kernel(paths: Sequence[Path], timeout: float) -> list[ExecutionR
                 if reply.get("content", {}).get("status") != "ok":
                     run.add(1, 1, "error", "kernel", "could not give the chapter a fresh kernel")
                     run.result.completed = False
+                    if done is not None:
+                        done(run.result)
                     break
-                if not _run_chapter(client, nb, run, plan):
+                finished = _run_chapter(client, nb, run, plan)
+                if done is not None:
+                    done(run.result)
+                if not finished:
                     break  # start a new kernel for the chapters left
     return results
 
@@ -494,7 +505,11 @@ def _execute_dir(path: Path) -> Path:
 
 
 def execute_documents(
-    paths: Sequence[str | Path], *, jobs: int = 1, timeout: float = 120.0
+    paths: Sequence[str | Path],
+    *,
+    jobs: int = 1,
+    timeout: float = 120.0,
+    progress: Callable[[ExecutionResult, int, int], None] | None = None,
 ) -> list[ExecutionResult]:
     """Run chapters in as few kernels as ``jobs`` allows, each chapter in a fresh namespace.
 
@@ -515,6 +530,9 @@ def execute_documents(
         Kernels run at once; the chapters are shared among them by size.
     timeout : float
         Seconds allowed to each cell.
+    progress : callable, optional
+        Called as ``progress(result, finished, total)`` as each chapter finishes (from
+        the kernel's thread; calls do not overlap).
 
     Returns
     -------
@@ -535,12 +553,29 @@ def execute_documents(
     order = {p: i for i, p in enumerate(runnable)}
     for group in groups:
         group.sort(key=order.__getitem__)
+    report = _reporter(progress, len(runnable))
     if len(groups) == 1:
-        done = _run_in_one_kernel(groups[0], timeout)
+        done = _run_in_one_kernel(groups[0], timeout, report)
     else:
         with ThreadPoolExecutor(max_workers=len(groups)) as pool:
-            done = [
-                r for rs in pool.map(lambda g: _run_in_one_kernel(g, timeout), groups) for r in rs
-            ]
+            runs = pool.map(lambda g: _run_in_one_kernel(g, timeout, report), groups)
+            done = [r for rs in runs for r in rs]
     by_path = {r.path: r for r in done}
     return [by_path[p] for p in runnable]
+
+
+def _reporter(
+    progress: Callable[[ExecutionResult, int, int], None] | None, total: int
+) -> Callable[[ExecutionResult], None] | None:
+    """``progress`` with a running count of finished chapters, safe across kernels."""
+    if progress is None:
+        return None
+    lock = threading.Lock()
+    finished = [0]
+
+    def report(result: ExecutionResult) -> None:
+        with lock:
+            finished[0] += 1
+            progress(result, finished[0], total)
+
+    return report

@@ -2,7 +2,8 @@
 
 ::
 
-    mlsys numbers book/quarto --out numbers.json     # write the manifest
+    mlsys numbers book/quarto                        # write the manifest to numbers.json
+    mlsys numbers book/quarto --out -                # ... or print it
     mlsys numbers book/quarto --diff numbers.json    # what changed? exit 1 if anything
     mlsys numbers book/quarto --diff numbers.json --out numbers.json   # review, then update
 
@@ -27,7 +28,10 @@ from mlsys.book.numbers import (
     manifest_provenance_coverage,
 )
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["DEFAULT_OUT", "add_arguments", "run"]
+
+#: Where the manifest goes when neither ``--out``, ``--diff`` nor ``--provenance`` is given.
+DEFAULT_OUT = "numbers.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help=".qmd files or a book directory (default: the current directory)",
     )
-    parser.add_argument("--out", metavar="FILE", help="write the manifest to FILE")
+    parser.add_argument(
+        "--out",
+        metavar="FILE",
+        help=f"write the manifest to FILE, '-' for standard output (default: {DEFAULT_OUT}, "
+        "unless --diff or --provenance is given)",
+    )
     parser.add_argument(
         "--diff", metavar="FILE", help="compare with the manifest in FILE; exit 1 on any change"
     )
@@ -112,14 +121,9 @@ def run(args: argparse.Namespace) -> int:
             json.dumps(diff.to_dict(), indent=2, sort_keys=True) if args.json else format_diff(diff)
         )
         status = 1 if diff and not args.exit_zero else 0
-    if args.out:
-        Path(args.out).write_text(dump_manifest(manifest), encoding="utf-8")
-        count = sum(len(v) for v in manifest["files"].values())
-        print(
-            f"mlsys numbers: wrote {count} values from {len(manifest['files'])} files to {args.out}"
-        )
-    elif old is None and not args.provenance:
-        sys.stdout.write(dump_manifest(manifest))
+    out = args.out or (None if old is not None or args.provenance else DEFAULT_OUT)
+    if out is not None:
+        _write(manifest, out)
     if args.provenance:
         coverage = manifest_provenance_coverage(manifest)
         for where in coverage.missing:
@@ -129,3 +133,23 @@ def run(args: argparse.Namespace) -> int:
             f"carry their source ({coverage.fraction:.1%})"
         )
     return status
+
+
+def _write(manifest: dict, out: str) -> None:
+    """The manifest to ``out`` (``-``: standard output) and a one-line summary."""
+    count = sum(len(v) for v in manifest["files"].values())
+    if out == "-":
+        sys.stdout.write(dump_manifest(manifest))
+        where, stream = "standard output", sys.stderr
+    else:
+        Path(out).write_text(dump_manifest(manifest), encoding="utf-8")
+        where, stream = out, sys.stdout
+    files = len(manifest["files"])
+    print(
+        f"mlsys numbers: wrote {_plural(count, 'value')} from {_plural(files, 'file')} to {where}",
+        file=stream,
+    )
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
