@@ -41,12 +41,40 @@ _RECOMPUTE_LABEL = {
 _MEMORY_PARTS = ("weights", "gradients", "optimizer_state", "activations", "framework_overhead")
 
 
-def _figure(width: float = 6.4, height: float = 4.0) -> tuple[Any, Any]:
+#: Width of the printed book's text column, inches: a figure no wider prints at its own
+#: size, so its type sizes are the printed ones.
+PRINT_WIDTH_IN = 6.0
+#: The smallest type a figure prints (points), legible on paper; the text of the page is 10.
+MIN_TEXT_PT = 8.0
+
+
+def _figure(width: float = PRINT_WIDTH_IN, height: float = 3.8) -> tuple[Any, Any]:
     """A Figure and one Axes, outside pyplot's global figure manager."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.add_subplot()
+
+
+def _legible(fig: Any) -> Any:
+    """``fig`` with no text smaller than :data:`MIN_TEXT_PT` once printed.
+
+    A figure wider than :data:`PRINT_WIDTH_IN` is shrunk to the column when printed, and
+    its type with it: the floor is raised by the same factor.
+    """
+    from matplotlib.text import Text
+
+    floor = MIN_TEXT_PT * max(1.0, fig.get_figwidth() / PRINT_WIDTH_IN)
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if tick.label1.get_fontsize() < floor:
+                    axis.set_tick_params(which="both", labelsize=floor)
+                    break
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < floor:
+            text.set_fontsize(floor)
+    return fig
 
 
 def _plain_log2(ax: Any, axis: str = "x") -> None:
@@ -162,7 +190,7 @@ def roofline_figure(
     """
     from mlsys.core.formulas.roofline import attainable_flops
 
-    fig, ax = _figure(7.5, 4.0)
+    fig, ax = _figure(PRINT_WIDTH_IN, 3.6)
     x = np.logspace(np.log10(intensity_range[0]), np.log10(intensity_range[1]), samples)
     for acc in accelerators:
         acc = _registry_entry("Hardware", acc)
@@ -184,8 +212,8 @@ def roofline_figure(
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
     ax.set_ylabel(f"Attainable {precision} throughput (TFLOP/s)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
+    ax.legend(fontsize=MIN_TEXT_PT + 0.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _legible(fig)
 
 
 def memory_breakdown_figure(
@@ -236,7 +264,9 @@ def memory_breakdown_figure(
         One Axes; the bar containers (``ax.containers``) are the parts in the order
         above, each with one bar per (recompute, stage), heights in GB.
     """
+    from mlsys.core.fmt import fmt
     from mlsys.core.solvers.memory import MemoryModel
+    from mlsys.core.units import Q_
 
     model = _registry_entry("Models", model)
     hardware = _registry_entry("Hardware", hardware)
@@ -261,7 +291,7 @@ def memory_breakdown_figure(
             for p in _MEMORY_PARTS:
                 parts[p].append(res.si(p) / _GB)
             capacity = res.si("capacity")
-    fig, ax = _figure(8.0, 4.2)
+    fig, ax = _figure(PRINT_WIDTH_IN, 4.0)
     x = np.arange(len(labels))
     bottom = np.zeros(len(labels))
     for p in _MEMORY_PARTS:
@@ -275,27 +305,28 @@ def memory_breakdown_figure(
     for xi, total in zip(x, bottom, strict=True):
         clipped = total > top
         ax.annotate(
-            f"{total:,.0f} GB" + (" ↑" if clipped else ""),
+            # the display policy of the chapter's text: 1.77 TB, 952 GB
+            str(fmt(Q_(total * _GB, "B"), digits=3)) + (" ↑" if clipped else ""),
             (xi, min(total, top)),
             textcoords="offset points",
             xytext=(0, -4 if clipped else 3),
             ha="center",
             va="top" if clipped else "bottom",
             rotation=90,
-            fontsize="x-small",
+            fontsize=MIN_TEXT_PT,
             color="white" if clipped else "black",
         )
-    ax.axhline(capacity / _GB, color="black", linestyle="--", linewidth=1)
-    ax.annotate(
-        f"{hardware.label}: {capacity / _GB:,.0f} GB",
-        (x[-1] + 0.4, capacity / _GB),
-        textcoords="offset points",
-        xytext=(0, 3),
-        ha="right",
-        fontsize="small",
+    # named in the legend, not on the bars: a device's memory is a binary size (GiB)
+    ax.axhline(
+        capacity / _GB,
+        color="black",
+        linestyle="--",
+        linewidth=1,
+        label=f"device memory ({fmt(Q_(capacity, 'B'), 'GiB', digits=3)})",
     )
-    ax.set_xticks(x, [f"ZeRO-{stage}" for _ in recompute for stage in zero_stages])
-    ax.tick_params(axis="x", labelsize="x-small")
+    ax.set_xticks(x, [str(stage) for _ in recompute for stage in zero_stages])
+    fig.supxlabel("ZeRO stage, under each recomputation policy", fontsize=MIN_TEXT_PT + 1)
+    ax.tick_params(axis="x", labelsize=MIN_TEXT_PT)
     # one group label per recomputation policy, under the stage labels
     n = len(zero_stages)
     groups = ax.secondary_xaxis("bottom")
@@ -303,12 +334,12 @@ def memory_breakdown_figure(
         [i * n + (n - 1) / 2 for i in range(len(recompute))],
         [f"\n{_RECOMPUTE_LABEL.get(policy, policy)}" for policy in recompute],
     )
-    groups.tick_params(length=0, labelsize="small")
+    groups.tick_params(length=0, labelsize=MIN_TEXT_PT + 0.5)
     for i in range(1, len(recompute)):
         ax.axvline(i * n - 0.5, color="grey", linewidth=0.5)
     ax.set_ylabel("Memory per accelerator (GB)")
-    fig.legend(loc="outside upper center", ncol=len(_MEMORY_PARTS), fontsize="small")
-    return fig
+    fig.legend(loc="outside upper center", ncol=3, fontsize=MIN_TEXT_PT + 0.5)
+    return _legible(fig)
 
 
 def pipeline_bubble_figure(
@@ -350,8 +381,8 @@ def pipeline_bubble_figure(
     ax.set_ylabel("Bubble (fraction of step time)")
     ax.set_ylim(0, 1)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    return fig
+    ax.legend(fontsize=MIN_TEXT_PT + 0.5)
+    return _legible(fig)
 
 
 def scaling_figure(
@@ -413,8 +444,8 @@ def scaling_figure(
     ax.set_xlabel("Accelerators")
     ax.set_ylabel("Training throughput (tokens/s)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize="small")
-    return fig
+    ax.legend(fontsize=MIN_TEXT_PT + 0.5)
+    return _legible(fig)
 
 
 def serving_batch_figure(
@@ -479,7 +510,7 @@ def serving_batch_figure(
             tps.append(res.si("decode_tokens_per_second"))
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7.0, 3.4), layout="constrained")
+    fig = Figure(figsize=(PRINT_WIDTH_IN, 3.0), layout="constrained")
     ax_itl, ax_tps = fig.subplots(1, 2)
     ax_itl.plot(b_ok, itl, marker="o")
     ax_itl.set_ylabel("Inter-token latency (ms)")
@@ -490,7 +521,7 @@ def serving_batch_figure(
         _plain_log2(ax)
         ax.set_xlabel("Batch size (sequences)")
         ax.grid(True, alpha=0.3)
-    return fig
+    return _legible(fig)
 
 
 def mtbf_figure(
@@ -539,8 +570,8 @@ def mtbf_figure(
     ax.set_xlabel("Accelerators in the job")
     ax.set_ylabel("Hours")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize="small")
-    return fig
+    ax.legend(fontsize=MIN_TEXT_PT + 0.5)
+    return _legible(fig)
 
 
 def carbon_by_grid_figure(
@@ -588,14 +619,14 @@ def carbon_by_grid_figure(
         )
         labels.append(grid.label.split(" (")[0])  # the place, without the source note
         tonnes.append(res.si("operational_carbon") / 1e3)
-    fig, ax = _figure(6.4, 0.35 * len(labels) + 1.2)
+    fig, ax = _figure(PRINT_WIDTH_IN, 0.3 * len(labels) + 1.0)
     y = np.arange(len(labels))
     ax.barh(y, tonnes, color="C2")
-    ax.set_yticks(y, labels, fontsize="small")
+    ax.set_yticks(y, labels, fontsize=MIN_TEXT_PT + 0.5)
     ax.invert_yaxis()
-    ax.set_xlabel("Operational carbon (tCO2e)")
+    ax.set_xlabel("Operational carbon (t CO₂e)")
     ax.grid(True, axis="x", alpha=0.3)
-    return fig
+    return _legible(fig)
 
 
 def cost_per_hour_figure(
@@ -658,5 +689,5 @@ def cost_per_hour_figure(
     ax.set_ylabel("Cost per useful accelerator-hour (USD)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    return fig
+    ax.legend(fontsize=MIN_TEXT_PT + 0.5)
+    return _legible(fig)

@@ -170,3 +170,89 @@ def test_cost_line_is_economics_model_and_falls_with_utilisation():
         assert yi == pytest.approx(res.si("tco_per_accelerator_hour"))
     assert y[0] > y[1] > y[2]
     assert _line(fig.axes[0], 1)[1][0] == pytest.approx(3.0)
+
+
+# ---------------------------------------------------------------------------------------
+# Legible in print, no label over another
+# ---------------------------------------------------------------------------------------
+
+
+def _book_figures():
+    """Each figure as a chapter draws it (smaller sweeps where the data do not matter)."""
+    llama70b = Models.Llama2_70B
+    return {
+        "roofline": figures.roofline_figure(
+            [Hardware.H100, Hardware.A100_80GB],
+            points=figures.operator_points(Models.Llama3_8B, Hardware.H100),
+        ),
+        "memory": figures.memory_breakdown_figure(
+            llama70b, Hardware.H100, dp_size=64, seq_len=4096, recompute=("none", "full")
+        ),
+        "bubble": figures.pipeline_bubble_figure((2, 4, 8, 16)),
+        "serving": figures.serving_batch_figure(
+            llama70b, Nodes.DGX_H100, (1, 8, 64, 256), tp_size=8
+        ),
+        "mtbf": figures.mtbf_figure((8, 512, 16384)),
+        "cost": figures.cost_per_hour_figure(
+            "H100", utilizations=[0.25, 0.5, 1.0], cloud_price=3.0
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def drawn():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    out = _book_figures()
+    for fig in out.values():
+        FigureCanvasAgg(fig).draw()
+    return out
+
+
+def _texts(fig):
+    from matplotlib.text import Text
+
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+def test_figure_text_is_at_least_8_pt_when_printed(drawn):
+    # A figure no wider than the printed column prints at its own size; a wider one is
+    # shrunk to the column, and its type with it.
+    for name, fig in drawn.items():
+        scale = min(1.0, figures.PRINT_WIDTH_IN / fig.get_figwidth())
+        small = [
+            (t.get_text(), t.get_fontsize())
+            for t in _texts(fig)
+            if t.get_fontsize() * scale < figures.MIN_TEXT_PT
+        ]
+        assert not small, f"{name}: {small[:5]}"
+        assert figures.MIN_TEXT_PT >= 8.0
+
+
+def _overlaps(texts, renderer):
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+    return [
+        (a, b)
+        for i, (a, box_a) in enumerate(boxes)
+        for b, box_b in boxes[i + 1 :]
+        if box_a.overlaps(box_b)
+    ]
+
+
+def test_no_label_overlaps_another(drawn):
+    for name, fig in drawn.items():
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+                assert not _overlaps(labels, renderer), f"{name}: tick labels overlap"
+            notes = [t for t in ax.texts if t.get_visible()]
+            assert not _overlaps(notes, renderer), f"{name}: annotations overlap"
+
+
+def test_memory_figure_names_the_device_memory_in_its_legend_not_on_the_bars(drawn):
+    fig = drawn["memory"]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    # 81,559 MiB, the memory an H100 reports (the catalog's value), is 79.6 GiB
+    assert "device memory (79.6 GiB)" in legend
+    assert all("GiB" not in t.get_text() for t in fig.axes[0].texts)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from mlsys.book.figures import MIN_TEXT_PT, PRINT_WIDTH_IN, _legible
 from mlsys.book.lab.audit import sync_grid
 from mlsys.book.lab.placement import layout_map
 from mlsys.book.lab.puzzle import PUZZLE_BATCH, memory_at, memory_grid
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 
-def _figure(width: float = 6.4, height: float = 4.0, ncols: int = 1) -> tuple[Any, Any]:
+def _figure(width: float = PRINT_WIDTH_IN, height: float = 4.0, ncols: int = 1) -> tuple[Any, Any]:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
@@ -64,8 +65,8 @@ def scaling_lab_figure(key: str = "cloud") -> Any:
     ax.set_xlabel("Devices")
     ax.set_ylabel(f"Samples/s (one {track(key).sample})")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize="small", title="dashed: ideal; circle: marginal < 0.5×")
-    return fig
+    ax.legend(fontsize=MIN_TEXT_PT + 0.5, title="dashed: ideal; circle: marginal < 0.5×")
+    return _legible(fig)
 
 
 def memory_heatmap_figure(key: str = "cloud", dp: int = 16, m: int = 32) -> Any:
@@ -88,14 +89,14 @@ def memory_heatmap_figure(key: str = "cloud", dp: int = 16, m: int = 32) -> Any:
     """
     grid = memory_grid(key)
     gb, fits = memory_at(grid, dp, m)
-    fig, ax = _figure(6.4, 3.6)
+    fig, ax = _figure(PRINT_WIDTH_IN, 3.6)
     from matplotlib.colors import LogNorm
 
     im = ax.imshow(gb, cmap="viridis", norm=LogNorm(), aspect="auto", origin="lower")
     for i in range(gb.shape[0]):
         for j in range(gb.shape[1]):
             if fits[i, j]:
-                ax.text(j, i, f"{gb[i, j]:.3g}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{gb[i, j]:.3g}", ha="center", va="center", fontsize=MIN_TEXT_PT,
                         color="white")  # fmt: skip
             else:
                 ax.text(j, i, "X", ha="center", va="center", fontsize=11,
@@ -105,9 +106,9 @@ def memory_heatmap_figure(key: str = "cloud", dp: int = 16, m: int = 32) -> Any:
     ax.set_xlabel("Pipeline stages (PP)")
     ax.set_ylabel("Tensor-parallel size (TP)")
     ax.set_title(f"GB per device (limit {grid['capacity_gb']:.3g} GB; X: does not fit)",
-                 fontsize="small")  # fmt: skip
+                 fontsize=MIN_TEXT_PT + 0.5)  # fmt: skip
     fig.colorbar(im, ax=ax, label="GB")
-    return fig
+    return _legible(fig)
 
 
 def schedule_figure(pp_size: int = 4, microbatch_count: int = 8, schedule: str = "1f1b") -> Any:
@@ -128,19 +129,19 @@ def schedule_figure(pp_size: int = 4, microbatch_count: int = 8, schedule: str =
         One Axes; one bar per operation (``broken_barh``), stage 0 on top.
     """
     grid = pipeline_schedule(pp_size, microbatch_count, schedule)
-    fig, ax = _figure(6.4, 0.5 + 0.4 * pp_size)
+    fig, ax = _figure(PRINT_WIDTH_IN, 0.5 + 0.4 * pp_size)
     for op in _schedule_ops(grid):
         s, start, mb, kind = op
         width = 1 if kind == 0 else 2
         colour = "#9ecae1" if kind == 0 else "#3182bd"
         ax.broken_barh([(start, width)], (s - 0.4, 0.8), facecolors=colour, edgecolor="white")
-        ax.text(start + width / 2, s, str(mb + 1), ha="center", va="center", fontsize=6)
+        ax.text(start + width / 2, s, str(mb + 1), ha="center", va="center", fontsize=MIN_TEXT_PT)
     ax.set_ylim(pp_size - 0.5, -0.5)
     ax.set_xlim(0, len(grid[0]))
     ax.set_yticks(range(pp_size), [f"stage {s}" for s in range(pp_size)])
     idle = schedule_idle_fraction(grid)
     ax.set_xlabel(f"Time slot (forward 1, backward 2); idle share {100 * idle:.1f}%")
-    return fig
+    return _legible(fig)
 
 
 def layout_map_figure(dp_size: int = 16, tp_size: int = 8, pp_size: int = 4) -> Any:
@@ -171,17 +172,17 @@ def layout_map_figure(dp_size: int = 16, tp_size: int = 8, pp_size: int = 4) -> 
         rgba = list(palette(b["pod"] % 10))
         rgba[3] = 1.0 if b["rack"] % 2 == 0 else 0.55  # alternate racks lighter
         image[b["stage"], b["replica"]] = rgba
-    fig, ax = _figure(6.4, 1.0 + 0.45 * pp_size)
+    fig, ax = _figure(PRINT_WIDTH_IN, 1.0 + 0.45 * pp_size)
     ax.imshow(image, aspect="auto")
     if dp_size * pp_size <= 128:
         for b in blocks:
             ax.text(b["replica"], b["stage"], f"n{b['node']}", ha="center", va="center",
-                    fontsize=6)  # fmt: skip
+                    fontsize=MIN_TEXT_PT)  # fmt: skip
     ticks = [f"layers {b['layer_start']}–{b['layer_end'] - 1}" for b in blocks[::dp_size]]
     ax.set_yticks(range(pp_size), ticks)
     ax.set_xlabel(f"Data-parallel replica (each a TP group of {tp_size} GPUs; label: node)")
-    ax.set_title("Colour: pod; lighter: alternate racks", fontsize="small")
-    return fig
+    ax.set_title("Colour: pod; lighter: alternate racks", fontsize=MIN_TEXT_PT + 0.5)
+    return _legible(fig)
 
 
 def sync_figure(key: str = "cloud") -> Any:
@@ -199,7 +200,7 @@ def sync_figure(key: str = "cloud") -> Any:
     """
     sg = sync_grid(key)
     x = 100 * np.asarray(sg["fractions"])
-    fig, ax = _figure(6.4, 3.6)
+    fig, ax = _figure(PRINT_WIDTH_IN, 3.6)
     ax.plot(x, sg["sync"], marker="o", ms=3, label="synchronous (staleness 0)")
     ax.plot(x, sg["async"], marker="s", ms=3,
             label=f"asynchronous (staleness {sg['async_staleness']:.0f} updates)")  # fmt: skip
@@ -207,5 +208,5 @@ def sync_figure(key: str = "cloud") -> Any:
     ax.set_ylabel("Samples/s")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    return fig
+    ax.legend(fontsize=MIN_TEXT_PT + 0.5)
+    return _legible(fig)
