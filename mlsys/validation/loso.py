@@ -260,8 +260,9 @@ class LosoReport:
         ``out_of_sample`` and ``without`` (``nan`` where no value switches it off), the
         multiples chosen per source (``choices``), ``cases_moved`` (the cases switching it
         off moves) with their means ``moved_out_of_sample`` and ``moved_without``, and
-        ``decision`` (``"kept"`` where the mechanism lowers the out-of-sample error or
-        cannot be switched off). A refit constant's ``out_of_sample`` is that constant
+        ``decision`` (``"passes"`` where the mechanism lowers the out-of-sample error or
+        cannot be switched off, ``"fails"`` where switching it off does as well or
+        better: a candidate for removal). A refit constant's ``out_of_sample`` is that constant
         alone refit without each source (the others as shipped); the report's
         ``out_of_sample`` errors refit all of them at once.
     """
@@ -440,7 +441,7 @@ def _verdict(
         "out_of_sample": loso,
         "without": without,
         "choices": choices,
-        "decision": "kept" if kept else "removed",
+        "decision": "passes" if kept else "fails",
     }
 
 
@@ -463,7 +464,7 @@ def decisions_table(report: LosoReport) -> str:
     """
     lines = [
         "| constant | value | where it was fitted or chosen | refit per source | "
-        "in-sample | out-of-sample | without it | cases moved: with / without | decision |",
+        "in-sample | out-of-sample | without it | cases moved: with / without | test |",
         "|---|---|---|---|---:|---:|---:|---:|---|",
     ]
     for c in report.constants:
