@@ -454,7 +454,7 @@ def _resolve(name: str) -> Any:
 def _registry_unit(name: str) -> Any:
     """The rule for unit names: any unit the registry spells (``microsecond``, ``EFLOP``,
     ``Tparam``, ``MILLISECOND``), FLOPs, parameters and dollars as the book's counts."""
-    from mlsys.compat.rules import registry_unit
+    from mlsys.core.unit_names import registry_unit
 
     unit = registry_unit(name)
     if unit is None:

@@ -42,8 +42,13 @@ True
 from __future__ import annotations
 
 import itertools
-from functools import cache
 from typing import Any
+
+from mlsys.core.unit_names import (  # the unit-name rule, shared with mlsys.constants
+    _acceptable,
+    _token_readings,
+    registry_unit,
+)
 
 __all__ = [
     "parse_unit_suffix",
@@ -53,68 +58,11 @@ __all__ = [
     "UnitSuffixed",
 ]
 
-_SUB_UNIT_INFORMATION = ("milli", "micro", "nano", "pico", "femto", "centi", "deci")
-
 
 def _registry() -> Any:
     from mlsys.core.units import get_registry
 
     return get_registry()
-
-
-@cache
-def _lower_index() -> dict[str, tuple[str, ...]]:
-    """Lower-case unit name or symbol -> the registry's spellings (built once)."""
-    reg = _registry()
-    index: dict[str, list[str]] = {}
-    for name, definition in reg._units.items():
-        spellings = {name, getattr(definition, "symbol", None) or name}
-        spellings.update(getattr(definition, "aliases", ()) or ())
-        for spelling in spellings:
-            if spelling and spelling.isidentifier():
-                index.setdefault(spelling.lower(), []).append(spelling)
-    return {k: tuple(dict.fromkeys(v)) for k, v in index.items()}
-
-
-@cache
-def _prefixes() -> tuple[tuple[str, str], ...]:
-    """(spelling, prefix name) of every registry prefix, symbols and names, '' first."""
-    reg = _registry()
-    out = [("", "")]
-    for name, definition in reg._prefixes.items():
-        if not name:
-            continue
-        out.append((name, definition.name))
-        symbol = getattr(definition, "symbol", None)
-        if symbol:
-            out.append((symbol, definition.name))
-    return tuple(dict.fromkeys(out))
-
-
-def _token_readings(token: str) -> list[tuple[str, bool, str]]:
-    """Registry spellings a token may mean: (unit text, exact case?, prefix name)."""
-    reg = _registry()
-    readings: list[tuple[str, bool, str]] = []
-    if token.isidentifier() and token in reg:
-        readings.append((token, True, ""))
-    if token.isidentifier() and token + "CO2e" in reg:
-        # a mass of emissions: the book writes ``carbon_intensity_g_kwh`` for gCO2e/kWh
-        readings.append((token + "CO2e", False, ""))
-    low = token.lower()
-    index = _lower_index()
-    for spelling, prefix_name in _prefixes():
-        if not low.startswith(spelling.lower()):
-            continue
-        rest = token[len(spelling) :]
-        # a plural is a spelled-out name (``hours``); ``gbs`` is never "GBs" but GB/s
-        plural = rest[:-1] if rest.endswith("s") and len(rest) > 3 else None
-        for stem in (rest, plural):
-            if not stem:
-                continue
-            for unit in index.get(stem.lower(), ()):
-                exact = token == spelling + stem and stem == unit
-                readings.append((spelling + unit, exact, prefix_name))
-    return readings
 
 
 def _forms(suffix: str) -> list[list[str]]:
@@ -130,14 +78,6 @@ def _forms(suffix: str) -> list[list[str]]:
     if "_" in suffix and "_per_" not in suffix:
         forms.append(suffix.split("_", 1))
     return forms
-
-
-def _acceptable(unit: Any, prefix_name: str) -> bool:
-    # nobody means a millibyte or a microbit: a fraction of an information unit
-    if prefix_name in _SUB_UNIT_INFORMATION:
-        dims = unit.dimensionality
-        return "[information]" not in str(dims) and "bit" not in str(dims)
-    return True
 
 
 def _candidates(suffix: str) -> list[tuple[int, Any]]:
@@ -203,46 +143,6 @@ def parse_unit_suffix(suffix: str, like: Any = None) -> Any:
     from mlsys.core.errors import UnitError
 
     raise UnitError("unit suffix", suffix, str(like) if like is not None else "a unit")
-
-
-def registry_unit(name: str) -> Any:
-    """The registry unit a whole name spells, or None (``microsecond``, ``EFLOP``, ``KiB``).
-
-    The rule behind the book's unit names (``from mlsys.constants import millisecond``):
-    the name as the registry writes it, else a prefix and a unit of the registry read
-    case-insensitively (``MILLISECOND``), a spelled-out name possibly plural
-    (``EFLOPs``). No per-second or underscore reading: a constant's name is one unit.
-
-    Parameters
-    ----------
-    name : str
-        The name imported.
-
-    Returns
-    -------
-    pint.Unit or None
-
-    Examples
-    --------
-    >>> from mlsys.core.units import ureg
-    >>> registry_unit("MILLISECOND") == ureg.Unit("millisecond")
-    True
-    >>> registry_unit("GPT3_PARAMS") is None
-    True
-    """
-    if not name.isidentifier() or "_" in name:
-        return None
-    reg = _registry()
-    ranked = []
-    for text, exact, prefix_name in _token_readings(name):
-        try:
-            unit = reg.parse_units(text)
-        except Exception:
-            continue
-        if _acceptable(unit, prefix_name):
-            ranked.append((0 if exact else 1, unit))
-    ranked.sort(key=lambda pair: pair[0])
-    return ranked[0][1] if ranked else None
 
 
 def _book_dimension(like: Any) -> Any:
