@@ -160,3 +160,35 @@ def test_report_says_what_it_compared() -> None:
     assert not book_package_available() and not report.book_measured
     assert "not the book's own package" in report.compared
     assert "were not compared" in format_report(report)
+
+
+def test_book_package_present_is_measured(tmp_path, monkeypatch) -> None:
+    # With a package named mlsysim importable, the chapter runs on it as written and
+    # every computed number is compared: here a stand-in whose BYTES_FP16 is 3 bytes
+    # prints 7 x 3 = 21 where mlsys prints 7 x 2 = 14, and the report measures that.
+    import sys
+
+    package = tmp_path / "mlsysim"
+    (package / "core").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "core" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "fmt.py").write_text(
+        "def fmt(x, precision=0, **kw):\n    return f'{x:.{precision}f}'\n", encoding="utf-8"
+    )
+    (package / "core" / "constants.py").write_text(
+        "class _Bytes:\n    def m_as(self, unit):\n        return 3\n\nBYTES_FP16 = _Bytes()\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "mlsysim" or m.startswith("mlsysim.")]:
+        monkeypatch.delitem(sys.modules, name)
+    chapter = (
+        "```{python}\nfrom mlsysim.fmt import fmt\nfrom mlsysim.core.constants import BYTES_FP16\n"
+        "x_str = fmt(BYTES_FP16.m_as('byte') * 7, precision=0)\n```\n\n`{python} x_str` bytes\n"
+    )
+    report = migration_report(chapter, name="measured.qmd")
+    assert report.book_measured and "book's own package" in report.compared
+    assert [(c.expression, c.before, c.after) for c in report.changes] == [("x_str", "21", "14")]
+    assert not report.failed
+    for name in [m for m in sys.modules if m == "mlsysim" or m.startswith("mlsysim.")]:
+        del sys.modules[name]
