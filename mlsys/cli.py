@@ -10,13 +10,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import PurePath
+from types import TracebackType
 
 from mlsys.core.errors import MlsysError
 
-__all__ = ["SUBCOMMANDS", "build_parser", "main", "positive_int", "non_negative_int"]
+__all__ = [
+    "SUBCOMMANDS",
+    "build_parser",
+    "file_error",
+    "main",
+    "positive_int",
+    "non_negative_int",
+]
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -150,6 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:
+        # a file that cannot be read or written: one line naming it, never a traceback
+        if os.environ.get("MLSYS_TRACEBACK"):
+            raise
+        print(f"mlsys {args.command}: error: {file_error(exc)}", file=sys.stderr)
+        return 1
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         # A mistake no check caught: a line a person can read, not a traceback (which
         # MLSYS_TRACEBACK=1 restores for whoever debugs mlsys itself).
@@ -159,6 +175,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = message if len(message) <= 240 else message[:239] + "…"
         print(f"mlsys {args.command}: error: {type(exc).__name__}: {message}", file=sys.stderr)
         return 2
+
+
+def file_error(exc: BaseException) -> str:
+    """One line saying what went wrong with which file: ``<what> (<file>)``.
+
+    The file is the exception's own ``filename`` (an ``OSError``), else the file being
+    read or written where it was raised: the innermost open file or path in the
+    traceback (a ``UnicodeDecodeError`` or ``RecursionError`` does not carry one).
+
+    Parameters
+    ----------
+    exc : BaseException
+        An ``OSError``, ``UnicodeDecodeError`` or ``RecursionError``.
+
+    Returns
+    -------
+    str
+        E.g. ``"permission denied (book/ch1.qmd)"``.
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        what = (
+            f"not a UTF-8 text file (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start} cannot be decoded)"
+        )
+    elif isinstance(exc, RecursionError):
+        what = "nested too deeply to read"
+    else:
+        what = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).lower()
+    filename = getattr(exc, "filename", None) or _file_in_traceback(exc.__traceback__)
+    return f"{what} ({filename})" if filename else what
+
+
+def _file_in_traceback(tb: TracebackType | None) -> str | None:
+    """The innermost open file or path held by a frame of ``tb``, if any."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):  # innermost first: the file being read when it failed
+        for value in frame.f_locals.values():
+            if isinstance(value, io.IOBase) and isinstance(getattr(value, "name", None), str):
+                return value.name
+            if isinstance(value, PurePath):
+                return str(value)
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

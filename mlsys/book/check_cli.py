@@ -3,7 +3,8 @@
 Static by default (imports and names resolved against the installed package, in well
 under a second for a book); ``--execute`` also runs every chapter in a Jupyter kernel.
 Exit status: 0 when clean (warnings allowed unless ``--strict``), 1 when anything is
-wrong, 2 on bad usage.
+wrong, 2 on bad usage, including a path with no ``.qmd`` file to check (a check of
+nothing never passes as a clean book).
 
 Wire it into a book as a Quarto pre-render hook, which Quarto runs in the project
 directory with the files it is about to render in ``QUARTO_PROJECT_INPUT_FILES``::
@@ -24,6 +25,7 @@ even when Quarto would have reused its old output.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,8 +38,9 @@ from mlsys.book.check import (
     format_human,
     quarto_input_files,
 )
+from mlsys.core.errors import ParameterError
 
-__all__ = ["add_arguments", "run", "select_files"]
+__all__ = ["add_arguments", "positive_seconds", "qmd_files", "run", "select_files"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,8 +107,15 @@ def select_files(paths: list[str], environ: dict[str, str] | None = None) -> lis
     Returns
     -------
     list of Path
+
+    Raises
+    ------
+    ParameterError
+        When a path does not exist, is not a directory or a regular ``.qmd`` file
+        (``/etc/passwd``, ``/dev/zero``), or when nothing under ``paths`` is a ``.qmd``
+        file: a check of nothing must not pass as a clean book.
     """
-    files = find_qmd_files(paths or ["."])
+    files = qmd_files(paths or ["."])
     listed = quarto_input_files(environ)
     if listed is None:
         return files
@@ -119,6 +129,55 @@ def _progress(result: Any, finished: int, total: int) -> None:
     verdict = "ok" if result.completed and not problems else f"{problems} error(s)"
     print(f"mlsys check: [{finished}/{total}] ran {result.display}: {verdict}", file=sys.stderr)
     sys.stderr.flush()
+
+
+def qmd_files(paths: list[str]) -> list[Path]:
+    """The ``.qmd`` files under ``paths``; at least one, else ParameterError.
+
+    Parameters
+    ----------
+    paths : list of str
+        Files and directories, as typed.
+
+    Returns
+    -------
+    list of Path
+        Sorted, without duplicates (:func:`mlsys.book.check.find_qmd_files`).
+    """
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file() and path.suffix != ".qmd":
+            raise ParameterError("PATH", raw, "a .qmd file or a directory holding .qmd files")
+        if not path.exists():
+            raise ParameterError(
+                "PATH", raw, "an existing .qmd file or directory (no such file or directory)"
+            )
+        if not (path.is_file() or path.is_dir()):
+            raise ParameterError(
+                "PATH", raw, "a regular .qmd file or a directory (not a device, pipe or socket)"
+            )
+    files = find_qmd_files(paths)
+    if not files:
+        shown = paths[0] if len(paths) == 1 else paths
+        raise ParameterError(
+            "PATH", shown, "a directory holding at least one .qmd file: there is nothing to check"
+        )
+    return files
+
+
+def positive_seconds(value: float) -> bool:
+    """True for a finite time limit above 0 (NaN and infinity are refused).
+
+    Parameters
+    ----------
+    value : float
+        ``--timeout`` as parsed.
+
+    Returns
+    -------
+    bool
+    """
+    return math.isfinite(value) and value > 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -137,8 +196,8 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print("mlsys check: error: --jobs must be at least 1", file=sys.stderr)
         return 2
-    if args.timeout <= 0:
-        print("mlsys check: error: --timeout must be positive", file=sys.stderr)
+    if not positive_seconds(args.timeout):
+        print("mlsys check: error: --timeout must be a positive number of seconds", file=sys.stderr)
         return 2
     try:
         files = select_files(list(args.paths))

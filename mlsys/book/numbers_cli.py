@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from mlsys.book.check import format_human
+from mlsys.book.check_cli import positive_seconds, qmd_files
 from mlsys.book.numbers import (
     collect_numbers,
     diff_manifests,
@@ -27,6 +29,7 @@ from mlsys.book.numbers import (
     load_manifest,
     manifest_provenance_coverage,
 )
+from mlsys.core.errors import ParameterError
 
 __all__ = ["DEFAULT_OUT", "add_arguments", "run"]
 
@@ -88,11 +91,16 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        0 on success; 1 when a chapter fails or ``--diff`` finds a change; 2 on bad usage.
+        0 on success; 1 when a chapter fails or ``--diff`` finds a change; 2 on bad usage
+        (also when no ``.qmd`` file is found, or ``--out`` cannot be written: both are
+        checked before any chapter runs).
     """
-    if args.jobs < 1 or args.timeout <= 0:
+    if args.jobs < 1 or not positive_seconds(args.timeout):
         print("mlsys numbers: error: --jobs must be >= 1 and --timeout > 0", file=sys.stderr)
         return 2
+    out = args.out or (None if args.diff or args.provenance else DEFAULT_OUT)
+    if out not in (None, "-"):
+        check_writable(out)
     old = None
     if args.diff:
         try:
@@ -100,6 +108,14 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"mlsys numbers: error: cannot read {args.diff}: {exc}", file=sys.stderr)
             return 2
+        except RecursionError:  # JSON nested thousands deep: not a manifest
+            print(
+                f"mlsys numbers: error: cannot read {args.diff}: nested too deeply "
+                "to be a numbers manifest",
+                file=sys.stderr,
+            )
+            return 2
+    qmd_files(list(args.paths) or ["."])  # nothing to record is an error, not an empty manifest
     try:
         manifest, findings = collect_numbers(
             list(args.paths) or ["."], jobs=args.jobs, timeout=args.timeout
@@ -121,7 +137,6 @@ def run(args: argparse.Namespace) -> int:
             json.dumps(diff.to_dict(), indent=2, sort_keys=True) if args.json else format_diff(diff)
         )
         status = 1 if diff and not args.exit_zero else 0
-    out = args.out or (None if old is not None or args.provenance else DEFAULT_OUT)
     if out is not None:
         _write(manifest, out)
     if args.provenance:
@@ -153,3 +168,27 @@ def _write(manifest: dict, out: str) -> None:
 
 def _plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def check_writable(out: str) -> None:
+    """Refuse an ``--out`` file that cannot be written, before the book runs for minutes.
+
+    Parameters
+    ----------
+    out : str
+        The manifest's path, as typed.
+
+    Raises
+    ------
+    ParameterError
+        When it is a directory, its folder does not exist, or the folder (or the file)
+        is not writable.
+    """
+    path = Path(out)
+    folder = path.parent
+    if path.is_dir():
+        raise ParameterError("--out", out, "a file name, not a directory")
+    if not folder.is_dir():
+        raise ParameterError("--out", out, f"a file in an existing folder (no folder {folder})")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ParameterError("--out", out, f"a file you can write (folder {folder} is read-only)")
