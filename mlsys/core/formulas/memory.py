@@ -529,8 +529,17 @@ OPTIMIZER_STATE_BYTES: dict[str, float] = {
     "sgd": 4.0,  # fp32 master only
     "adam8bit": 6.0,  # fp32 master 4 + two 8-bit states 2 (Dettmers et al. 2022)
     "adafactor": 4.0,  # fp32 master 4; factored second moment is O(rows + cols)
+    # the fp32 master rebuilt from the bf16 weight and a 16-bit remainder (Apex
+    # DistributedFusedAdam store_param_remainders): remainder 2 + momentum 4 + variance 4
+    "adam_param_remainders": 10.0,
+    # moments kept in bf16 and no master copy (Apex DistributedFusedAdam dtype=bf16 with
+    # bf16 weights: store_params off): momentum 2 + variance 2
+    "adam_bf16": 4.0,
 }
 """Optimizer bytes per parameter under mixed precision with fp32 master weights."""
+
+_MASTER_BYTES = {"adam_param_remainders": 2.0, "adam_bf16": 0.0}
+"""The master-copy share of an entry whose master is not a plain fp32 copy (default 4)."""
 
 _OPT_ALIASES = {
     "adam_w": "adamw",
@@ -559,7 +568,21 @@ def optimizer_state_bytes_per_param(optimizer: str = "adam", master_weights: boo
     sgd              master 4                                         4
     adam8bit         master 4 + 8-bit momentum 1 + 8-bit variance 1   6
     adafactor        master 4 (factored second moment, no momentum)   4
+    adam_param_      remainder 2 + momentum 4 + variance 4           10
+    remainders
+    adam_bf16        bf16 momentum 2 + bf16 variance 2, no master     4
     ===============  ============================================  ====
+
+    ``adam_param_remainders``: Apex's ``DistributedFusedAdam`` with
+    ``store_param_remainders`` keeps, for bf16 weights and an fp32 optimizer, only the 16
+    low-order bits of each fp32 master weight (the bf16 weight is its 16 high-order bits),
+    which NeMo turns on whenever the model is bf16 and the optimizer fp32
+    (``MegatronBaseModel.setup_optimization``: ``store_params=False``,
+    ``store_param_remainders=True``); Megatron-Core's precision-aware distributed optimizer
+    does the same on Transformer Engine 2.1 and later. ``adam_bf16``: the same optimizer
+    with ``dtype: bf16`` keeps its moments in bf16 and, the weights being bf16 already, no
+    master copy (``store_params=False``) — NeMo's Nemotron-4 340B configuration
+    (``optim: {name: distributed_fused_adam, dtype: bf16, grad_sync_dtype: bf16}``).
 
     Parameters
     ----------
@@ -583,19 +606,28 @@ def optimizer_state_bytes_per_param(optimizer: str = "adam", master_weights: boo
     Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
     Parameter Models", SC'20, Sec. 3.1 (K = 12 for mixed-precision Adam); Dettmers et
     al. (2022), "8-bit Optimizers via Block-wise Quantization", ICLR 2022; Shazeer &
-    Stern (2018), "Adafactor: Adaptive Learning Rates with Sublinear Memory Cost".
+    Stern (2018), "Adafactor: Adaptive Learning Rates with Sublinear Memory Cost";
+    NVIDIA/apex, ``apex/contrib/optimizers/distributed_fused_adam.py`` (``dtype``,
+    ``store_params``, ``store_param_remainders``); NVIDIA/NeMo,
+    ``nemo/collections/nlp/models/language_modeling/megatron_base_model.py``
+    (``setup_optimization``); NVIDIA/dgxc-benchmarking, ``nemotron/nemotron4-340b-synth.yaml``
+    (NeMo's Nemotron-4 340B training configuration).
 
     Examples
     --------
     >>> optimizer_state_bytes_per_param("adam"), optimizer_state_bytes_per_param("adam8bit")
     (12.0, 6.0)
+    >>> optimizer_state_bytes_per_param("adam_param_remainders")
+    10.0
+    >>> optimizer_state_bytes_per_param("adam_bf16", master_weights=False)
+    4.0
     """
     key = str(optimizer).lower().replace("-", "_").replace(" ", "")
     key = _OPT_ALIASES.get(key, key)
     if key not in OPTIMIZER_STATE_BYTES:
         raise ParameterError("optimizer", optimizer, "one of " + ", ".join(OPTIMIZER_STATE_BYTES))
     k = OPTIMIZER_STATE_BYTES[key]
-    return k if master_weights else k - 4.0
+    return k if master_weights else k - _MASTER_BYTES.get(key, 4.0)
 
 
 def optimizer_step_bytes_per_param(

@@ -458,6 +458,7 @@ class DistributedModel:
         elementwise_kernels: str = "fused",
         fsdp_per_parameter: bool = False,
         cuda_graph_scope: Any = (),
+        optimizer: str = "adam",
     ) -> DistributedResult:
         """Price one training step of ``model`` on ``fleet`` under a layout.
 
@@ -619,6 +620,14 @@ class DistributedModel:
             the token counts every forward pass, so their host work shows in the step:
             ``moe_host_time`` (:func:`mlsys.core.formulas.moe.moe_layer_host_time`); a
             graphed part's host work is gone.
+        optimizer : str
+            The optimizer and how it stores its state, for the memory it holds and the
+            bytes its step streams
+            (:func:`mlsys.core.formulas.memory.optimizer_state_bytes_per_param`). Default
+            ``"adam"``: Megatron's fp32 master weights and moments (12 bytes per
+            parameter); ``"adam_param_remainders"``: NeMo's distributed Adam for bf16
+            models, the master rebuilt from a 16-bit remainder (10 bytes);
+            ``"adam_bf16"``: bf16 moments and no master (4 bytes); ``"adam8bit"`` ...
 
         Returns
         -------
@@ -657,7 +666,7 @@ class DistributedModel:
         # every argument positional: the memo's fast path (no sorted keyword items)
         P = build_problem(
             model, fleet, batch, precision, efficiency, seq_len, layout.grad_dtype,
-            layout.flash_attention, "adam", layout.attention_kernel, layout.elementwise_kernels,
+            layout.flash_attention, optimizer, layout.attention_kernel, layout.elementwise_kernels,
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
         tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
@@ -724,6 +733,12 @@ class DistributedModel:
                 f"{out['optimizer'] / 1e9:.1f}, activations {out['activations'] / 1e9:.1f}); "
                 f"the {fleet.node.accelerator.label} has {P.capacity / 1e9:.0f} GB"
             )
+            if optimizer == "adam" and out["optimizer"] > 0.0:
+                reason += (
+                    "; an optimizer that stores less (NeMo's distributed Adam: "
+                    "optimizer='adam_param_remainders', or 'adam_bf16' with bf16 moments) "
+                    "or grad_dtype='bf16' may fit"
+                )
             if raise_errors:
                 raise InfeasibleError(reason)
         step = out["step_time"]
