@@ -1,6 +1,6 @@
 """Start-up speed: a fresh interpreter to ``import mlsys`` and to its first formatted number.
 
-Issue 14 sets two start-up targets, both measured in fresh interpreters:
+Two start-up targets, both measured in fresh interpreters:
 
 * ``import mlsys``: at most 0.1 s;
 * a fresh interpreter to its first formatted catalog number,
@@ -68,10 +68,10 @@ __all__ = [
 ]
 
 TARGET_IMPORT_S = 0.1
-"""Issue 14: ``import mlsys`` in a fresh interpreter, in s."""
+"""Target for ``import mlsys`` in a fresh interpreter, in s."""
 
 TARGET_FIRST_NUMBER_S = 0.3
-"""Issue 14: a fresh interpreter to its first formatted catalog number, in s."""
+"""Target for a fresh interpreter to its first formatted catalog number, in s."""
 
 # Each snippet ends by printing the wall clock (time.time, comparable across processes),
 # its own elapsed perf_counter time and the main thread's CPU time. `time` is a built-in

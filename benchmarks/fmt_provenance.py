@@ -1,6 +1,6 @@
 """Speed of book formatting with provenance on: prints each figure and its ratio to target.
 
-Three figures (issue 14):
+Three figures:
 
 * ``fmt`` of a catalog value (``fmt(Hardware.H100.memory_bandwidth)``, which looks up and
   attaches the value's origin) and its Markdown span, per call: target 25 µs;

@@ -9,7 +9,7 @@ Run from the repository root::
 What it measures (wall-clock seconds, one run each, with the load average before and
 after, because the machine is shared):
 
-* ``mlsys check --execute`` of ``book/quarto`` the way it ran before issue 13, one fresh
+* ``mlsys check --execute`` of ``book/quarto`` the way it used to run, one fresh
   kernel per chapter (``execute_document`` per file, one at a time), and the way it runs
   now, chapters sharing kernels (``execute_documents`` with ``--jobs`` kernels); also the
   book without its torch appendix, whose four-process cluster dominates;

@@ -14,7 +14,7 @@ What it measures, in one process and one sitting (so the ratios share a machine 
   (``(name, callable, target_seconds)``): per-call time as the median over five batches
   of the mean time per call; calls whose target is ≥ 0.1 s are timed as the median of
   three calls;
-* ``ParallelismSearch`` layouts priced per second (target ≥ 1,000,000/s, issue 12);
+* ``ParallelismSearch`` layouts priced per second (target ≥ 1,000,000/s);
 * ``mlsys check book/quarto`` (static, a fresh process, median of 3; target < 2 s);
 * the equivalent scenarios on the PyPI package ``mlsysim==0.3.0``, installed by this
   script into ``benchmarks/.venv-mlsysim`` (``python -m venv`` + ``pip install``; the
@@ -50,8 +50,8 @@ OUT = BENCH / "results.json"  # a scratch result, git-ignored
 PUBLISHED = ROOT / "docs" / "_data" / "benchmarks.json"  # what docs/benchmarks.qmd renders
 MLSYSIM_SPEC = "mlsysim==0.3.0"
 
-IMPORT_TARGET_S = 0.1  # issue 14: import mlsys in a fresh interpreter
-SEARCH_RATE_TARGET = 1_000_000.0  # issue 12 (the first round: 100,000)
+IMPORT_TARGET_S = 0.1  # import mlsys in a fresh interpreter
+SEARCH_RATE_TARGET = 1_000_000.0  # layouts priced per second
 CHECK_TARGET_S = 2.0
 
 # mlsys scenario name (prefix) -> key of the equivalent mlsysim scenario

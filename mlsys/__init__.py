@@ -73,7 +73,7 @@ _LAZY: dict[str, str] = {
     "scaling_curve": "mlsys.core.solvers.scaling",
     # the one parallel training layout every training solver and the search take
     "TrainingLayout": "mlsys.core.layout",
-    # the textbook's own registries, as views of the catalog (issue 15; mlsys.compat)
+    # the textbook's own registries, as views of the catalog (mlsys.compat)
     "Systems": "mlsys.compat.systems",
     "Literature": "mlsys.compat.systems",
     "Monitoring": "mlsys.compat.systems",

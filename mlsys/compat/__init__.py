@@ -1,4 +1,4 @@
-"""Views that let an existing book's chapters run on mlsys (issue 15).
+"""Views that let an existing book's chapters run on mlsys.
 
 The open textbook *Machine Learning Systems* (harvard-edge/cs249r_book) reads the
 catalog through registries of its own: ``Hardware.Cloud.H100.compute.peak_flops``,

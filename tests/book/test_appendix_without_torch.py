@@ -2,8 +2,8 @@
 measure, shows the predictions, and claims no measurement.
 
 README's ``mlsys check book/quarto --execute`` and ``mlsys numbers book/quarto`` ran the
-appendix's four-process torch cluster and failed where the ``[emulate]`` extra is absent
-(issue 13). The kernel here starts with ``torch`` unimportable (an IPython startup file
+appendix's four-process torch cluster and failed where the ``[emulate]`` extra is absent.
+The kernel here starts with ``torch`` unimportable (an IPython startup file
 sets ``sys.modules["torch"] = None``, which makes ``import torch`` raise ImportError).
 """
 

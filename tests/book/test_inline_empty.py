@@ -3,7 +3,7 @@
 Quarto 1.10 (``executeInlineCodeHandler`` in quarto-cli's ``src/core/execute-inline.ts``)
 replaces `` `{python} expr` `` by the expression's value only when the value's text is
 non-empty; an empty value leaves the code span in the page, which is how 21
-``check(...)`` calls came to be printed as code in the book (issue 13).
+``check(...)`` calls came to be printed as code in the book.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The lab builds its layouts through mlsys.TrainingLayout (issue 11), split by responsibility."""
+"""The lab builds its layouts through mlsys.TrainingLayout, split by responsibility."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The lab's numbers name their origin on hover (issue 14).
+"""The lab's numbers name their origin on hover.
 
 The lab's constants carry a citation or say what the lab's choice stands for; the numbers
 derived from solver results name the arithmetic and the solver; the lab's own models and

@@ -1,4 +1,4 @@
-"""Every registry path the textbook's chapters walk, on mlsys (issue 15).
+"""Every registry path the textbook's chapters walk, on mlsys.
 
 The rows are the ``object_api`` paths of the newest era (``mlsysim``, 161 rows, with the
 number of uses) and the attribute paths of the older era (42 rows), measured on the

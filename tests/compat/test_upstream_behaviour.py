@@ -249,7 +249,7 @@ def test_training_flops_in_book_counts():
 
 
 # ---------------------------------------------------------------------------------------
-# One deprecation mechanism (issue 11.5) and one warning per use (issue 14)
+# One deprecation mechanism and one warning per use
 # ---------------------------------------------------------------------------------------
 
 

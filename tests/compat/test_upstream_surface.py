@@ -44,7 +44,7 @@ SIGNATURES = {
 MLSYSIM_ERA = _rows("mlsysim_era_names.csv")
 ATTRIBUTE_PATHS = [r["path"] for r in _rows("upstream_attribute_paths.csv")]
 
-# Names of the top level the newest-era engineer (compatB) serves: registry views and
+# Names of the top level that serve the newest era of the textbook: registry views and
 # chapter helpers. Skipped (not passed) while absent, so the report shows them.
 
 _POSITIONAL_ONLY_MATCH = {"md_math", "sci"}

@@ -1,5 +1,5 @@
 """The emulator's numbers say where they were measured: the workload, the rank, how many CPU
-processes, which backend (issue 14, appendix "Emulating a cluster on a laptop").
+processes, which backend (appendix "Emulating a cluster on a laptop").
 
 The ring all-reduce of an M-byte buffer on N ranks sends 2(N-1)/N · M bytes per rank
 (Patarasuk & Yuan 2009): 2 · 3/4 · 65,536 = 98,304 B for the suite's 4 ranks.

@@ -7,7 +7,7 @@ reads the HTML or the PDF's text. Without ``quarto`` on PATH the module skips, s
 without a TeX engine the PDF tests skip. Render times: book ~1 min, site ~2 min, PDF
 ~1 min on a 2-core machine.
 
-The rules (issue 13): no inline expression left in the page as code, no raw repr, NaN,
+The rules: no inline expression left in the page as code, no raw repr, NaN,
 ``None`` row or traceback in output, no Sphinx role left unconverted, no image wider than
 its column, one percent style, no raw float or bare exponent.
 """
@@ -314,7 +314,7 @@ def test_site_reference_is_grouped_and_named_by_public_import(site_html):
 
 
 # ---------------------------------------------------------------------------------------
-# Provenance on hover (issue 14): the rendered book, read as a reader's browser reads it
+# Provenance on hover: the rendered book, read as a reader's browser reads it
 # ---------------------------------------------------------------------------------------
 
 _NUM_SPAN = re.compile(r'<span class="mlsys-num"(?: title="([^"]*)")?>([^<]*)</span>')
@@ -343,13 +343,13 @@ def test_book_numbers_carry_provenance_floor(book_html):
     coverage = html_provenance_coverage(_book_pages_html(book_html))
     # The book prints some 200 numbers through fmt and its family (214 on 2026-11-23).
     assert coverage.total > 150, coverage
-    # Regression floor under the figure measured before session 3 (62 of 214 with a
-    # source); the issue's target, 95%, is the test below.
+    # Regression floor under the figure measured before numbers carried their origin (62
+    # of 214 with a source); the target, 95%, is the test below.
     assert coverage.fraction >= 0.25, f"{coverage.with_source} of {coverage.total}"
 
 
 def test_book_numbers_carry_provenance_95_percent(book_html):
-    # Issue 14's target. Measured 2026-11-23 (session 3): 242 of 242 marked numbers carry a
+    # The target. Measured 2026-11-23: 242 of 242 marked numbers carry a
     # title — catalog values and solver results through arithmetic (traced numbers), the
     # chapters' examples and scenarios and the lab's constants with the text they cite.
     from mlsys.book.numbers import html_provenance_coverage

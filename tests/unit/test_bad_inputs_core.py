@@ -180,7 +180,7 @@ def test_gpt3_tp_must_divide_96_heads():
 
 
 # ---------------------------------------------------------------------------------------
-# Issue 14: every case the issue lists. An error names the parameter, the value and what
+# Bad inputs of every kind. An error names the parameter, the value and what
 # is allowed, on one line under 300 characters; the CLI answers with "mlsys X: error: ..."
 # and exit status 2, never a traceback.
 # ---------------------------------------------------------------------------------------

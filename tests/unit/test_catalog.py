@@ -1,7 +1,7 @@
 """The shipped catalog: every entry loads, carries provenance, and is found by name.
 
 Values are checked against their sources in ``test_catalog_values.py``; this file checks
-structure: coverage of the canonical keys (docs/dev/TEAM.md), provenance on every
+structure: coverage of the canonical keys (the API contract), provenance on every
 value-bearing field, forgiving lookup and helpful errors for unknown names.
 """
 
@@ -34,7 +34,7 @@ FILES = {
     "Datacenters": "datacenters.toml",
 }
 
-# Canonical keys promised by docs/dev/TEAM.md and /work/shared/API.md.
+# Canonical keys the API contract promises (the catalog coverage it lists).
 CANONICAL = {
     "Hardware": [
         "H100", "H100_PCIE", "H200", "B200", "A100_80GB", "A100_40GB", "V100", "MI300X",

@@ -1,6 +1,6 @@
 """The catalog builds entries one at a time, on first read, and still checks every row.
 
-Issue 14 (start-up speed): ``fmt(Hardware.H100.memory_bandwidth)`` in a fresh interpreter
+Start-up speed: ``fmt(Hardware.H100.memory_bandwidth)`` in a fresh interpreter
 must not wait for every accelerator to be validated, nor for ``tomllib`` to parse the data
 file again. These tests pin what laziness must not change: every shipped entry validates,
 an invalid row still raises a clear :class:`CatalogError` (on the first read of that

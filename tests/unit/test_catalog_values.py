@@ -18,7 +18,7 @@ TERA = 1e12
 GIGA = 1e9
 
 # ---------------------------------------------------------------------------------
-# Accelerators: /work/shared/validation/published.md, "Hardware", and the datasheets
+# Accelerators: the vendors' datasheets, each cited in its row
 # ---------------------------------------------------------------------------------
 
 # (key, precision, dense TFLOP/s, relative tolerance, citation)

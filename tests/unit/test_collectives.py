@@ -331,7 +331,7 @@ def test_scalar_inputs_the_fast_path_rejects_raise_the_slow_paths_errors(args, e
             fn(*args)
 
 
-# -- NCCL's protocol cost model and NVLink SHARP (issue 12) ------------------------------
+# -- NCCL's protocol cost model and NVLink SHARP ----------------------------------------
 
 
 def test_nccl_small_message_latency_per_protocol():

@@ -252,8 +252,8 @@ def test_two_level_collectives_compose_the_public_ones():
     for fn in (C.reduce_scatter_time, C.allgather_time):
         assert _layout._two_level(fn, M, 8.0, 16.0, P) == pytest.approx(min(intra + inter, ring))
     # an all-to-all reduces nothing on the way: 15/16 of each rank's buffer leaves its
-    # node over its own NIC (8·15 remote peers), 7/128 goes over NVLink (session 11: the
-    # EP all-to-all had been priced as 1/8 of the buffer crossing nodes)
+    # node over its own NIC (8·15 remote peers), 7/128 goes over NVLink (not 1/8 of the
+    # buffer crossing nodes, as a ring over the nodes would send)
     a2a = 7 * P.intra_lat + 7 / 128 * M / P.intra_bw + 120 * P.inter_lat + 15 / 16 * M / P.inter_bw
     assert C.multinode_alltoall_time(
         M, 8.0, 16.0, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat

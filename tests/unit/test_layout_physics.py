@@ -1,4 +1,4 @@
-"""Issue 12 physics in the training layout model (mlsys.core.solvers._layout): GEMMs
+"""The physics of the training layout model (mlsys.core.solvers._layout): GEMMs
 by shape, fixed kernel costs, NCCL/NVLS tensor-parallel collectives, TP overlap — each
 against a derivation written here from the cited formulas."""
 

@@ -146,7 +146,7 @@ def _entry_names(result) -> set[str]:
 
 
 def test_every_training_and_serving_solver_names_the_catalog_entries_it_used():
-    # Issue 14: a Result knows which catalog entries it used (model, device, node, fabric).
+    # A Result knows which catalog entries it used (model, device, node, fabric).
     from mlsys import (
         ContinuousBatchingModel,
         DistributedModel,

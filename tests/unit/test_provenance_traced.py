@@ -1,4 +1,4 @@
-"""Origins survive arithmetic: traced numbers, ``sourced``, and derived tooltips (issue 14).
+"""Origins survive arithmetic: traced numbers, ``sourced``, and derived tooltips.
 
 Facts from the catalog's own sources: the H100 SXM's memory bandwidth is 3.35 TB/s (NVIDIA
 H100 datasheet, 2023), the A100 80GB SXM's 2,039 GB/s (NVIDIA A100 datasheet, 2021), so

@@ -47,7 +47,7 @@ def test_normalize_key():
 
 
 def test_unknown_attribute_is_unknown_entry_error_and_attribute_error():
-    # issue 14: Models.Llama4 names the closest entries and works with hasattr/getattr
+    # Models.Llama4 names the closest entries and works with hasattr/getattr
     with pytest.raises(UnknownEntryError, match="Did you mean") as info:
         Models.Llama4
     assert isinstance(info.value, AttributeError)

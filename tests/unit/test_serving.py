@@ -352,7 +352,7 @@ def test_results_carry_units_and_aliases():
         ({"batch_size": -2}, "batch_size"),
         ({"batch_size": 1.5}, "batch_size"),
         ({"output_len": 0}, "output_len"),
-        ({"output_len": 2.5}, "output_len"),  # issue 14: tokens are whole
+        ({"output_len": 2.5}, "output_len"),  # tokens are whole
         ({"prompt_len": 100.5}, "prompt_len"),
         ({"prompt_len": 0}, "prompt_len"),
         ({"prompt_len": float("nan")}, "prompt_len"),

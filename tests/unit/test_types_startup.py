@@ -1,6 +1,6 @@
 """mlsys.core.types creates what a fresh interpreter's first number needs, the rest on demand.
 
-Issue 14 (first formatted catalog number <= 0.3 s): creating a pydantic model class
+Start-up (first formatted catalog number <= 0.3 s): creating a pydantic model class
 costs about a millisecond, and importing ``pydantic.functional_serializers`` about two.
 ``mlsys.core.types`` therefore defines ``Provenance`` and ``Accelerator`` itself and
 imports the other types from three small modules when first asked for, and a
@@ -26,7 +26,7 @@ from mlsys.core.units import Q_
 
 
 def _pydantic_quantity(unit: str, description: str) -> Any:
-    """What QuantityOf annotated a field with before issue 14: pydantic's own helpers."""
+    """What QuantityOf annotated a field with before: pydantic's own helpers."""
     return Annotated[
         pint.Quantity,
         PlainValidator(types._quantity_validator(unit)),

@@ -1,8 +1,8 @@
 """Pure, cited formulas of ML systems, on floats and numpy arrays in SI units.
 
 One small module per topic; this package re-exports every module's ``__all__`` so that
-``from mlsys.core.formulas import roofline_time, kv_cache_bytes`` works. Modules that
-other engineers add (collectives, sharding, pipeline, reliability, sustainability,
+``from mlsys.core.formulas import roofline_time, kv_cache_bytes`` works. The topic
+modules (collectives, sharding, pipeline, reliability, sustainability,
 economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce, moe) are
 re-exported when present; a missing one is skipped.
 """
