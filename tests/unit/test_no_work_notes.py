@@ -44,7 +44,7 @@ _NOTES = [
         "a round of work",
     ),
     (re.compile(r"\bround (?:one|two|three|four|five)\b", re.I), "a round of work"),
-    (re.compile(r"\blead engineer|\bthe lead\b(?! time)", re.I), "the organisation of the work"),
+    (re.compile(r"\blead (?:engineer|developer)s?\b", re.I), "the organisation of the work"),
     (re.compile(r"\bengineers?\b(?! (?:at|of) )", re.I), "the people who did the work"),
     (re.compile(r"\bhelpers? (?:session|engineer)s?\b", re.I), "the people who did the work"),
     (re.compile(r"\b(?:OWNERS|TEAM)\.md\b|\bdocs/dev/"), "the organisation of the work"),
