@@ -1338,12 +1338,13 @@ def evaluate(
     # ---- the step: one sum of named terms (STEP_TERMS), the same that explain() shows ----
     n = m * layers  # layer passes of one device per step
     terms = {
-        "gemm": n * t_gemm, "attention": n * t_attn, "elementwise": n * t_elem,
-        "fp8_casts": n * t_cast, "kernel_overhead": n * t_kern, "lm_head": m * t_head,
-        "grad_accumulation": m * t_accum, "fsdp_copies": m * t_fsdp, "optimizer": t_opt,
-        "tp": n * t_tp_layer, "cp": n * t_cp_layer, "ep": n * t_ep_layer, "pp": m * t_mb_pp,
-        "dp": t_dp_exposed, "tied_embedding": t_emb, "overlap_slowdown": t_slow,
-        "moe_host": n * t_host_layer, "bubble": t_bubble,
+        "term.gemm": n * t_gemm, "term.attention": n * t_attn, "term.elementwise": n * t_elem,
+        "term.fp8_casts": n * t_cast, "term.kernel_overhead": n * t_kern,
+        "term.lm_head": m * t_head, "term.grad_accumulation": m * t_accum,
+        "term.fsdp_copies": m * t_fsdp, "term.optimizer": t_opt, "term.tp": n * t_tp_layer,
+        "term.cp": n * t_cp_layer, "term.ep": n * t_ep_layer, "term.pp": m * t_mb_pp,
+        "term.dp": t_dp_exposed, "term.tied_embedding": t_emb, "term.overlap_slowdown": t_slow,
+        "term.moe_host": n * t_host_layer, "term.bubble": t_bubble,
     }  # fmt: skip
     sums = sum_terms(terms)
     step = sums["step"]
@@ -1359,12 +1360,12 @@ def evaluate(
         "step_time": step,
         "compute_time": sums["compute"],
         "optimizer_time": t_opt,
-        "tp_communication_time": terms["tp"],
-        "ep_communication_time": terms["ep"],
-        "moe_host_time": terms["moe_host"],
-        "cp_communication_time": terms["cp"],
+        "tp_communication_time": terms["term.tp"],
+        "ep_communication_time": terms["term.ep"],
+        "moe_host_time": terms["term.moe_host"],
+        "cp_communication_time": terms["term.cp"],
         "cp_communication_total": n * t_cp_total_layer,
-        "pp_communication_time": terms["pp"],
+        "pp_communication_time": terms["term.pp"],
         "pipeline_bubble_time": t_bubble,
         "bubble_fraction": t_bubble / step,
         "dp_communication_time": sums["data_parallel"],
@@ -1379,7 +1380,7 @@ def evaluate(
         "tp_nodes": tp_n,
         "cp_nodes": cp_n,
         "dp_nodes": dp_times[4],
-        **{TERM_PREFIX + k: v for k, v in terms.items()},
+        **terms,
     }
 
 
@@ -1404,13 +1405,14 @@ the total (:func:`sum_terms`) and its display (``DistributedResult.explain``).""
 
 
 def _plan(spec: tuple[Any, ...], name: str = "step") -> list[tuple[str, tuple[str, ...]]]:
-    """The spec flattened, inner groups first: ``(group, member names)`` in the order the
-    sums are taken, so :func:`sum_terms` runs without recursion."""
+    """The spec flattened, inner groups first: ``(group, member keys)`` in the order the
+    sums are taken (leaves under their :data:`TERM_PREFIX` keys), so :func:`sum_terms`
+    runs without recursion."""
     plan: list[tuple[str, tuple[str, ...]]] = []
     members = []
     for member in spec:
         if isinstance(member, str):
-            members.append(member)
+            members.append(TERM_PREFIX + member)
         else:
             plan.extend(_plan(member[1], member[0]))
             members.append(member[0])
@@ -1427,12 +1429,14 @@ def sum_terms(terms: dict[str, Any]) -> dict[str, Any]:
     Parameters
     ----------
     terms : dict of str to float or ndarray
-        The leaves, in s.
+        The leaves under their :data:`TERM_PREFIX` keys (``"term.gemm"`` ...), in s
+        (:func:`evaluate`'s output holds them).
 
     Returns
     -------
     dict of str to float or ndarray
-        The leaves, each group's name to its sum, in s, and ``"step"``.
+        The leaves, each group's name (``"compute"`` ...) to its sum, in s, and
+        ``"step"``.
     """
     sums = dict(terms)
     for name, members in _STEP_PLAN:
