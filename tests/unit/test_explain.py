@@ -166,3 +166,10 @@ def test_inputs_the_step_does_not_use_are_left_out(one_node):
     assert list(out) == sorted(out, key=lambda k: -abs(out[k]))
     with pytest.raises(ParameterError, match="factor"):
         one_node.sensitivity(-1.0)
+
+
+def test_attention_names_the_formula_this_solve_used():
+    fused = DistributedModel().solve(Models.GPT3_175B, GPT3_FLEET, **GPT3)
+    eager = DistributedModel().solve(Models.GPT3_175B, GPT3_FLEET, **GPT3, flash_attention=False)
+    assert "attention_time" in fused.explain().find("attention").source
+    assert "materialised score" in eager.explain().find("attention").source
