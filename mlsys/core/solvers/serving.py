@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 
+from mlsys.core.catalog.engines import serving_engine
 from mlsys.core.checks import count, flag
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.collectives import (
@@ -1108,9 +1109,11 @@ def _engine_host_time(key: str | None) -> float:
     """An engine's measured host time per iteration (s), read from
     :data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S` at call time; 0 when
     its row cites none."""
+    if key is None:
+        return 0.0
     from mlsys.core.formulas import serving as serving_formulas
 
-    return 0.0 if key is None else float(serving_formulas.ENGINE_HOST_TIME_PER_STEP_S[key])
+    return float(serving_formulas.ENGINE_HOST_TIME_PER_STEP_S[key])
 
 
 def _context_problem(model: Any, prompt_tokens: float, output_tokens: float) -> str | None:
@@ -1216,8 +1219,6 @@ class ServingModel:
     """
 
     def __init__(self, engine: str | None = None) -> None:
-        from mlsys.core.catalog.engines import serving_engine
-
         self.engine = serving_engine(engine)
 
     def solve(
