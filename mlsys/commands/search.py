@@ -52,9 +52,10 @@ def run(args: argparse.Namespace) -> int:
         0 when at least one layout fits, 1 when none does.
     """
     from mlsys.core.catalog import Fabrics, Models, Nodes
-    from mlsys.core.fmt import fmt_int, pct
+    from mlsys.core.fmt import fmt, fmt_int, pct
     from mlsys.core.solvers.search import ParallelismSearch
     from mlsys.core.types import Fleet
+    from mlsys.core.units import Q_
 
     fleet = Fleet(node=Nodes.get(args.node), count=args.nodes, fabric=Fabrics.get(args.fabric))
     start = time.perf_counter()
@@ -84,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
     rows = [
         [
             str(i),
-            f"{r['tokens_per_second']:,.0f}",
-            f"{r['step_time']:.3g}",
+            str(fmt(Q_(r["tokens_per_second"], "token/s"), digits=3)),
+            str(fmt(Q_(r["step_time"], "s"), digits=3)),
             pct(r["mfu"], digits=3),
-            f"{r['memory_per_accelerator'] / 1e9:.1f}",
+            str(fmt(Q_(r["memory_per_accelerator"], "byte"), digits=3)),
             *(
                 str(r[k])
                 for k in (
@@ -110,10 +111,10 @@ def run(args: argparse.Namespace) -> int:
         table(
             [
                 "#",
-                "tokens/s",
-                "step s",
+                "throughput",
+                "step",
                 "MFU",
-                "GB/GPU",
+                "memory/device",
                 "dp",
                 "tp",
                 "pp",

@@ -95,3 +95,19 @@ def test_catalog_without_a_registry_lists_the_registries_with_their_sizes(capsys
     for name in REGISTRIES:
         registry = getattr(catalog, "Hardware" if name == "hardware" else name.capitalize())
         assert re.search(rf"^{name}\s+{len(registry.list())} entr", out, re.M), name
+
+
+def test_search_table_writes_time_and_memory_with_units(capsys):
+    from mlsys import Fabrics, Fleet, ParallelismSearch
+
+    main(["search", "--model", "GPT3_175B", "--node", "DGX_A100", "--nodes", "1",
+          "--batch-size", "1024", "--top", "1"])  # fmt: skip
+    out = capsys.readouterr().out
+    fleet = Fleet(node=Nodes.DGX_A100, count=1, fabric=Fabrics.IB_NDR)
+    best = ParallelismSearch().solve(Models.GPT3_175B, fleet, batch_size=1024).top(1)[0]
+    # a step of minutes and a footprint of terabytes: units, never "1.23e+03" seconds
+    assert best["step_time"] > 60 and best["memory_per_accelerator"] > 1e12
+    row = next(line for line in out.splitlines() if line.startswith("| 1 "))
+    assert f"| {fmt(Q_(best['step_time'], 's'), digits=3)} " in row
+    assert f"| {fmt(Q_(best['memory_per_accelerator'], 'byte'), digits=3)} " in row
+    assert not _RAW.search(out)
