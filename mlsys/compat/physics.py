@@ -348,43 +348,28 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
     return value if hasattr(value, "magnitude") else Q_(value, "")
 
 
-def _usd_per_kwh(price: Any) -> float:
-    # mlsys's USD/kWh, the book's dollar-count/kWh, or a bare number of USD per kWh
-    if not hasattr(price, "m_as"):
-        from mlsys.compat.physics_book import _number
-
-        return _number(price, "dimensionless", "price_usd_per_kwh")
-    unit = "USD/kWh" if "USD" in str(price.units) else "1/kWh"
-    return float(price.m_as(unit))
-
-
 def calc_fleet_tco(
-    unit_cost_usd: Any,
-    units: Any,
-    power_w: Any,
-    years: Any,
-    price_usd_per_kwh: Any,
-    hours_per_year: float = 8760.0,
+    unit_cost: Any, power_w: Any, quantity: Any, years: Any, kwh_price: Any
 ) -> float:
     """Fleet total cost of ownership: hardware bought once plus energy over the years.
 
-    ``TCO = units · unit_cost + energy_cost(units · P · hours · years)``, the hardware
+    ``TCO = quantity · unit_cost + energy_cost(quantity · P · years)``, the hardware
     and power terms of a TCO (no cooling, labour or network; add them in the chapter).
+    The book's call shape and argument order.
 
     Parameters
     ----------
-    unit_cost_usd : float
-        Price of one device (USD).
-    units : int
-        Devices in the fleet.
+    unit_cost : float or pint.Quantity
+        Price of one device (a plain number is USD).
     power_w : float or pint.Quantity
-        Average power of one device (W).
-    years : float
-        Service life (years).
-    price_usd_per_kwh : float or pint.Quantity
-        Electricity price (USD per kWh).
-    hours_per_year : float
-        Hours of operation per year (default 8,760: always on).
+        Average power of one device (a plain number is watts).
+    quantity : int
+        Devices in the fleet.
+    years : float or pint.Quantity
+        Service life (a plain number is years of 365.25 days, pint's ``year``; a
+        Quantity in any time unit).
+    kwh_price : float or pint.Quantity
+        Electricity price (a plain number is USD per kWh).
 
     Returns
     -------
@@ -399,22 +384,23 @@ def calc_fleet_tco(
 
     Examples
     --------
-    500 devices of USD 150 at 2 W for 3 years at USD 0.12/kWh: 75,000 + 3,153.6.
+    500 devices of USD 150 at 2 W for 3 years at USD 0.12/kWh:
+    75,000 + 500 x 2 W x 26,298 h x 0.12 USD/kWh = 75,000 + 3,155.76.
 
-    >>> round(calc_fleet_tco(150, 500, 2.0, 3, 0.12), 1)
-    78153.6
+    >>> round(calc_fleet_tco(150, 2.0, 500, 3, 0.12), 2)
+    78155.76
     """
     from mlsys.compat.physics_book import _number
     from mlsys.core.formulas.economics import energy_cost_usd
 
+    cost = _number(unit_cost, "dimensionless", "unit_cost")
     watts = _number(power_w, "W", "power_w")
-    price = _usd_per_kwh(price_usd_per_kwh)
-    count = _number(units, "dimensionless", "units")
-    cost = _number(unit_cost_usd, "dimensionless", "unit_cost_usd")
-    life_h = _number(years, "dimensionless", "years") * _number(
-        hours_per_year, "dimensionless", "hours_per_year"
-    )
-    energy_j = count * watts * life_h * 3600.0
+    count = _number(quantity, "dimensionless", "quantity")
+    life_s = _number(years, "s", "years") if hasattr(years, "units") else None
+    if life_s is None:
+        life_s = _number(years, "dimensionless", "years") * Q_(1, "year").m_as("s")
+    price = _number(kwh_price, "1/kWh", "kwh_price")
+    energy_j = count * watts * life_s
     return cost * count + float(energy_cost_usd(energy_j, price))
 
 
