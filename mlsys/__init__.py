@@ -82,6 +82,7 @@ _LAZY: dict[str, str] = {
     "Scenarios": "mlsys.compat.systems",
     "Platforms": "mlsys.compat.systems",
     "Infrastructure": "mlsys.compat.systems",
+    "calibration": "mlsys.compat.systems",
     "Datasets": "mlsys.compat.systems",
     "Applications": "mlsys.compat.scenarios",
     "Scenario": "mlsys.compat.scenarios",

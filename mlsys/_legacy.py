@@ -421,7 +421,9 @@ def calc_failure_probability(mtbf: Any, job_duration: Any) -> float:
     return float(_core("failure_probability")(duration_x, mtbf_x))
 
 
-def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
+def calc_mtbf_cluster(
+    component_mtbf_hours: Any, n_components: Any, correlation_factor: Any = 1.0
+) -> Any:
     """MTBF of ``n`` identical independent components, ``MTBF / n`` (book's shape).
 
     Parameters
@@ -430,6 +432,9 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
         MTBF of one component (a plain number is hours).
     n_components : int
         Number of components.
+    correlation_factor : float, default 1.0
+        Multiplier of the independent-failure MTBF (the book's knob: below 1 for
+        correlated failures such as a shared power rail, above 1 for redundancy).
 
     Returns
     -------
@@ -448,7 +453,8 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
     """
     mtbf_s = _si(component_mtbf_hours, "hour", "component_mtbf_hours", allow_zero=False) * 3600.0
     n = _count(n_components, "n_components", at_least=1)
-    hours = float(_core("fleet_mtbf_s")(1.0 / mtbf_s, n)) / 3600.0
+    factor = _si(correlation_factor, "dimensionless", "correlation_factor", allow_zero=False)
+    hours = float(_core("fleet_mtbf_s")(1.0 / mtbf_s, n)) / 3600.0 * factor
     return _returned(hours, "hour", component_mtbf_hours, n_components)
 
 

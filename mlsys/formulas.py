@@ -56,9 +56,31 @@ def _legacy_adapter(old: str) -> object:
     return LEGACY_FORMULAS[old]
 
 
+_BOOK_PHYSICS = (
+    "dTime",
+    "calc_training_time",
+    "calc_training_time_days",
+    "calc_bottleneck",
+    "calc_paged_kv_cache_size",
+    "calc_queue_latency_mmc",
+    "calc_fleet_tco",
+)
+"""The textbook's older formula names served by :mod:`mlsys.compat.physics` (same
+functions, the book's call shapes)."""
+
+
+def _book_physics(name: str) -> object:
+    if name not in _BOOK_PHYSICS:
+        raise AttributeError(f"module 'mlsys.formulas' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module("mlsys.compat.physics"), name)
+
+
 __getattr__ = deprecated_getattr(
     "mlsys.formulas",
     _DEPRECATED,
     _legacy_adapter,
+    fallback=_book_physics,
     notes={old: "floats in SI units" for old in _DEPRECATED},
 )

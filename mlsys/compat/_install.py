@@ -18,7 +18,7 @@ from mlsys.core.catalog import Hardware, Models, set_workload_view
 __all__ = ["install"]
 
 _TIERS = ("Cloud", "Edge", "Mobile", "Tiny", "Workstation")
-_FAMILIES = ("Vision", "Language", "Tiny", "Recommendation")
+_FAMILIES = ("Vision", "Language", "Tiny", "Recommendation", "StateSpace", "GenerativeVision")
 # The older chapters read three models on the registry with the book's names
 # (Models.GPT3.training_ops, Models.GPT2.parameters, Models.DLRM.model_size): book views.
 # Item lookup (Models["GPT3"]) still returns the catalog entry itself.

@@ -266,6 +266,43 @@ class BookDevice:
         if storage:
             self.__dict__["storage"] = _Attrs(f"{book_name}.storage", **storage)
 
+    def ridge_point(self, precision: str | None = None) -> Any:
+        """Roofline ridge point: the device's peak over its memory bandwidth, in FLOP/byte.
+
+        Parameters
+        ----------
+        precision : str, optional
+            A precision the device lists a rate for (``"int8"`` ...); default its
+            single peak, as the book's ``HardwareNode.ridge_point``.
+
+        Returns
+        -------
+        pint.Quantity
+            FLOP per byte (mlsys's ``flop``).
+
+        Raises
+        ------
+        ParameterError
+            When the device has no peak rate or memory bandwidth in the book's figures,
+            or no rate at ``precision``.
+
+        References
+        ----------
+        Williams, Waterman & Patterson (2009), "Roofline", CACM 52(4), Eq. 1 (the code
+        that runs is :func:`mlsys.core.formulas.roofline.ridge_point`).
+        """
+        from mlsys.core.errors import ParameterError
+        from mlsys.core.formulas.roofline import ridge_point
+
+        rates = self.compute.precision_flops
+        peak = self.__dict__.get("peak_flops") if precision is None else rates.get(precision)
+        bandwidth = self.memory.__dict__.get("bandwidth")
+        if peak is None or bandwidth is None:
+            allowed = ", ".join(rates) or "none"
+            raise ParameterError("precision", precision, f"a listed precision ({allowed})")
+        flops = peak.m_as("1/s")
+        return Q_(ridge_point(flops, bandwidth.m_as("byte/s")), "flop/byte")
+
     def as_accelerator(self) -> Any:
         """This device as a catalog :class:`~mlsys.core.types.Accelerator`, for solvers.
 

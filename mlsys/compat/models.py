@@ -27,10 +27,20 @@ from mlsys.core.units import Q_, to_book_counts
 __all__ = ["BookModel", "model_group", "MODEL_GROUPS"]
 
 _FILE = "book_models.toml"
-MODEL_GROUPS: tuple[str, ...] = ("Vision", "Language", "Tiny", "Recommendation")
+MODEL_GROUPS: tuple[str, ...] = (
+    "Vision",
+    "Language",
+    "Tiny",
+    "Recommendation",
+    "StateSpace",
+    "GenerativeVision",
+)
 """Groups hung on :data:`mlsys.Models` (the book's model families)."""
 FAMILY_KINDS: dict[str, tuple[str, ...]] = {"Language": ("transformer",), "Vision": ("cnn",)}
 """Catalog workload kinds each family's query selects (a transformer is Language)."""
+
+# names a catalog workload answers by building this view: never delegated back to it
+_BOOK_NAMES = frozenset({"parameters", "inference_flops", "size_in_bytes"})
 
 # bytes per parameter when the book calls size_in_bytes() without a precision: fp16
 _DEFAULT_BYTES_PER_PARAM = Q_(2, "byte")
@@ -104,6 +114,19 @@ class BookModel:
         if flops is not None:
             out["inference_flops"] = to_book_counts(Q_(flops, "flop"))
             sources["inference_flops"] = {"catalog": f"Models.{key}.flops_per_sample"}
+        elif hasattr(entry, "layers"):
+            # a language model's forward pass per token: 2 FLOPs per (active) parameter
+            from mlsys.core.formulas.transformer import forward_flops_per_token
+
+            active = float(getattr(entry, "active_params", None) or _param_count(entry))
+            out["inference_flops"] = to_book_counts(
+                Q_(forward_flops_per_token(active, entry.layers, 0, 0), "flop")
+            )
+            sources["inference_flops"] = {
+                "formula": "mlsys.core.formulas.transformer.forward_flops_per_token",
+                "note": "one token, 2 FLOPs per active parameter, no attention over a context "
+                "(Kaplan et al. 2020, Eq. 2.2), the book's convention",
+            }
         if hasattr(entry, "layers"):
             out["layers"] = entry.layers
             out["hidden_dim"] = entry.hidden
@@ -183,7 +206,7 @@ class BookModel:
         entry = self.__dict__.get("entry")
         if entry is None:
             return suffix_attribute(self, item, f"{self.__dict__.get('book_name')} (a book model)")
-        if hasattr(entry, item):
+        if item not in _BOOK_NAMES and hasattr(entry, item):
             return getattr(entry, item)
         return suffix_attribute(self, item, f"Models view {self.__dict__.get('book_name')}")
 

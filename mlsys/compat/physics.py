@@ -204,7 +204,9 @@ def calc_mtbf_node(*args: Any, **kwargs: Any) -> Any:
     return _hours(formulas.calc_mtbf_node(*args, **kwargs))
 
 
-def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
+def calc_mtbf_cluster(
+    component_mtbf_hours: Any, n_components: Any, correlation_factor: Any = 1.0
+) -> Any:
     """Cluster MTBF ``MTBF_node / N`` as a Quantity in hours.
 
     Parameters
@@ -213,6 +215,8 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
         MTBF of one node (hours).
     n_components : int
         Nodes.
+    correlation_factor : float, default 1.0
+        Multiplier for correlated failures (below 1) or redundancy (above 1).
 
     Returns
     -------
@@ -227,7 +231,9 @@ def calc_mtbf_cluster(component_mtbf_hours: Any, n_components: Any) -> Any:
 
     # one conversion at the edge (mlsys.formulas): a Quantity in any time unit or a
     # plain number of hours gives the same hours
-    return _hours(formulas.calc_mtbf_cluster(component_mtbf_hours, n_components))
+    return _hours(
+        formulas.calc_mtbf_cluster(component_mtbf_hours, n_components, correlation_factor)
+    )
 
 
 def _hours(value: Any) -> Any:

@@ -178,10 +178,10 @@ class BookCluster(UnitSuffixed):
 class _Component(UnitSuffixed):
     """A reliability component: ``mttf_hours`` and its source."""
 
-    def __init__(self, name: str, spec: Any) -> None:
+    def __init__(self, name: str, spec: Any, provenance: dict[str, Any] | None = None) -> None:
         self.name = name
         self.mttf_hours = field_value(spec)
-        self.source = field_source(spec, None)
+        self.source = field_source(spec, provenance)
 
     def __repr__(self) -> str:
         return f"<Systems.Reliability.{self.name}: MTTF {self.mttf_hours} h>"
@@ -194,7 +194,7 @@ class _Values(UnitSuffixed):
         raw = dict(raw)
         prov = raw.pop("provenance", {})
         self.path = path
-        self.sources = {f: field_source(s, prov.get(f)) for f, s in raw.items()}
+        self.sources = {f: field_source(s, prov.get(f, prov.get("_all"))) for f, s in raw.items()}
         for field, spec in raw.items():
             setattr(self, field, field_value(spec))
 
@@ -239,10 +239,14 @@ def _clusters() -> Namespace:
 
 
 def _reliability() -> Namespace:
+    raw = dict(_table("reliability"))
+    prov = raw.pop("provenance", {})
     members: dict[str, Any] = {
-        name: (lambda n=name, s=spec: _Component(n, s))
-        for name, spec in _table("reliability").items()
+        name: (lambda n=name, s=spec: _Component(n, s, prov.get(n))) for name, spec in raw.items()
     }
+    values = _values_ns("Systems.Reliability", _table("reliability_values"))
+    for name in values.list():
+        members[name] = lambda n=name: getattr(values, n)
     members["Recovery"] = lambda: _Values("Systems.Reliability.Recovery", _table("recovery"))
     return Namespace("Systems.Reliability", members, lazy=True)
 

@@ -117,7 +117,9 @@ def resolve(row: dict[str, str]) -> str | None:
         obj = lookup(row)
     except Exception as exc:  # a view that cannot be built is as absent as a missing name
         return f"missing ({type(exc).__name__})"
-    if row["kind"] in ("function", "method") or (row["kind"] == "class" and row["call_shape"]):
+    if row["kind"] in ("function", "method", "class"):
+        if not row["call_shape"]:  # the book's shape is not known: callable is the check
+            return None if callable(obj) else "not callable"
         problem = shape_problem(obj, row["call_shape"])
         if problem:
             return problem
