@@ -65,16 +65,16 @@ _BOOK_PHYSICS = (
     "calc_queue_latency_mmc",
     "calc_fleet_tco",
 )
-"""The textbook's older formula names served by :mod:`mlsys.compat.physics` (same
-functions, the book's call shapes)."""
+"""The textbook's older formula names served from :mod:`mlsys._book_formulas` (the same
+functions :mod:`mlsys.compat.physics` serves, the book's call shapes)."""
 
 
 def _book_physics(name: str) -> object:
     if name not in _BOOK_PHYSICS:
         raise AttributeError(f"module 'mlsys.formulas' has no attribute {name!r}")
-    import importlib
+    import mlsys._book_formulas as book_formulas
 
-    return getattr(importlib.import_module("mlsys.compat.physics"), name)
+    return getattr(book_formulas, name)
 
 
 __getattr__ = deprecated_getattr(

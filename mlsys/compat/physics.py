@@ -14,7 +14,7 @@ from typing import Any
 
 from mlsys.core.units import Q_, to_book_counts
 
-__all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S and physics_book names via __getattr__
+__all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S and the book formulas via __getattr__
     "SPEED_OF_LIGHT_FIBER_KM_S",
     "calc_transformer_training_flops",
     "calc_ring_allreduce_time",
@@ -24,7 +24,6 @@ __all__ = [  # noqa: F822 - SPEED_OF_LIGHT_FIBER_KM_S and physics_book names via
     "calc_young_daly_interval",
     "calc_checkpoint_size",
     "calc_effective_flops",
-    "calc_fleet_tco",
     "dTime",
     "calc_training_time",
     "calc_training_time_days",
@@ -65,7 +64,7 @@ def calc_transformer_training_flops(n_params: Any, n_tokens: Any) -> Any:
     >>> float(calc_transformer_training_flops(1e9, 20e9).m_as("flop"))
     1.2e+20
     """
-    from mlsys.compat.physics_book import _number
+    from mlsys._book_formulas import _number
     from mlsys.core.formulas.transformer import training_flops
 
     n = _number(n_params, "dimensionless", "n_params", allow_zero=False)
@@ -74,7 +73,7 @@ def calc_transformer_training_flops(n_params: Any, n_tokens: Any) -> Any:
 
 
 def _alpha_beta(message: Any, bandwidth: Any, latency: Any) -> tuple[float, float, float]:
-    from mlsys.compat.physics_book import _number
+    from mlsys._book_formulas import _number
 
     return (
         _number(message, "byte", "message_bytes"),
@@ -84,7 +83,7 @@ def _alpha_beta(message: Any, bandwidth: Any, latency: Any) -> tuple[float, floa
 
 
 def _ranks(n_gpus: Any) -> int:
-    from mlsys.compat.physics_book import _whole
+    from mlsys._book_formulas import _whole
 
     return _whole(n_gpus, "n_gpus")
 
@@ -354,66 +353,10 @@ def calc_effective_flops(peak_flops: Any, mfu: Any, scaling_eff: Any, goodput_ra
     return value if hasattr(value, "magnitude") else Q_(value, "")
 
 
-def calc_fleet_tco(
-    unit_cost: Any, power_w: Any, quantity: Any, years: Any, kwh_price: Any
-) -> float:
-    """Fleet total cost of ownership: hardware bought once plus energy over the years.
-
-    ``TCO = quantity · unit_cost + energy_cost(quantity · P · years)``, the hardware
-    and power terms of a TCO (no cooling, labour or network; add them in the chapter).
-    The book's call shape and argument order.
-
-    Parameters
-    ----------
-    unit_cost : float or pint.Quantity
-        Price of one device (a plain number is USD).
-    power_w : float or pint.Quantity
-        Average power of one device (a plain number is watts).
-    quantity : int
-        Devices in the fleet.
-    years : float or pint.Quantity
-        Service life (a plain number is years of 365.25 days, pint's ``year``; a
-        Quantity in any time unit).
-    kwh_price : float or pint.Quantity
-        Electricity price (a plain number is USD per kWh).
-
-    Returns
-    -------
-    float
-        USD.
-
-    References
-    ----------
-    Barroso, Hölzle & Ranganathan (2019), "The Datacenter as a Computer", 3rd ed.,
-    Sec. 6.1 (TCO = capital + operational expense); the energy term is
-    :func:`mlsys.core.formulas.economics.energy_cost_usd`.
-
-    Examples
-    --------
-    500 devices of USD 150 at 2 W for 3 years at USD 0.12/kWh:
-    75,000 + 500 x 2 W x 26,298 h x 0.12 USD/kWh = 75,000 + 3,155.76.
-
-    >>> round(calc_fleet_tco(150, 2.0, 500, 3, 0.12), 2)
-    78155.76
-    """
-    from mlsys.compat.physics_book import _number
-    from mlsys.core.formulas.economics import energy_cost_usd
-
-    cost = _number(unit_cost, "dimensionless", "unit_cost")
-    watts = _number(power_w, "W", "power_w")
-    count = _number(quantity, "dimensionless", "quantity")
-    life_s = _number(years, "s", "years") if hasattr(years, "units") else None
-    if life_s is None:
-        life_s = _number(years, "dimensionless", "years") * Q_(1, "year").m_as("s")
-    price = _number(kwh_price, "1/kWh", "kwh_price")
-    energy_j = count * watts * life_s
-    return cost * count + float(energy_cost_usd(energy_j, price))
-
-
 def __getattr__(name: str) -> Any:
     # the rest of the book's physics names, then the shim's: mlsys.formulas (calc_*),
     # then mlsys.constants
-    from mlsys.compat import physics_book
+    import mlsys._book_formulas as physics_book
 
     if name in physics_book.__all__:
         return getattr(physics_book, name)
@@ -429,8 +372,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
+    import mlsys._book_formulas as physics_book
     import mlsys.formulas as formulas
-    from mlsys.compat import physics_book
 
     names = set(__all__) | set(physics_book.__all__) | set(getattr(formulas, "__all__", ()))
     return sorted(names)

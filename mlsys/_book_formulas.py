@@ -1,13 +1,15 @@
-"""The rest of the textbook's ``mlsysim.physics`` names, over mlsys's cited formulas.
+"""The textbook's formula names mlsys's own modules lack, over mlsys's cited formulas.
 
 *Machine Learning Systems* (harvard-edge/cs249r_book) exports, besides the ``calc_*`` of
-:mod:`mlsys.compat.physics`, the training-time identity ``dTime`` (and its names
+:mod:`mlsys._legacy`, the training-time identity ``dTime`` (and its names
 ``calc_training_time``, ``calc_training_time_days``), a roofline verdict
-``calc_bottleneck``, PagedAttention's KV-cache size, the M/M/c queue, decode FLOPs and
-three statistics helpers. Each takes the book's call shape; a dimensioned argument is
-a pint Quantity in any compatible unit or a plain number in the unit its docstring
-states (converted once, at the edge, by :func:`mlsys.core.units.as_si`); impossible
-inputs raise :class:`mlsys.core.errors.ParameterError`.
+``calc_bottleneck``, PagedAttention's KV-cache size, the M/M/c queue, decode FLOPs,
+three statistics helpers and a fleet TCO. :mod:`mlsys.compat.physics` (its newest
+chapters) and :mod:`mlsys.formulas` (its older ones) serve them. Each takes the book's
+call shape; a dimensioned argument is a pint Quantity in any compatible unit or a plain
+number in the unit its docstring states (converted once, at the edge, by
+:func:`mlsys.core.units.as_si`); impossible inputs raise
+:class:`mlsys.core.errors.ParameterError`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "calc_population_stability_index",
     "calc_two_proportion_sample_size",
     "calc_constraint_propagation_factor",
+    "calc_fleet_tco",
 ]
 
 
@@ -434,3 +437,58 @@ def calc_constraint_propagation_factor(stage_from: Any, stage_to: Any, base: Any
         raise ParameterError("stage_to", stage_to, f"a stage at or after stage_from={start}")
     growth = _number(base, "dimensionless", "base", allow_zero=False)
     return int(growth ** (end - start))
+
+
+def calc_fleet_tco(
+    unit_cost: Any, power_w: Any, quantity: Any, years: Any, kwh_price: Any
+) -> float:
+    """Fleet total cost of ownership: hardware bought once plus energy over the years.
+
+    ``TCO = quantity · unit_cost + energy_cost(quantity · P · years)``, the hardware
+    and power terms of a TCO (no cooling, labour or network; add them in the chapter).
+    The book's call shape and argument order.
+
+    Parameters
+    ----------
+    unit_cost : float or pint.Quantity
+        Price of one device (a plain number is USD).
+    power_w : float or pint.Quantity
+        Average power of one device (a plain number is watts).
+    quantity : int
+        Devices in the fleet.
+    years : float or pint.Quantity
+        Service life (a plain number is years of 365.25 days, pint's ``year``; a
+        Quantity in any time unit).
+    kwh_price : float or pint.Quantity
+        Electricity price (a plain number is USD per kWh).
+
+    Returns
+    -------
+    float
+        USD.
+
+    References
+    ----------
+    Barroso, Hölzle & Ranganathan (2019), "The Datacenter as a Computer", 3rd ed.,
+    Sec. 6.1 (TCO = capital + operational expense); the energy term is
+    :func:`mlsys.core.formulas.economics.energy_cost_usd`.
+
+    Examples
+    --------
+    500 devices of USD 150 at 2 W for 3 years at USD 0.12/kWh:
+    75,000 + 500 x 2 W x 26,298 h x 0.12 USD/kWh = 75,000 + 3,155.76.
+
+    >>> round(calc_fleet_tco(150, 2.0, 500, 3, 0.12), 2)
+    78155.76
+    """
+    from mlsys.core.formulas.economics import energy_cost_usd
+
+    cost = _number(unit_cost, "dimensionless", "unit_cost")
+    watts = _number(power_w, "W", "power_w")
+    count = _number(quantity, "dimensionless", "quantity")
+    life_s = _number(years, "s", "years") if hasattr(years, "units") else None
+    if life_s is None:
+        life_s = _number(years, "dimensionless", "years") * Q_(1, "year").m_as("s")
+    price = _number(kwh_price, "1/kWh", "kwh_price")
+    energy_j = count * watts * life_s
+    return cost * count + float(energy_cost_usd(energy_j, price))
