@@ -16,6 +16,14 @@ __all__ = ["ojs_payload", "payload_json_bytes"]
 
 
 @cache
+def _line(origin: Any, limit: int = 240) -> str:
+    """An origin's text for a hover, cut (if at all) between words."""
+    text = " ".join(getattr(origin, "origin", origin).describe().split())
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ;,:") + "…"
+
+
 def ojs_payload() -> dict[str, Any]:
     """Everything the lab's OJS cells read, as plain JSON-ready Python values.
 
@@ -29,9 +37,18 @@ def ojs_payload() -> dict[str, Any]:
         ``[stage, start, microbatch, 0 F / 1 B]``, and the slot count) for p ≤ 8, m ≤ 16,
         ``challenge`` (:func:`puzzle_challenge` without its long list beyond the
         solutions), ``sync`` (key → :func:`sync_grid`), ``layers`` (key → layer count),
-        ``packing`` (GPUs per node, nodes per rack and pod).
+        ``packing`` (GPUs per node, nodes per rack and pod), ``sources`` (key → the
+        hover text of the scaling, memory and synchronisation numbers the OJS cells
+        compute: the solver and the scenario, one short line each).
     """
-    out: dict[str, Any] = {"tracks": {}, "scaling": {}, "memory": {}, "sync": {}, "layers": {}}
+    out: dict[str, Any] = {
+        "tracks": {},
+        "scaling": {},
+        "memory": {},
+        "sync": {},
+        "layers": {},
+        "sources": {},
+    }
     for key, t in TRACKS.items():
         out["tracks"][key] = {
             "title": t.title,
@@ -57,7 +74,18 @@ def ojs_payload() -> dict[str, Any]:
             },
         }
         out["memory"][key] = memory_grid(key)
-        out["sync"][key] = {k: v for k, v in sync_grid(key).items() if k != "sources"}
+        sync = sync_grid(key)
+        out["sync"][key] = {k: v for k, v in sync.items() if k != "sources"}
+        # the hover text of the numbers the lab's interactive cells compute: one line
+        # per quantity, naming the solver and the scenario it ran
+        out["sources"][key] = {
+            "scaling": {f: _line(d["origin"]) for f, d in sd["fabrics"].items() if d.get("origin")},
+            "memory": (
+                f"MemoryModel: {t.model.label} on {t.node.accelerator.label}, each TP, PP, DP "
+                "and m of the lab's grid; the device's memory from the catalog"
+            ),
+            "sync": {k: _line(v) for k, v in sync["sources"].items()},
+        }
         out["layers"][key] = t.model.layers
     cloud = memory_grid("cloud")
     out["bubble"] = {
