@@ -386,6 +386,8 @@ def test_book_provenance_titles_say_where_a_number_comes_from(book_html):
 # Reader-ready: links, alt text, number-unit spacing, the PDF's fonts and LaTeX runs
 # ---------------------------------------------------------------------------------------
 
+import unicodedata  # noqa: E402
+
 import reader_checks  # noqa: E402  (tests/render/reader_checks.py, beside this file)
 
 
@@ -443,11 +445,13 @@ def test_pdf_latex_settles(book_pdf_text, book_copy):
 def test_pdf_drops_no_character(book_pdf_text, book_copy, book_html):
     # Every character the book's HTML shows in its prose reaches the PDF (a glyph the font
     # lacks is dropped silently by XeLaTeX: "10⁹" printed "10", "CO₂" printed "CO").
-    in_pdf = set(book_pdf_text)
+    # (math prints a λ as the mathematical italic 𝜆: compared in compatibility form)
+    in_pdf = set(unicodedata.normalize("NFKC", book_pdf_text))
     shown: set[str] = set()
     for path in _pages(book_html):
         page, _ = _parse(path)
-        shown |= {c for c in "".join(page.prose) if ord(c) > 126 and not c.isspace()}
+        prose = unicodedata.normalize("NFKC", "".join(page.prose))
+        shown |= {c for c in prose if ord(c) > 126 and not c.isspace()}
     html_only = {"↩", "\ufe0e", "\u00a0", "\u202f"}  # footnote back-links, spaces
     dropped = sorted(shown - in_pdf - html_only)
     assert not dropped, f"characters missing from the PDF: {''.join(dropped)}"
