@@ -265,7 +265,8 @@ LEGACY_FORMULAS: dict[str, LegacyFormula] = {
         ),
         _entry(
             "calc_tree_allreduce_time",
-            "tree_allreduce_time",
+            # the book's tree (both eras): unpipelined binomial, 2 log2(N) (alpha + M/beta)
+            "binomial_tree_allreduce_time",
             _COLLECTIVE_ARGS,
             _COLLECTIVE_UNITS,
             "s",

@@ -40,7 +40,7 @@ __all__ = [*_core_all, *BOOK_FORMULAS]
 
 _DEPRECATED: dict[str, str] = {
     "calc_ring_allreduce_time": "ring_allreduce_time",
-    "calc_tree_allreduce_time": "tree_allreduce_time",
+    "calc_tree_allreduce_time": "binomial_tree_allreduce_time",
     "calc_all_to_all_time": "alltoall_time",
     "calc_hierarchical_allreduce_time": "hierarchical_allreduce_time",
     "calc_transformer_training_flops": "training_flops",

@@ -130,6 +130,10 @@ class BookAccelerator:
         extras = book_table(_FILE).get("extras", {}).get(key, {})
         for precision, spec in extras.get("precision_flops", {}).items():
             flops.setdefault(precision, field_value(spec))  # the catalog's rate wins
+        if "fp32" in flops and entry.kind == "gpu":
+            # the book's key for a GPU's non-tensor (CUDA-core) FP32 rate: NVIDIA's
+            # datasheet "FP32" row, which is the catalog's fp32
+            flops.setdefault("fp32_cuda", flops["fp32"])
         memory: dict[str, Any] = {
             "capacity": entry.memory_capacity,
             "bandwidth": entry.memory_bandwidth,

@@ -74,7 +74,7 @@ def test_infrastructure_and_scenarios():
     assert Infrastructure.FacilityCooling.LiquidCooled.pue == pytest.approx(1.06)
     rate = Infrastructure.Pricing.Cloud.GpuTrainingPerHour.rate
     assert rate.m_as("1/hour") == pytest.approx(4.0)
-    assert Infrastructure.Grids.US_Avg.carbon_intensity_g_kwh == pytest.approx(385.0)
+    assert Infrastructure.Grids.US_AVG.carbon_intensity_g_kwh == pytest.approx(385.0)  # the catalog key
     assert Scenarios.Workloads.GoogleSearchesPerDay == pytest.approx(8.5e9)
     # 4,186 J/(kg K) x 1 kg x 80 K
     assert Scenarios.EnergyAnchors.BoilingWater.m_as("J") == pytest.approx(4186 * 80, rel=1e-3)
@@ -101,3 +101,21 @@ def test_frontier_application_and_literature_groups():
     assert Literature.Energy.EffGpuPjFlop == pytest.approx(10.0)
     assert Infrastructure.Grids.Poland.carbon_intensity_g_kwh == pytest.approx(820.0)
     assert Infrastructure.Grids.Poland.sources["carbon_intensity_g_kwh"]["kind"] == "estimate"
+
+
+def test_book_keys_and_meanings():
+    import warnings
+
+    import mlsys.formulas as formulas
+
+    # NVIDIA H100 SXM datasheet: FP32 (CUDA cores) 67 TFLOPS: the book's "fp32_cuda"
+    h100 = Hardware.Cloud.H100
+    assert h100.compute.precision_flops["fp32_cuda"].m_as("1/s") == pytest.approx(67e12)
+    # the book's US average is 429 g/kWh: Patterson et al. (2021)'s 2020 U.S. factor
+    assert Infrastructure.Grids.US_Avg.carbon_intensity_g_kwh == pytest.approx(429.0)
+    # the older chapters' tree all-reduce is the book's binomial tree:
+    # 2 ceil(log2 256) (alpha + M/beta) = 16 (5 us + 1e9/50e9 s) = 0.32008 s
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tree = formulas.calc_tree_allreduce_time(1e9, 256, 50e9, 5e-6)
+    assert float(tree) == pytest.approx(16 * (5e-6 + 1e9 / 50e9))
