@@ -39,6 +39,7 @@ from typing import Any
 import pint
 from pint.util import UnitsContainer, infer_base_unit
 
+from mlsys.core.checks import flag
 from mlsys.core.errors import MlsysError, ParameterError, UnitError
 from mlsys.core.provenance import (
     CatalogOrigin,
@@ -1704,5 +1705,8 @@ def book_fmt(
     '~0.2%'
     """
     x = _book_value(quantity, unit)
-    text = _fixed(x, _precision(precision), bool(commas), bool(allow_zero), quantity)
+    # flags read strictly: commas="no" means no separators, never a truthy string
+    text = _fixed(
+        x, _precision(precision), flag("commas", commas), flag("allow_zero", allow_zero), quantity
+    )
     return MarkdownStr(f"{_text(prefix, 'prefix')}{text}{_text(suffix, 'suffix')}")

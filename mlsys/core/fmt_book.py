@@ -25,6 +25,7 @@ from typing import Any
 
 import pint
 
+from mlsys.core.checks import flag
 from mlsys.core.fmt import (
     FormatError,
     MarkdownStr,
@@ -116,7 +117,7 @@ def book_fmt_int(
             "a value that does not round to 0",
             "Use fmt(value, precision=...) with enough decimals, or a smaller unit.",
         )
-    text = f"{whole:,d}" if commas else f"{whole:d}"
+    text = f"{whole:,d}" if flag("commas", commas) else f"{whole:d}"
     return MarkdownStr(f"{_text(prefix, 'prefix')}{text}{_text(suffix, 'suffix')}")
 
 
@@ -582,9 +583,23 @@ def display_fraction(
     >>> display_fraction(3.0e9, 1.5e9)["frac"]
     '$\\\\frac{3.00 \\\\times 10^{9}}{1.50 \\\\times 10^{9}}$ = 2'
     """
-    value = numerator / denominator
+    _coerce(numerator, "numerator")  # a finite number or Quantity, else FormatError
+    if _coerce(denominator, "denominator")[0] == 0:
+        raise FormatError("denominator", denominator, "a non-zero number")
+    try:
+        value = numerator / denominator
+    except OverflowError:  # two huge ints: their quotient is past a float
+        raise FormatError(
+            "numerator", numerator, "a quotient within the float range (< 1.8e308)"
+        ) from None
     if result is None:
-        x, _ = _coerce(value.to("") if isinstance(value, pint.Quantity) else value, "result")
+        try:
+            ratio = value.to("") if isinstance(value, pint.Quantity) else value
+        except pint.DimensionalityError:
+            raise FormatError(
+                "denominator", denominator, "a quantity of the numerator's dimension"
+            ) from None
+        x, _ = _coerce(ratio, "result")
         result = f"{x:.{_precision(precision)}g}"
     frac = fmt_frac(
         book_sci_latex(numerator, precision), book_sci_latex(denominator, precision), result, unit

@@ -68,17 +68,18 @@ def capital_recovery_factor(rate: ArrayLike, years: ArrayLike) -> ArrayLike:
     --------
     8 % over 5 years: 0.08 · 1.4693 / 0.4693 = 0.25046 per year (vs 0.2 straight-line).
     """
-    # (1 + r)^n − 1 through expm1/log1p: exact for tiny rates, where the naive form
-    # cancels to zero.
+    # 1 − (1 + r)^−n through expm1/log1p: exact for tiny rates, where the naive form
+    # cancels to zero, and finite for huge ones, where (1 + r)^n would overflow.
     if _scalars(rate, years):
-        gap = math.expm1(years * math.log1p(rate))
-        return 1.0 / years if gap == 0.0 else rate * (1.0 + gap) / gap
+        # r (1+r)^n / ((1+r)^n − 1) = r / (1 − (1+r)^−n): no overflow at any rate
+        shrink = -math.expm1(-years * math.log1p(rate))
+        return 1.0 / years if shrink == 0.0 else rate / shrink
     r = np.asarray(rate, dtype=float)
     n = np.asarray(years, dtype=float)
-    gap = np.expm1(n * np.log1p(r))
+    shrink = -np.expm1(-n * np.log1p(r))
     with np.errstate(divide="ignore", invalid="ignore"):
-        annuity = r * (1.0 + gap) / gap
-    out = np.where(gap == 0.0, 1.0 / n, annuity)
+        annuity = r / shrink
+    out = np.where(shrink == 0.0, 1.0 / n, annuity)
     return float(out) if out.ndim == 0 else out
 
 

@@ -119,6 +119,29 @@ def two_point_expected_max_s(
     return float(out) if np.ndim(out) == 0 else out
 
 
+def _binomial_tail(total: int, q: float, b: int) -> float:
+    """``P[Binomial(total, q) > b]``, summed in log space over the shorter side.
+
+    Each term is ``exp(ln C(total, k) + k ln q + (total − k) ln(1 − q))`` (no integer
+    binomial coefficient past the float range), and the sum runs over ``k ≤ b`` or
+    ``k > b``, whichever has fewer terms: at most ``min(b, total − b) + 1`` of them.
+    """
+    if q <= 0.0 or b >= total:
+        return 0.0
+    if q >= 1.0:
+        return 1.0
+    log_q, log_p = math.log(q), math.log1p(-q)
+    lg_total = math.lgamma(total + 1.0)
+
+    def term(k: int) -> float:
+        log_comb = lg_total - math.lgamma(k + 1.0) - math.lgamma(total - k + 1.0)
+        return math.exp(log_comb + k * log_q + (total - k) * log_p)
+
+    if b + 1 <= total - b:
+        return min(1.0, max(0.0, 1.0 - math.fsum(term(k) for k in range(b + 1))))
+    return min(1.0, max(0.0, math.fsum(term(k) for k in range(b + 1, total + 1))))
+
+
 def two_point_backup_step_s(
     step_time_s: ArrayLike,
     slowdown: ArrayLike,
@@ -160,13 +183,9 @@ def two_point_backup_step_s(
     1.083 s (against 1.634 s without backups).
     """
     if _scalars(step_time_s, slowdown, slow_probability, workers, backup_workers):
-        total_n = int(workers) + int(backup_workers)
-        q = float(slow_probability)
-        p_le = math.fsum(
-            math.comb(total_n, k) * q**k * (1.0 - q) ** (total_n - k)
-            for k in range(int(backup_workers) + 1)
+        p_slow = _binomial_tail(
+            int(workers) + int(backup_workers), float(slow_probability), int(backup_workers)
         )
-        p_slow = min(1.0, max(0.0, 1.0 - p_le))
         return step_time_s * (1.0 + (slowdown - 1.0) * p_slow)
     q = np.asarray(slow_probability, dtype=float)
     total = np.add(workers, backup_workers)

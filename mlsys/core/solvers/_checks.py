@@ -8,8 +8,11 @@ value and what is allowed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from mlsys.core.checks import choice, count, flag, nonneg_int, options, positive_int, positive_ints
 from mlsys.core.errors import ParameterError
+from mlsys.core.units import as_si
 
 # The flags, counts and option lists every solver reads: one validator,
 # :mod:`mlsys.core.checks`, re-exported here for the solvers' existing imports.
@@ -43,3 +46,32 @@ def microbatch_size(batch: int, replicas: int, microbatch_count: int, replicas_l
             f"{replicas_label} {replicas})",
         )
     return per_replica // microbatch_count
+
+
+def one_si(value: Any, unit: str, name: str, allow_zero: bool = True) -> float:
+    """One quantity in SI units (``as_si``'s checks: unit, NaN, infinity, sign), not a list.
+
+    Parameters
+    ----------
+    value : Quantity or float
+        The value given (a plain number is in ``unit``'s SI base).
+    unit : str
+        The unit whose dimension is expected.
+    name : str
+        The parameter's name, for the message.
+    allow_zero : bool
+        Whether 0 is allowed.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        For a list or array where the solver takes one value, and as ``as_si`` does.
+    """
+    x = as_si(value, unit, name, allow_zero=allow_zero)
+    if not isinstance(x, float):
+        raise ParameterError(name, value, f"one quantity in {unit}, not a list")
+    return x

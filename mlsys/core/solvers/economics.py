@@ -9,6 +9,7 @@ served — next to the same work rented at a cloud provider's hourly rate.
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -20,9 +21,8 @@ from mlsys.core.formulas.economics import (
 )
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
-from mlsys.core.solvers._checks import positive_int
+from mlsys.core.solvers._checks import one_si, positive_int
 from mlsys.core.solvers.sustainability import SustainabilityModel
-from mlsys.core.units import as_si
 
 __all__ = [
     "CLOUD_PRICES_USD_PER_HOUR",
@@ -146,14 +146,14 @@ def _number(name: str, value: Any, allowed: str, low: float, high: float | None)
     if isinstance(value, bool) or not isinstance(value, Real):
         raise ParameterError(name, value, allowed)
     x = float(value)
-    if not x >= low or (high is not None and x > high):
+    if not math.isfinite(x) or not x >= low or (high is not None and x > high):
         raise ParameterError(name, value, allowed)
     return x
 
 
 def _duration(training_duration: Any, step_time: Any, steps: Any) -> float | None:
     if training_duration is not None:
-        return as_si(training_duration, "s", "training_duration", allow_zero=False)
+        return one_si(training_duration, "s", "training_duration", allow_zero=False)
     if step_time is None and steps is None:
         return None
     if step_time is None or steps is None:
@@ -165,7 +165,7 @@ def _duration(training_duration: Any, step_time: Any, steps: Any) -> float | Non
     if isinstance(step_time, Result):
         t = float(step_time.si("step_time"))
     else:
-        t = as_si(step_time, "s", "step_time", allow_zero=False)
+        t = one_si(step_time, "s", "step_time", allow_zero=False)
     return t * positive_int("steps", steps)
 
 
@@ -309,14 +309,14 @@ class EconomicsModel:
         life = (
             DEFAULT_LIFETIME_YEARS
             if lifetime is None
-            else as_si(lifetime, "year", "lifetime", allow_zero=False)
+            else one_si(lifetime, "year", "lifetime", allow_zero=False)
         )
 
         # -- capital ------------------------------------------------------------------
         node = getattr(fleet, "node", None)
         per_node = getattr(node, "accelerators_per_node", None)
         if node_price is not None:
-            price_node = as_si(node_price, "USD", "node_price")
+            price_node = one_si(node_price, "USD", "node_price")
         elif accelerator_price is None and node is not None:
             price_node = node.unit_price_usd
         else:
@@ -329,7 +329,7 @@ class EconomicsModel:
             compute = price_node * n / per_node
         else:
             if accelerator_price is not None:
-                price_acc = as_si(accelerator_price, "USD", "accelerator_price")
+                price_acc = one_si(accelerator_price, "USD", "accelerator_price")
             else:
                 price_acc = getattr(acc, "unit_price_usd", None)
             if price_acc is None:
@@ -339,15 +339,13 @@ class EconomicsModel:
                     "a price, or a catalog accelerator / node with a unit_price",
                 )
             compute = price_acc * n
+        # both checked, though one is used: a bad value is a mistake either way
+        ports = _number("ports_per_accelerator", ports_per_accelerator, "a number >= 0", 0, None)
+        share = _number("network_cost_fraction", network_cost_fraction, "a fraction >= 0", 0, None)
         if network_cost_per_port is not None:
-            ports = _number(
-                "ports_per_accelerator", ports_per_accelerator, "a number >= 0", 0, None
-            )
-            network = as_si(network_cost_per_port, "USD", "network_cost_per_port") * ports * n
+            network = one_si(network_cost_per_port, "USD", "network_cost_per_port") * ports * n
         else:
-            network = compute * _number(
-                "network_cost_fraction", network_cost_fraction, "a fraction >= 0", 0.0, None
-            )
+            network = compute * share
         capex = (compute + network) * fac
         annual_capex = capex * float(capital_recovery_factor(rate, life))
 
@@ -369,7 +367,7 @@ class EconomicsModel:
         else:
             idle = busy - n * (year.si("accelerator_power") - idle_w) * year.si("pue") * _YEAR_S
         if electricity_price is not None:
-            price_kwh = as_si(electricity_price, "USD/kWh", "electricity_price")
+            price_kwh = one_si(electricity_price, "USD/kWh", "electricity_price")
         else:
             grid_price = getattr(getattr(datacenter, "grid", None), "price_usd_per_kwh", None)
             price_kwh = DEFAULT_ELECTRICITY_PRICE_USD_PER_KWH if grid_price is None else grid_price
@@ -384,10 +382,10 @@ class EconomicsModel:
         tps = (
             None
             if tokens_per_second is None
-            else as_si(tokens_per_second, "token/s", "tokens_per_second", allow_zero=False)
+            else one_si(tokens_per_second, "token/s", "tokens_per_second", allow_zero=False)
         )
         if cloud_price is not None:
-            cloud = as_si(cloud_price, "USD/hour", "cloud_price")
+            cloud = one_si(cloud_price, "USD/hour", "cloud_price", allow_zero=False)
         else:
             cloud = CLOUD_PRICES_USD_PER_HOUR.get(getattr(acc, "name", ""))
         fleet_hours = None if duration is None else n * duration / 3600.0
@@ -404,6 +402,13 @@ class EconomicsModel:
                 breakeven_utilization(
                     fixed, idle / 3.6e6 * price_kwh, busy / 3.6e6 * price_kwh, cloud, n
                 )
+            )
+        if not math.isfinite(annual_tco) or (breakeven is not None and math.isnan(breakeven)):
+            # each input is finite, the totals are not: never print "inf $/yr"
+            raise ParameterError(
+                "prices, rates and power",
+                annual_tco,
+                "a yearly cost a float can hold (below 1.8e308 USD): check the inputs' units",
             )
         result = EconomicsResult(
             accelerators=n,

@@ -26,7 +26,7 @@ from mlsys.core.formulas.reliability import (
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks
-from mlsys.core.solvers._checks import positive_int
+from mlsys.core.solvers._checks import one_si, positive_int
 from mlsys.core.units import Q_, as_si
 
 __all__ = [
@@ -261,25 +261,25 @@ class ReliabilityModel:
         """
         n = _count(fleet)
         raise_errors = _checks.flag("raise_errors", raise_errors)
-        t_job = _one(job_duration, "s", "job_duration", allow_zero=False)
+        t_job = one_si(job_duration, "s", "job_duration", allow_zero=False)
         # every size is checked, also one this call does not use (a bytes_per_param
         # without a model): a bad value is a mistake whether or not it is read
-        bpp = _one(bytes_per_param, "dimensionless", "bytes_per_param", allow_zero=False)
-        bw = _one(storage_bandwidth, "byte/s", "storage_bandwidth", allow_zero=False)
+        bpp = one_si(bytes_per_param, "dimensionless", "bytes_per_param", allow_zero=False)
+        bw = one_si(storage_bandwidth, "byte/s", "storage_bandwidth", allow_zero=False)
         given_interval = (
             None
             if checkpoint_interval is None
-            else _one(checkpoint_interval, "s", "checkpoint_interval", allow_zero=False)
+            else one_si(checkpoint_interval, "s", "checkpoint_interval", allow_zero=False)
         )
         method = str(interval_method).lower()
         if method not in _METHODS:
             raise ParameterError("interval_method", interval_method, "'daly' or 'young'")
-        restart = _one(restart_time, "s", "restart_time")
+        restart = one_si(restart_time, "s", "restart_time")
 
         rates = _rates(failure_rates)
         rate_per_acc = math.fsum(rates.values())
         if fleet_mtbf is not None:
-            mtbf = _one(fleet_mtbf, "s", "fleet_mtbf", allow_zero=False)
+            mtbf = one_si(fleet_mtbf, "s", "fleet_mtbf", allow_zero=False)
             source = "given"
         else:
             if rate_per_acc <= 0.0:
@@ -289,10 +289,10 @@ class ReliabilityModel:
 
         size = None
         if checkpoint_time is not None:
-            delta = _one(checkpoint_time, "s", "checkpoint_time", allow_zero=False)
+            delta = one_si(checkpoint_time, "s", "checkpoint_time", allow_zero=False)
         else:
             if checkpoint_bytes is not None:
-                size = _one(checkpoint_bytes, "byte", "checkpoint_bytes", allow_zero=False)
+                size = one_si(checkpoint_bytes, "byte", "checkpoint_bytes", allow_zero=False)
             elif model is not None:
                 params = getattr(model, "total_params", None)
                 if params is None:
@@ -358,11 +358,3 @@ class ReliabilityModel:
             infeasibility_reason=reason,
         )
         return record(result, self, fleet=fleet, job_duration=job_duration, model=model)
-
-
-def _one(value: Any, unit: str, name: str, allow_zero: bool = True) -> float:
-    """``value`` in ``unit`` as one float (as_si's checks), not an array."""
-    x = as_si(value, unit, name, allow_zero=allow_zero)
-    if not isinstance(x, float):
-        raise ParameterError(name, value, f"one quantity in {unit}, not a list")
-    return x

@@ -8,6 +8,7 @@ intensity; it adds the host's and network's share of power, on-site and off-site
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -19,8 +20,7 @@ from mlsys.core.formulas.sustainability import (
 )
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
-from mlsys.core.solvers._checks import positive_int
-from mlsys.core.units import as_si
+from mlsys.core.solvers._checks import one_si, positive_int
 
 __all__ = [
     "DEFAULT_PUE",
@@ -287,9 +287,9 @@ class SustainabilityModel:
         n = _count(fleet, accelerators)
         if n is None and acc is not None and accelerator_hours is None:
             n = 1
-        t = None if duration is None else as_si(duration, "s", "duration")
+        t = None if duration is None else one_si(duration, "s", "duration")
         if accelerator_hours is not None:
-            device_s = as_si(accelerator_hours, "hour", "accelerator_hours") * _HOUR
+            device_s = one_si(accelerator_hours, "hour", "accelerator_hours") * _HOUR
         elif t is not None and n is not None:
             device_s = t * n
         else:
@@ -305,8 +305,8 @@ class SustainabilityModel:
         u = float(u)
         idle = None
         if power_per_accelerator is not None:
-            p_acc = as_si(power_per_accelerator, "W", "power_per_accelerator")
-            p_host = 0.0 if host_power is None else as_si(host_power, "W", "host_power")
+            p_acc = one_si(power_per_accelerator, "W", "power_per_accelerator")
+            p_host = 0.0 if host_power is None else one_si(host_power, "W", "host_power")
         else:
             if acc is None:
                 raise ParameterError(
@@ -316,40 +316,40 @@ class SustainabilityModel:
                 )
             tdp = acc.tdp_W
             if idle_power is not None:
-                idle = as_si(idle_power, "W", "idle_power")
+                idle = one_si(idle_power, "W", "idle_power")
             elif acc.idle_power_W is not None:
                 idle = acc.idle_power_W
             else:
                 idle = DEFAULT_IDLE_FRACTION * tdp
             p_acc = float(utilization_power_W(u, tdp, idle))
             if host_power is not None:
-                p_host = as_si(host_power, "W", "host_power")
+                p_host = one_si(host_power, "W", "host_power")
             elif fleet is not None and hasattr(fleet, "node"):
                 p_host = fleet.node.host_power_W / fleet.node.accelerators_per_node
             else:
                 p_host = 0.0
-        p_net = as_si(network_power, "W", "network_power")
+        p_net = one_si(network_power, "W", "network_power")
         p_total = p_acc + p_host + p_net
 
         grid_obj = grid if grid is not None else getattr(datacenter, "grid", None)
         if pue is not None:
-            pue_v = as_si(pue, "dimensionless", "pue")
+            pue_v = one_si(pue, "dimensionless", "pue")
         else:
             pue_v = datacenter.pue if datacenter is not None else DEFAULT_PUE
         if pue_v < 1.0:
             raise ParameterError("pue", pue, "a number >= 1 (facility energy / IT energy)")
         if carbon_intensity is not None:
-            ci = as_si(carbon_intensity, "kgCO2e/kWh", "carbon_intensity")
+            ci = one_si(carbon_intensity, "kgCO2e/kWh", "carbon_intensity")
         elif grid_obj is not None:
             ci = grid_obj.carbon_kg_per_kwh
         else:
             ci = DEFAULT_CARBON_KG_PER_KWH
         if wue is not None:
-            wue_v = as_si(wue, "L/kWh", "wue")
+            wue_v = one_si(wue, "L/kWh", "wue")
         else:
             wue_v = datacenter.wue_L_per_kwh if datacenter is not None else 0.0
         if grid_water_intensity is not None:
-            gw = as_si(grid_water_intensity, "L/kWh", "grid_water_intensity")
+            gw = one_si(grid_water_intensity, "L/kWh", "grid_water_intensity")
         else:
             gw = grid_obj.water_L_per_kwh if grid_obj is not None else 0.0
 
@@ -359,20 +359,28 @@ class SustainabilityModel:
 
         embodied = 0.0
         per_device = (
-            as_si(embodied_carbon, "kgCO2e", "embodied_carbon")
+            one_si(embodied_carbon, "kgCO2e", "embodied_carbon")
             if embodied_carbon is not None
             else getattr(acc, "embodied_carbon_kg", None)
         )
+        # checked even without embodied carbon to amortise: a bad value is a mistake
+        life = (
+            DEFAULT_LIFETIME_S
+            if lifetime is None
+            else one_si(lifetime, "s", "lifetime", allow_zero=False)
+        )
         if per_device:
-            life = (
-                DEFAULT_LIFETIME_S
-                if lifetime is None
-                else as_si(lifetime, "s", "lifetime", allow_zero=False)
-            )
             embodied = float(amortized_embodied_carbon_kg(per_device, 1.0, device_s, life))
 
         water_on = it_energy / J_PER_KWH * wue_v
         water_off = energy / J_PER_KWH * gw
+        if not math.isfinite(energy + op_carbon + embodied + water_on + water_off):
+            # each input is finite, their product is not: never print "inf kWh"
+            raise ParameterError(
+                "power × duration × pue",
+                energy,
+                "an energy a float can hold (below 1.8e308 J): check the inputs' units",
+            )
         result = SustainabilityResult(
             accelerators=n,
             duration=t,

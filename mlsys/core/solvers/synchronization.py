@@ -8,6 +8,7 @@ SGD (optionally with backup workers), asynchronous SGD and local SGD side by sid
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 from typing import Any, ClassVar
 
@@ -20,8 +21,7 @@ from mlsys.core.formulas.synchronization import (
 )
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
-from mlsys.core.solvers._checks import nonneg_int, positive_int
-from mlsys.core.units import as_si
+from mlsys.core.solvers._checks import nonneg_int, one_si, positive_int
 
 __all__ = ["SynchronizationModel", "SynchronizationResult"]
 
@@ -191,9 +191,9 @@ class SynchronizationModel:
         if isinstance(step_time, Result):  # e.g. a DistributedResult: its compute part
             key = "compute_time" if "compute_time" in step_time else "step_time"
             step_time = float(step_time.si(key))
-        t = as_si(step_time, "s", "step_time", allow_zero=False)
-        sync = as_si(sync_time, "s", "sync_time")
-        bs = as_si(batch_size, "dimensionless", "batch_size", allow_zero=False)
+        t = one_si(step_time, "s", "step_time", allow_zero=False)
+        sync = one_si(sync_time, "s", "sync_time")
+        bs = one_si(batch_size, "dimensionless", "batch_size", allow_zero=False)
         kind = str(straggler).lower()
         if kind not in _STRAGGLERS:
             raise ParameterError("straggler", straggler, "one of " + ", ".join(_STRAGGLERS))
@@ -204,7 +204,7 @@ class SynchronizationModel:
         if kind == "two-point":
             q = _fraction("slow_fraction", slow_fraction)
             s = slowdown
-            if isinstance(s, bool) or not isinstance(s, Real) or not s >= 1.0:
+            if isinstance(s, bool) or not isinstance(s, Real) or not 1.0 <= s < math.inf:
                 raise ParameterError("slowdown", slowdown, "a factor >= 1")
             s = float(s)
             mean = t * (1.0 + q * (s - 1.0))
@@ -213,7 +213,7 @@ class SynchronizationModel:
             else:
                 worst = float(two_point_expected_max_s(t, s, q, n))
         elif kind == "exponential":
-            beta = as_si(tail_mean, "s", "tail_mean")
+            beta = one_si(tail_mean, "s", "tail_mean")
             mean = t + beta
             if b:
                 worst = float(shifted_exponential_backup_step_s(t, beta, n, b))
