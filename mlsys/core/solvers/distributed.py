@@ -669,110 +669,14 @@ class DistributedModel:
             layout.flash_attention, optimizer, layout.attention_kernel, layout.elementwise_kernels,
         )  # fmt: skip
         lay = resolve_layout(layout, model, fleet, batch, int(P.s))
-        tp, pp, ep, cp, dp, v = lay.tp, lay.pp, lay.ep, lay.cp, lay.dp, lay.v_stages
-        fraction = _layout.block_recompute_fraction(model.layers, pp, v, lay.recompute_num_layers)
-        args = (
-            float(tp), float(pp), float(ep), float(dp), float(lay.microbatch_count), float(v),
-            float(lay.zero_stage), float(lay.recompute_code),
-            1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
-            int(lay.schedule_code), int(TOPOLOGY_NAMES[topo_key or None]), overlap, float(cp),
-            bool(lay.tp_comm_overlap), lay.cp_all_gather, lay.grad_accumulation_fusion,
-            fraction, lay.pipeline_p2p == "deepspeed",
-            residuals := lay.recompute_rerun == "residuals",
-            lay.fsdp_flat_params, lay.dropout, lay.fsdp_per_parameter, lay.cuda_graph_scope,
-        )  # fmt: skip
+        args = _evaluate_args(lay, model, int(TOPOLOGY_NAMES[topo_key or None]), overlap)
         out = _layout.evaluate(P, *args)
-        notes = []
-        if model.layers % (pp * v):
-            notes.append(
-                f"{model.layers} layers do not divide into pp·v = {pp * v} chunks: the "
-                f"heaviest device holds {int(out['layers_per_device'])} layers and sets the pace"
-            )
-        if lay.recompute_num_layers is not None and lay.recompute_code != Recompute.FULL:
-            notes.append('recompute_num_layers needs recompute="full": no effect')
-        if residuals and lay.recompute_code != Recompute.FULL:
-            notes.append('recompute_rerun needs recompute="full": no effect')
-        if lay.sequence_parallel and tp == 1:
-            notes.append("sequence_parallel has no effect with tp_size = 1")
-        if lay.cuda_graph_scope and not P.moe_layers:
-            notes.append(
-                "cuda_graph_scope has no effect on a dense model: only MoE layers' host work "
-                "is priced (their dispatcher keeps the host from running ahead)"
-            )
-        if lay.tp_comm_overlap and not (lay.sequence_parallel and tp > 1):
-            notes.append(
-                "tp_comm_overlap needs sequence parallelism and tp_size > 1 (as Megatron's "
-                "--tp-comm-overlap): no effect"
-            )
-        if out["tp_nodes"] > 1:
-            notes.append(
-                f"the tensor-parallel group of {tp} spans {int(out['tp_nodes'])} nodes: its "
-                "collectives ride the scale-out fabric"
-            )
-        if not P.flash:
-            notes.append("attention scores are materialised in HBM (no FlashAttention)")
-        if out["cp_nodes"] > 1:
-            notes.append(
-                f"the context-parallel ring of {cp} spans {int(out['cp_nodes'])} nodes: its "
-                "K/V exchange rides the scale-out fabric"
-            )
-        memory = DistributedMemory(
-            weights=out["weights"],
-            gradients=out["gradients"],
-            optimizer=out["optimizer"],
-            activations=out["activations"],
-            total=out["memory"],
-            capacity=P.capacity,
-        )
+        notes = _notes(model, lay, P, out)
         feasible = bool(out["fits"])
-        reason = None
-        if not feasible:
-            reason = (
-                f"needs {out['memory'] / 1e9:.1f} GB per accelerator (weights "
-                f"{out['weights'] / 1e9:.1f}, gradients {out['gradients'] / 1e9:.1f}, optimizer "
-                f"{out['optimizer'] / 1e9:.1f}, activations {out['activations'] / 1e9:.1f}); "
-                f"the {fleet.node.accelerator.label} has {P.capacity / 1e9:.0f} GB"
-            )
-            if optimizer == "adam" and out["optimizer"] > 0.0:
-                reason += (
-                    "; an optimizer that stores less (NeMo's distributed Adam: "
-                    "optimizer='adam_param_remainders', or 'adam_bf16' with bf16 moments) "
-                    "or grad_dtype='bf16' may fit"
-                )
-            if raise_errors:
-                raise InfeasibleError(reason)
-        step = out["step_time"]
-        result = DistributedResult(
-            step_time=step,
-            compute_time=out["compute_time"],
-            tp_communication_time=out["tp_communication_time"],
-            ep_communication_time=out["ep_communication_time"],
-            moe_host_time=out["moe_host_time"],
-            pp_communication_time=out["pp_communication_time"],
-            cp_communication_time=out["cp_communication_time"],
-            cp_communication_total=out["cp_communication_total"],
-            pipeline_bubble_time=out["pipeline_bubble_time"],
-            dp_communication_time=out["dp_communication_time"],
-            dp_communication_total=out["dp_communication_total"],
-            optimizer_time=out["optimizer_time"],
-            overlap_fraction=out["overlap_fraction"],
-            bubble_fraction=out["bubble_fraction"],
-            scaling_efficiency=out["compute_time"] / step,
-            mfu=out["mfu"],
-            hfu=out["hfu"],
-            achieved_flops_per_accelerator=out["model_flops"] / step / P.total,
-            tokens_per_second=out["tokens_per_second"],
-            model_flops=out["model_flops"],
-            microbatch_size=out["microbatch_size"],
-            layers_per_device=out["layers_per_device"],
-            memory_per_accelerator=memory,
-            feasible=feasible,
-            infeasibility_reason=reason,
-            # "cp" appears once context parallelism is used (the API's four keys otherwise)
-            parallelism={"dp": dp, "tp": tp, "pp": pp, "ep": ep, **({"cp": cp} if cp > 1 else {})},
-            layout=lay,
-            notes=tuple(notes),
-        )
+        reason = None if feasible else _infeasibility(out, P, fleet, optimizer)
+        if reason is not None and raise_errors:
+            raise InfeasibleError(reason)
+        result = _result(out, P, lay, feasible, reason, notes)
         # what explain() and sensitivity() read: the terms this solve summed, and the
         # problem and layout to price again
         object.__setattr__(result, "_priced", (P, args, out, fleet))
@@ -780,3 +684,127 @@ class DistributedModel:
             result, self, model=model, fleet=fleet, batch_size=batch_size,
             precision=precision, layout=lay,
         )  # fmt: skip
+
+
+def _evaluate_args(lay: TrainingLayout, model: Any, topo: int, overlap: bool) -> tuple[Any, ...]:
+    """:func:`~mlsys.core.solvers._layout.evaluate`'s arguments after the problem, for one
+    layout (every one positional: its fast path)."""
+    tp, pp, v = lay.tp, lay.pp, lay.v_stages
+    fraction = _layout.block_recompute_fraction(model.layers, pp, v, lay.recompute_num_layers)
+    return (
+        float(tp), float(pp), float(lay.ep), float(lay.dp), float(lay.microbatch_count),
+        float(v), float(lay.zero_stage), float(lay.recompute_code),
+        1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
+        int(lay.schedule_code), topo, overlap, float(lay.cp), bool(lay.tp_comm_overlap),
+        lay.cp_all_gather, lay.grad_accumulation_fusion, fraction,
+        lay.pipeline_p2p == "deepspeed", lay.recompute_rerun == "residuals",
+        lay.fsdp_flat_params, lay.dropout, lay.fsdp_per_parameter, lay.cuda_graph_scope,
+    )  # fmt: skip
+
+
+# -- what a solve says beside its numbers --------------------------------------------------
+def _notes(model: Any, lay: TrainingLayout, P: Any, out: dict[str, Any]) -> tuple[str, ...]:
+    """Assumptions worth knowing for this configuration (options without effect, groups
+    that leave the node, uneven pipeline splits)."""
+    tp, pp, cp, v = lay.tp, lay.pp, lay.cp, lay.v_stages
+    full = lay.recompute_code == Recompute.FULL
+    notes = []
+    if model.layers % (pp * v):
+        notes.append(
+            f"{model.layers} layers do not divide into pp·v = {pp * v} chunks: the "
+            f"heaviest device holds {int(out['layers_per_device'])} layers and sets the pace"
+        )
+    if lay.recompute_num_layers is not None and not full:
+        notes.append('recompute_num_layers needs recompute="full": no effect')
+    if lay.recompute_rerun == "residuals" and not full:
+        notes.append('recompute_rerun needs recompute="full": no effect')
+    if lay.sequence_parallel and tp == 1:
+        notes.append("sequence_parallel has no effect with tp_size = 1")
+    if lay.cuda_graph_scope and not P.moe_layers:
+        notes.append(
+            "cuda_graph_scope has no effect on a dense model: only MoE layers' host work "
+            "is priced (their dispatcher keeps the host from running ahead)"
+        )
+    if lay.tp_comm_overlap and not (lay.sequence_parallel and tp > 1):
+        notes.append(
+            "tp_comm_overlap needs sequence parallelism and tp_size > 1 (as Megatron's "
+            "--tp-comm-overlap): no effect"
+        )
+    if out["tp_nodes"] > 1:
+        notes.append(
+            f"the tensor-parallel group of {tp} spans {int(out['tp_nodes'])} nodes: its "
+            "collectives ride the scale-out fabric"
+        )
+    if not P.flash:
+        notes.append("attention scores are materialised in HBM (no FlashAttention)")
+    if out["cp_nodes"] > 1:
+        notes.append(
+            f"the context-parallel ring of {cp} spans {int(out['cp_nodes'])} nodes: its "
+            "K/V exchange rides the scale-out fabric"
+        )
+    return tuple(notes)
+
+
+def _infeasibility(out: dict[str, Any], P: Any, fleet: Any, optimizer: str) -> str:
+    """Why a layout does not fit: its memory per accelerator, part by part."""
+    reason = (
+        f"needs {out['memory'] / 1e9:.1f} GB per accelerator (weights "
+        f"{out['weights'] / 1e9:.1f}, gradients {out['gradients'] / 1e9:.1f}, optimizer "
+        f"{out['optimizer'] / 1e9:.1f}, activations {out['activations'] / 1e9:.1f}); "
+        f"the {fleet.node.accelerator.label} has {P.capacity / 1e9:.0f} GB"
+    )
+    if optimizer == "adam" and out["optimizer"] > 0.0:
+        reason += (
+            "; an optimizer that stores less (NeMo's distributed Adam: "
+            "optimizer='adam_param_remainders', or 'adam_bf16' with bf16 moments) "
+            "or grad_dtype='bf16' may fit"
+        )
+    return reason
+
+
+def _result(
+    out: dict[str, Any], P: Any, lay: TrainingLayout, feasible: bool, reason: str | None,
+    notes: tuple[str, ...],
+) -> DistributedResult:  # fmt: skip
+    """The result of one solve from :func:`~mlsys.core.solvers._layout.evaluate`'s terms."""
+    memory = DistributedMemory(
+        weights=out["weights"],
+        gradients=out["gradients"],
+        optimizer=out["optimizer"],
+        activations=out["activations"],
+        total=out["memory"],
+        capacity=P.capacity,
+    )
+    step = out["step_time"]
+    dp, tp, pp, ep, cp = lay.dp, lay.tp, lay.pp, lay.ep, lay.cp
+    return DistributedResult(
+        step_time=step,
+        compute_time=out["compute_time"],
+        tp_communication_time=out["tp_communication_time"],
+        ep_communication_time=out["ep_communication_time"],
+        moe_host_time=out["moe_host_time"],
+        pp_communication_time=out["pp_communication_time"],
+        cp_communication_time=out["cp_communication_time"],
+        cp_communication_total=out["cp_communication_total"],
+        pipeline_bubble_time=out["pipeline_bubble_time"],
+        dp_communication_time=out["dp_communication_time"],
+        dp_communication_total=out["dp_communication_total"],
+        optimizer_time=out["optimizer_time"],
+        overlap_fraction=out["overlap_fraction"],
+        bubble_fraction=out["bubble_fraction"],
+        scaling_efficiency=out["compute_time"] / step,
+        mfu=out["mfu"],
+        hfu=out["hfu"],
+        achieved_flops_per_accelerator=out["model_flops"] / step / P.total,
+        tokens_per_second=out["tokens_per_second"],
+        model_flops=out["model_flops"],
+        microbatch_size=out["microbatch_size"],
+        layers_per_device=out["layers_per_device"],
+        memory_per_accelerator=memory,
+        feasible=feasible,
+        infeasibility_reason=reason,
+        # "cp" appears once context parallelism is used (the API's four keys otherwise)
+        parallelism={"dp": dp, "tp": tp, "pp": pp, "ep": ep, **({"cp": cp} if cp > 1 else {})},
+        layout=lay,
+        notes=notes,
+    )
