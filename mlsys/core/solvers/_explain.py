@@ -20,7 +20,7 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.solvers._layout import STEP_TERMS, TERM_PREFIX, Problem, evaluate
 from mlsys.core.terms import Term
 
-__all__ = ["step_tree", "step_sensitivity", "SENSITIVITY_INPUTS"]
+__all__ = ["step_tree", "step_sensitivity", "memory_tree", "SENSITIVITY_INPUTS"]
 
 _F = "mlsys.core.formulas"
 # key -> (name, formula and citation, what it runs beside)
@@ -292,3 +292,72 @@ def step_sensitivity(
         if value != 0.0:
             result[name] = value
     return result
+
+
+_MEMORY_INFO: dict[str, tuple[str, str]] = {
+    "model_state": (
+        "model states",
+        "weights, gradients and optimizer state: what ZeRO partitions (Rajbhandari et al. "
+        "2020, Sec. 3.1)",
+    ),
+    "weights": (
+        "weights",
+        f"parameters held after the TP/PP/EP split and ZeRO-3 sharding: "
+        f"{_F}.memory.zero_model_state_breakdown",
+    ),
+    "gradients": (
+        "gradients",
+        f"gradient buffer at grad_dtype, ZeRO-2/3 sharded: {_F}.memory.zero_model_state_breakdown",
+    ),
+    "optimizer": (
+        "optimizer state",
+        f"fp32 master weights and moments, ZeRO-1+ sharded: "
+        f"{_F}.memory.optimizer_state_bytes_per_param",
+    ),
+    "activations": (
+        "activations",
+        f"per layer (Korthikanti et al. 2022, Table 2: {_F}.memory.activation_bytes_per_layer) "
+        "× layers × micro-batches in flight × interleaving, plus embedding buffers",
+    ),
+    "kv_cache": ("KV cache", f"{_F}.transformer.kv_cache_bytes: 2·layers·kv heads·d_head·tokens·e"),
+    "framework_overhead": (
+        "framework overhead",
+        "runtime buffers and fragmentation: mlsys.core.solvers.memory.default_framework_overhead",
+    ),
+}
+
+
+def memory_tree(parts: dict[str, float], inputs: dict[str, str] | None = None) -> Term:
+    """Memory per accelerator as a tree: the model states (weights, gradients, optimizer
+    state), activations, KV cache and framework overhead, in the order a solver adds them,
+    so the root is its total exactly; zero parts left out.
+
+    Parameters
+    ----------
+    parts : dict of str to float
+        ``weights, gradients, optimizer, activations`` and optionally ``kv_cache,
+        framework_overhead``, in bytes, in the order the solver summed them.
+    inputs : dict of str to str, optional
+        What the root shows as its inputs (capacity, layout).
+
+    Returns
+    -------
+    Term
+        Root ``"memory per accelerator"`` in bytes.
+    """
+
+    def leaf(key: str) -> Term | None:
+        value = float(parts.get(key, 0.0))
+        if value == 0.0:
+            return None
+        name, source = _MEMORY_INFO[key]
+        return Term(name, value, "byte", key=key, source=source)
+
+    state = [t for t in (leaf(k) for k in ("weights", "gradients", "optimizer")) if t]
+    rest = [t for t in (leaf(k) for k in ("activations", "kv_cache", "framework_overhead")) if t]
+    name, source = _MEMORY_INFO["model_state"]
+    group = [(name, state, {"key": "model_state", "source": source})] if state else []
+    return Term.tree(
+        "memory per accelerator", "byte", [*group, *rest], key="total",
+        source="the sum of its parts", inputs=inputs or {},
+    )  # fmt: skip

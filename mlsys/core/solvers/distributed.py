@@ -46,7 +46,7 @@ from mlsys.core.layout import TOPOLOGY_NAMES, Recompute, TrainingLayout
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
-from mlsys.core.solvers._explain import step_sensitivity, step_tree
+from mlsys.core.solvers._explain import memory_tree, step_sensitivity, step_tree
 from mlsys.core.solvers._layout import build_problem
 from mlsys.core.solvers._memo import identity_memo
 from mlsys.core.terms import Term
@@ -85,6 +85,28 @@ class DistributedMemory(Result):
         "total": "byte",
         "capacity": "byte",
     }
+
+    def explain(self) -> Term:
+        """What each byte is: weights, gradients and optimizer state (the model states ZeRO
+        partitions) and activations, each with its formula, summed in the solver's order
+        so the root is ``total`` exactly.
+
+        Returns
+        -------
+        Term
+            Root ``"memory per accelerator"`` in bytes; renders as a Markdown table.
+
+        Examples
+        --------
+        >>> mem = DistributedMemory(weights=4e9, gradients=8e9, optimizer=24e9,
+        ...     activations=12e9, total=48e9, capacity=80e9)
+        >>> tree = mem.explain()
+        >>> tree.value, round(tree["activations"].share, 2)
+        (48000000000.0, 0.25)
+        """
+        v = self._values
+        parts = {k: v[k] for k in ("weights", "gradients", "optimizer", "activations")}
+        return memory_tree(parts, {"capacity": f"{v['capacity'] / 1e9:.1f} GB"})
 
 
 class DistributedResult(Result):

@@ -57,8 +57,10 @@ from mlsys.core.precision import BYTES_PER_ELEMENT, default_grad_dtype, normaliz
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
+from mlsys.core.solvers._explain import memory_tree
 from mlsys.core.solvers._layout import training_storage_bytes
 from mlsys.core.solvers._memo import identity_memo
+from mlsys.core.terms import Term
 from mlsys.core.units import as_si
 
 __all__ = [
@@ -228,6 +230,34 @@ class MemoryResult(Result):
         "activation_bytes": "activations",
         "total_bytes": "total",
     }
+
+    def explain(self) -> Term:
+        """What each byte is: the model states (weights, gradients, optimizer state),
+        activations, KV cache and framework overhead, each with its formula, summed in
+        the solver's order so the root is ``total`` exactly (zero parts left out).
+
+        Returns
+        -------
+        Term
+            Root ``"memory per accelerator"`` in bytes; renders as a Markdown table in a
+            Quarto cell or notebook, as aligned text with ``print``.
+
+        Examples
+        --------
+        >>> from mlsys import Hardware, Models
+        >>> res = MemoryModel().solve(Models.Llama2_7B, Hardware.H100, mode="training",
+        ...     batch_size=1, seq_len=2048)
+        >>> res.explain().value == res.si("total")
+        True
+        """
+        v = self._values
+        parts = {
+            "weights": v["weights"], "gradients": v["gradients"],
+            "optimizer": v["optimizer_state"], "activations": v["activations"],
+            "kv_cache": v["kv_cache"], "framework_overhead": v["framework_overhead"],
+        }  # fmt: skip
+        inputs = {"capacity": f"{v['capacity'] / 1e9:.1f} GB", "mode": str(v["mode"])}
+        return memory_tree(parts, inputs)
 
 
 class _Shape(NamedTuple):
