@@ -9,11 +9,13 @@ with pint's own registry of the same definitions (the reference).
 
 from __future__ import annotations
 
+import json
+
 import pint
 import pytest
 from pint.facets.plain.registry import GenericPlainRegistry
 
-from mlsys.core import units
+from mlsys.core import _units_parsed, units
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +164,69 @@ def test_a_unit_defined_later_works_and_leaves_the_table_as_pints(reference):
     registry.define("safety_widget = 3 byte")
     assert registry.Quantity(2, "safety_widget").m_as("bit") == 48  # 2 x 3 x 8
     assert registry._cache.dimensional_equivalents == reference._cache.dimensional_equivalents
+
+
+# -- pint's parse of the definitions, shipped as data (mlsys.core._units_parsed) ----------
+def test_the_encoded_parse_rebuilds_exactly_what_pint_parses():
+    # Independent of the shipped file: whatever pint is installed, encoding its parse to
+    # JSON and back gives the same definition objects, field by field, in the same order.
+    text = units._definitions_text()
+    parsed = _units_parsed.parse(text)
+    content = json.loads(json.dumps(_units_parsed.encode(parsed, text)))
+    rebuilt = _units_parsed.decode(content)
+    assert rebuilt == parsed and len(parsed) > 400  # 301 units, 34 prefixes, ... in pint 0.25
+    for mine, theirs in zip(rebuilt, parsed, strict=True):
+        assert type(mine) is type(theirs) and vars(mine) == vars(theirs), theirs
+
+
+def test_the_shipped_parse_is_pints_parse_of_the_current_text():
+    text = units._definitions_text()
+    with open(_units_parsed.PATH, encoding="utf-8") as file:
+        shipped = json.load(file)
+    if shipped["pint"] != pint.__version__:
+        pytest.skip(f"shipped for pint {shipped['pint']}: pint {pint.__version__} parses")
+    assert shipped["digest"] == _units_parsed.digest(text), (
+        "units_definitions.txt or the way units.py combines the definitions changed: "
+        "regenerate with `python -c 'from mlsys.core import units; units._write_parsed()'`"
+    )
+    assert _units_parsed.load(text) == _units_parsed.parse(text)
+
+
+def test_a_registry_from_the_shipped_parse_is_the_registry_from_the_text():
+    text_built = units._new_registry(shipped=False)
+    shipped = units._new_registry()
+    assert dict(shipped._units.maps[-1]) == dict(text_built._units.maps[-1])
+    for table in ("_dimensions", "_prefixes", "_suffixes", "_defaults", "_base_units"):
+        assert getattr(shipped, table) == getattr(text_built, table), table
+    assert list(shipped._groups) == list(text_built._groups)
+    assert shipped._cache.dimensional_equivalents == text_built._cache.dimensional_equivalents
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",  # empty
+        b'{"format": 1, "digest": "0000", "definitions": []}',  # made from another text
+        b"\x80\x04\x95 a pickle",  # not JSON: never unpickled
+    ],
+)
+def test_a_shipped_parse_for_another_text_or_not_json_is_not_used(content, tmp_path, monkeypatch):
+    path = tmp_path / "units_parsed.json"
+    path.write_bytes(content)
+    monkeypatch.setattr(_units_parsed, "PATH", str(path))
+    assert _units_parsed.load(units._definitions_text()) is None
+    registry = units._new_registry()  # pint parses the text instead
+    assert registry.Quantity(3.35, "TB/s").m_as("GB/s") == pytest.approx(3350.0)
+
+
+def test_a_shipped_parse_can_name_only_pints_definition_classes(tmp_path, monkeypatch):
+    # A class outside the allow-list (here one that would run a command) is refused: the
+    # file is data, and no constructor but a pint definition's is ever called from it.
+    text = units._definitions_text()
+    marker = tmp_path / "ran"
+    evil = {"c": "os.system", "i": {"command": f"touch {marker}"}, "s": {}}
+    content = {"format": 1, "digest": _units_parsed.digest(text), "definitions": [evil]}
+    path = tmp_path / "units_parsed.json"
+    path.write_text(json.dumps(content), encoding="utf-8")
+    monkeypatch.setattr(_units_parsed, "PATH", str(path))
+    assert _units_parsed.load(text) is None and not marker.exists()
