@@ -38,6 +38,7 @@ __all__ = [
     "Infrastructure",
     "Datasets",
     "BookGrid",
+    "BookDatacenter",
 ]
 
 _FILE = "book_systems.toml"
@@ -440,12 +441,55 @@ class BookGrid(UnitSuffixed):
 
 
 def _grids() -> Namespace:
-    table = {n: (lambda n=n, k=k: BookGrid(n, k)) for n, k in _table("grids").items()}
+    table = {
+        n: (lambda n=n, k=k: _with_facility(BookGrid(n, k), n)) for n, k in _table("grids").items()
+    }
     book_only = dict(book_records("Grids"))
     prov = book_only.pop("provenance", {})
     for name, raw in book_only.items():
-        table.setdefault(name, lambda n=name, r=raw: Record(f"Infrastructure.Grids.{n}", r, prov))
+        table.setdefault(
+            name,
+            lambda n=name, r=raw: _with_facility(Record(f"Infrastructure.Grids.{n}", r, prov), n),
+        )
     return query_group("Infrastructure.Grids", table, catalog_members("grids.toml", BookGrid))
+
+
+def _with_facility(grid: Any, book_name: str) -> Any:
+    """The book's pue and wue of a region: those of the cooling tier it pairs with it."""
+    tier = _table("grid_cooling").get(book_name)
+    if tier is not None:
+        cooling = getattr(Infrastructure.FacilityCooling, tier)
+        grid.__dict__.update(cooling=tier, pue=cooling.pue, wue=cooling.wue)
+    return grid
+
+
+class BookDatacenter(UnitSuffixed):
+    """One of the book's reference sites: a region's grid and its facility.
+
+    Parameters
+    ----------
+    book_name : str
+        ``"Quebec_Hydro"``.
+    raw : dict
+        Its ``[datacenters]`` row (``name``, ``grid``: a name of ``Infrastructure.Grids``).
+
+    Attributes
+    ----------
+    grid : BookGrid or Record
+        The region (``Infrastructure.Grids.<grid>``).
+    pue, wue : float
+        The facility's: those of the cooling tier the book pairs with the region.
+    """
+
+    def __init__(self, book_name: str, raw: dict[str, Any]) -> None:
+        self.book_name = book_name
+        self.name = raw["name"]
+        self.grid = getattr(Infrastructure.Grids, raw["grid"])
+        self.pue = self.grid.pue
+        self.wue = self.grid.wue
+
+    def __repr__(self) -> str:
+        return f"<book datacenter {self.book_name} on {self.grid!r}>"
 
 
 Infrastructure = Namespace(
@@ -461,13 +505,19 @@ Infrastructure = Namespace(
             "Infrastructure.FacilityCooling", book_records("FacilityCooling")
         ),
         "Grids": _grids,
+        "Datacenters": lambda: Namespace(
+            "Infrastructure.Datacenters",
+            {n: (lambda n=n, r=r: BookDatacenter(n, r)) for n, r in _table("datacenters").items()},
+            lazy=True,
+        ),
         "AIR_COOLING_LIMIT_KW": lambda: field_value({"ref": "AIR_COOLING_LIMIT_KW"}),
     },
     lazy=True,
 )
 """The book's infrastructure: ``Pricing`` (every ``[pricing.*]`` group:
 ``Cloud.GpuTrainingPerHour.rate`` ...), ``Racks``, ``FacilityCooling``, ``Grids`` (the
-catalog's grids under the book's names and every catalog key and alias) and
+catalog's grids under the book's names and every catalog key and alias; ``pue`` and ``wue``
+those of the cooling tier the book pairs with the region), ``Datacenters`` and
 ``AIR_COOLING_LIMIT_KW``."""
 
 Datasets = Namespace(

@@ -74,7 +74,8 @@ def test_infrastructure_and_scenarios():
     assert Infrastructure.FacilityCooling.LiquidCooled.pue == pytest.approx(1.06)
     rate = Infrastructure.Pricing.Cloud.GpuTrainingPerHour.rate
     assert rate.m_as("1/hour") == pytest.approx(4.0)
-    assert Infrastructure.Grids.US_AVG.carbon_intensity_g_kwh == pytest.approx(385.0)  # the catalog key
+    # the catalog's own key: 0.385 kgCO2e/kWh (Touvron et al. 2023)
+    assert Infrastructure.Grids.US_AVG.carbon_intensity_g_kwh == pytest.approx(385.0)
     assert Scenarios.Workloads.GoogleSearchesPerDay == pytest.approx(8.5e9)
     # 4,186 J/(kg K) x 1 kg x 80 K
     assert Scenarios.EnergyAnchors.BoilingWater.m_as("J") == pytest.approx(4186 * 80, rel=1e-3)
@@ -119,3 +120,30 @@ def test_book_keys_and_meanings():
         warnings.simplefilter("ignore", DeprecationWarning)
         tree = formulas.calc_tree_allreduce_time(1e9, 256, 50e9, 5e-6)
     assert float(tree) == pytest.approx(16 * (5e-6 + 1e9 / 50e9))
+
+
+def test_hardware_the_books_tiers_list():
+    # Jouppi et al. (2017), Table 2: TPU v1, 92 TOPS, 34 GB/s -> ridge 92e12 / 34e9 = 2,706
+    v1 = Hardware.Cloud.TPUv1
+    assert v1.ridge_point().m_as("flop/byte") == pytest.approx(92e12 / 34e9)
+    # AMD MI250X: 383 TFLOPs FP16 over 3.2 TB/s
+    assert Hardware.Cloud.MI250X.ridge_point().m_as("flop/byte") == pytest.approx(383 / 3.2)
+    for tier, name in (("Cloud", "Gaudi3"), ("Tiny", "nRF52840"), ("Workstation", "MacBookM3Max")):
+        device = getattr(getattr(Hardware, tier), name)
+        assert device.sources["peak_flops"]["kind"] == "estimate"  # as the book states it
+
+
+def test_regions_take_their_cooling_tiers_facility():
+    grids = Infrastructure.Grids
+    assert grids.Poland.pue == Infrastructure.FacilityCooling.Legacy.pue
+    assert grids.Quebec.wue == Infrastructure.FacilityCooling.LiquidCooled.wue == 0.0
+    site = Infrastructure.Datacenters.Quebec_Hydro
+    assert site.pue == pytest.approx(1.06) and site.grid is grids.Quebec
+
+
+def test_workstation_application():
+    from mlsys import Applications
+
+    work = Applications.Workstation
+    assert work.system.book_name == "MacBookM3Max"
+    assert work.sla_latency.m_as("ms") == pytest.approx(100)

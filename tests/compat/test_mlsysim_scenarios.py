@@ -97,4 +97,5 @@ def test_scorecard_plot_bars_lines_and_labels() -> None:
 def test_unknown_application_names_the_known_ones() -> None:
     with pytest.raises(UnknownEntryError, match="Doorbell"):
         Applications.Doorbel
-    assert set(Applications.list()) == {"Doorbell", "KWS", "AutoDrive", "Chatbot", "Frontier"}
+    names = {"Doorbell", "KWS", "AutoDrive", "Chatbot", "Frontier", "Workstation"}
+    assert set(Applications.list()) == names
