@@ -341,6 +341,8 @@ def _as_configuration_error(model: str, exc: ValidationError) -> ConfigurationEr
             value, message = _MISSING, "required"
         elif isinstance(ctx_error, ParameterError):
             message = f"expected {ctx_error.allowed}"  # the value is already shown once
+            if not err.get("loc"):  # raised by a model-wide check: it names its field
+                field, value = ctx_error.name, ctx_error.value
         problems.append((field, value, message))
     return ConfigurationError(model, problems)
 

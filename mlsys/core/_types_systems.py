@@ -10,9 +10,9 @@ link bandwidths, SI bytes) are those stated in :mod:`mlsys.core.types`.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from mlsys.core._types_core import (
     Accelerator,
@@ -23,6 +23,7 @@ from mlsys.core._types_core import (
     QuantityOf,
     _Model,
 )
+from mlsys.core.checks import count as whole_count
 from mlsys.core.units import as_si
 
 __all__ = ["Fabric", "Node", "Fleet"]
@@ -165,6 +166,12 @@ class Fleet(_Model):
     count: int = Field(gt=0)
     fabric: Fabric | None = None
     accelerators_per_node: int | None = Field(None, gt=0)
+
+    @field_validator("count", "accelerators_per_node", mode="before")
+    @classmethod
+    def _whole(cls, value: Any, info: Any) -> Any:
+        # the one validator of counts: True is not one node, "4" is not four
+        return None if value is None else whole_count(info.field_name, value, 0, "a whole number")
 
     @model_validator(mode="after")
     def _fabric_for_many_nodes(self) -> Fleet:

@@ -16,6 +16,7 @@ import pint
 from pydantic import Field, model_validator
 
 from mlsys.core._types_core import _Model
+from mlsys.core.checks import count, flag
 from mlsys.core.precision import normalize_precision
 from mlsys.core.provenance import CatalogOrigin, register_value
 from mlsys.core.traced import TracedFloat
@@ -59,6 +60,14 @@ class Workload(_Model):
     def active_params(self) -> float:
         """Parameters used per sample (all of them for a dense network)."""
         return self.params
+
+
+_WHOLE_FIELDS = (
+    "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab", "seq_len",
+    "context_window", "experts", "experts_per_token", "shared_experts", "expert_ffn_hidden",
+    "dense_layers",
+)  # fmt: skip
+_FLAG_FIELDS = ("gated_mlp", "bias", "tied_embeddings", "parallel_block", "encoder_only")
 
 
 class TransformerWorkload(_Model):
@@ -158,6 +167,14 @@ class TransformerWorkload(_Model):
         if not isinstance(data, dict):
             return data
         data = dict(data)
+        # one validator for counts and flags (mlsys.core.checks): True is not 1 layer,
+        # "4" is not 4 heads, "no" is False; Field(gt=0) then applies the bounds
+        for key in _WHOLE_FIELDS:
+            if data.get(key) is not None:
+                data[key] = count(key, data[key], 0, "a whole number")
+        for key in _FLAG_FIELDS:
+            if key in data:
+                data[key] = flag(key, data[key])
         data.setdefault("name", "custom")
         heads, hidden = data.get("heads"), data.get("hidden")
         if data.get("kv_heads") is None and heads is not None:

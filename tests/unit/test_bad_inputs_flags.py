@@ -30,6 +30,7 @@ from mlsys import (
 )
 from mlsys.core.checks import count, flag, positive_ints
 from mlsys.core.layout import TrainingLayout
+from mlsys.core.types import ConfigurationError
 
 H100 = Hardware.H100
 SMALL = TransformerWorkload(name="small", layers=4, hidden=256, heads=8, vocab=1000, seq_len=128)
@@ -214,3 +215,34 @@ def test_batching_arrival_rate_is_one_number():
 def test_batching_lengths_refuse_strings(name):
     with pytest.raises(ParameterError, match=f"{name}='4'"):
         ContinuousBatchingModel().solve(SMALL, H100, arrival_rate=1.0, **{name: "4"})
+
+
+# the types read counts and flags through the same validator ---------------------------
+def _workload(**kw):
+    shape = dict(name="w", layers=4, hidden=256, heads=8, vocab=1000, seq_len=128)
+    return TransformerWorkload(**{**shape, **kw})
+
+
+@pytest.mark.parametrize("field", ["layers", "hidden", "heads", "vocab", "context_window"])
+@pytest.mark.parametrize("value", [True, "4", 2.5, math.nan, [2]])
+def test_workload_sizes_are_whole_numbers(field, value):
+    with pytest.raises(ConfigurationError, match=rf"{field}=.*: expected a whole number"):
+        _workload(**{field: value})
+
+
+def test_workload_integral_float_is_accepted():
+    assert _workload(layers=4.0).layers == 4
+
+
+@pytest.mark.parametrize("field", ["gated_mlp", "bias", "tied_embeddings", "parallel_block"])
+def test_workload_flags_read_words(field):
+    assert getattr(_workload(**{field: "no"}), field) is False
+    assert getattr(_workload(**{field: "on"}), field) is True
+    with pytest.raises(ConfigurationError, match=f"{field}='maybe'"):
+        _workload(**{field: "maybe"})
+
+
+@pytest.mark.parametrize("value", [True, "4", 2.5])
+def test_fleet_count_is_a_whole_number(value):
+    with pytest.raises(ConfigurationError, match=r"count=.*: expected a whole number"):
+        Fleet(node=Nodes.DGX_H100, count=value, fabric=Fabrics.IB_NDR)
