@@ -52,7 +52,9 @@ for _, u in ipairs({
   "EFLOP/s", "FLOP/B", "FLOP/byte", "GFLOPS", "TFLOPS", "PFLOPS",
   "W", "kW", "MW", "GW", "Wh", "kWh", "MWh", "GWh", "J", "kJ", "MJ",
   "s", "ms", "µs", "us", "ns", "min", "h", "d", "yr", "Hz", "MHz", "GHz", "°C",
-  "g", "kg", "t", "L", "tokens/s", "tok/s", "GPU-h", "GPU-hours",
+  "g", "kg", "t", "L", "tokens/s", "token/s", "tok/s", "samples/s", "GPU-h", "GPU-hours",
+  "GBps", "TBps", "MBps", "GFLOPs", "TFLOPs", "PFLOPs", "kFLOP", "MFLOP", "GFLOP", "TFLOP",
+  "PFLOP", "EFLOP",
 }) do
   UNITS[u] = true
 end

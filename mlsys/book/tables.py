@@ -17,12 +17,12 @@ __all__ = ["numbered_sources", "lettered_notes"]
 _NBSP = "\u00a0"
 
 
-def _block(title: str, items: list[str]) -> str:
+def _block(title: str, items: list[str], sep: str = " ") -> str:
     """A compact list in small type: a ``.mlsys-sources`` div in HTML, a ``mlsyssources``
     environment in LaTeX (``book/quarto/mlsys-pdf.tex``; a page without it ignores it)."""
     begin = "```{=latex}\n\\begin{mlsyssources}\n```"
     end = "```{=latex}\n\\end{mlsyssources}\n```"
-    body = f"**{title}** " + " ".join(items)
+    body = f"**{title}**{sep}" + sep.join(items)
     return f"::: {{.mlsys-sources}}\n{begin}\n\n{body}\n\n{end}\n:::"
 
 
@@ -103,7 +103,8 @@ def lettered_notes(notes: Sequence[str | None], title: str = "Notes.") -> tuple[
             letters[text] = _letter(len(letters))
             items.append(f"({letters[text]}){_NBSP}{text}")
         marks.append(letters[text])
-    return marks, (_block(title, items) if items else "")
+    # a note is a paragraph of its own; sources are short and run on
+    return marks, (_block(title, items, "\n\n") if items else "")
 
 
 def _letter(index: int) -> str:

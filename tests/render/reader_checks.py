@@ -112,9 +112,9 @@ def images_without_alt(out: Path) -> list[str]:
 
 #: Units a number is printed with (SI and binary prefixes, rates, energy, money per unit).
 _UNIT = (
-    r"(?:[kMGTPE]i?B(?:/s)?|B/s|B\b|[kMGTPE]?FLOP(?:s|/s|/B|/byte)?\b|[kMGTPE]?b/s|Gbps|"
-    r"[kMGT]?Wh?\b|[kMGT]?J\b|ms\b|µs\b|us\b|ns\b|s\b|min\b|h\b|d\b|yr\b|"
-    r"t CO|kg\b|g\b|L\b|°C|tokens?/s|tok/s|FLOP/byte|GPU-h|GPU-hours)"
+    r"(?:[kMGTPE]i?B(?:/s|ps)?|B/s|B|[kMGTPE]?FLOP(?:s|/s|/B|/byte)?|[kMGTPE]?b/s|Gbps|"
+    r"[kMGT]?Wh?|[kMGT]?J|ms|µs|us|ns|s|min|h|d|yr|t CO|kg|g|L|°C|tokens?/s|tok/s|"
+    r"samples/s|GPU-h|GPU-hours)(?![\w/])"
 )
 _BREAKABLE = re.compile(r"\d[ \t\n\r]+" + _UNIT)
 
