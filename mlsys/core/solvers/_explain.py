@@ -20,7 +20,7 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.solvers._layout import STEP_TERMS, TERM_PREFIX, Problem, evaluate
 from mlsys.core.terms import Term
 
-__all__ = ["step_tree", "step_sensitivity", "memory_tree", "SENSITIVITY_INPUTS"]
+__all__ = ["step_tree", "step_sensitivity", "memory_tree", "decode_tree", "SENSITIVITY_INPUTS"]
 
 _F = "mlsys.core.formulas"
 # key -> (name, formula and citation, what it runs beside)
@@ -360,4 +360,52 @@ def memory_tree(parts: dict[str, float], inputs: dict[str, str] | None = None) -
     return Term.tree(
         "memory per accelerator", "byte", [*group, *rest], key="total",
         source="the sum of its parts", inputs=inputs or {},
+    )  # fmt: skip
+
+
+_DECODE_INFO: dict[str, tuple[str, str]] = {
+    "embedding": ("embedding gather", "one row of h values read and written per token, at HBM"),
+    "layers": (
+        "transformer layers",
+        f"{_F}.layer_time.transformer_layer_time: weight reads, KV-cache reads, kernel costs",
+    ),
+    "lm_head": ("LM head", f"{_F}.gemm.gemm_time of the vocabulary projection"),
+    "tp": (
+        "tensor-parallel all-reduces (TP)",
+        f"{_F}.collectives.nccl_allreduce_time or the engine's peer all-reduce "
+        f"({_F}.peer_allreduce.peer_allreduce_time)",
+    ),
+    "pp": ("pipeline sends (PP)", "a point-to-point hop per stage boundary"),
+    "host": (
+        "engine host work, exposed",
+        f"{_F}.serving.engine_step_time less the device's time (the engine's measured host "
+        "time per step)",
+    ),
+}
+
+
+def decode_tree(terms: dict[str, float], inputs: dict[str, str] | None = None) -> Term:
+    """One decode step (time per output token) as a tree of the terms the serving solver
+    summed, in its order, so the root is its ``itl`` exactly; zero terms left out.
+
+    Parameters
+    ----------
+    terms : dict of str to float
+        ``embedding, layers, lm_head, tp, pp, host`` in s.
+    inputs : dict of str to str, optional
+        What the root shows as its inputs.
+
+    Returns
+    -------
+    Term
+        Root ``"time per output token"`` in s.
+    """
+    parts = [
+        Term(_DECODE_INFO[k][0], float(v), "s", key=k, source=_DECODE_INFO[k][1])
+        for k, v in terms.items()
+        if v != 0.0
+    ]
+    return Term.tree(
+        "time per output token", "s", parts, key="itl", source="the sum of its terms",
+        inputs=inputs or {},
     )  # fmt: skip

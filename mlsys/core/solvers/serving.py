@@ -100,6 +100,7 @@ from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
+from mlsys.core.solvers._explain import decode_tree
 from mlsys.core.solvers._memo import MISSING, IdentityMemo, freeze, identity_memo
 from mlsys.core.solvers.efficiency import (
     attention_fractions_unmasked,
@@ -107,6 +108,7 @@ from mlsys.core.solvers.efficiency import (
     resolve_efficiency,
 )
 from mlsys.core.solvers.memory import default_framework_overhead
+from mlsys.core.terms import Term
 from mlsys.core.types import Accelerator, Fabric, Node, TransformerWorkload
 from mlsys.core.units import as_si
 
@@ -292,6 +294,36 @@ class ServingResult(Result):
         "latency": "e2e_latency",
         "throughput": "tokens_per_second",
     }
+
+    def explain(self) -> Term:
+        """What each millisecond of a decode step is: the embedding gather, the
+        transformer layers, the LM head, the tensor-parallel all-reduces, the pipeline
+        sends and the engine's host work the device waits for — the terms the solver
+        summed into ``itl``, so the root is ``itl`` exactly.
+
+        Returns
+        -------
+        Term
+            Root ``"time per output token"`` in s; renders as a Markdown table in a
+            Quarto cell or notebook, as aligned text with ``print``.
+
+        Raises
+        ------
+        ParameterError
+            For a result not made by ``ServingModel.solve``.
+
+        Examples
+        --------
+        >>> from mlsys import Hardware, Models
+        >>> res = ServingModel().solve(Models.Llama2_7B, Hardware.H100, batch_size=1)
+        >>> res.explain().value == res.si("itl")
+        True
+        """
+        priced = self.__dict__.get("_itl_terms")
+        if priced is None:
+            raise ParameterError("result", type(self).__name__, "a result of ServingModel.solve")
+        terms, tp, pp = priced
+        return decode_tree(terms, {"tp": f"{tp:g}", "pp": f"{pp:g}"})
 
 
 # ---------------------------------------------------------------------------------
@@ -710,8 +742,10 @@ def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
 
 
 def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
-    """(itl, flops, bytes, tp_comm, pp_comm, t_compute, t_memory) of one decode step
-    of ``batch`` sequences holding ``context`` tokens each, whole replica."""
+    """(itl, flops, bytes, tp_comm, pp_comm, t_compute, t_memory, terms) of one decode
+    step of ``batch`` sequences holding ``context`` tokens each, whole replica; ``terms``
+    the named parts of ``itl`` in s (embedding, layers, LM head, TP all-reduces, PP
+    sends, host work), whose sum it is."""
     s = plan.shape
     p = plan.pp
     # Micro-batches of at least one sequence (fewer when the batch is small or empty).
@@ -725,25 +759,37 @@ def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
     bytes_dev = (_weights_read(plan, mb) + act) / d + mb * context * plan.kv_per_token_dev
     bytes_mb = bytes_dev * d
     _, tc, tm = _roof(plan, flops_mb / d, bytes_dev)
-    # one stage's share of the layers and of the LM head, kernel by kernel
-    t_stage = (
-        _embedding(plan, mb) + s.layers * _layer(plan, mb, mb, 1.0, context) + _lm_head(plan, mb)
-    ) / p
     m = mb * s.hidden * plan.a_bytes
     tp_stage = s.tp_reductions * (s.layers / p) * _allreduce(plan, m)
     pp_comm = (p - 1) * (plan.p2p0 + plan.p2p1 * m) if p > 1 else 0.0
     cycles = micro if micro > p else float(p)
-    itl = cycles * (t_stage + tp_stage) + pp_comm
-    if plan.host_step:
-        itl = engine_step_time(itl, plan.host_step, plan.host_overlap)
+    # each stage runs its share of the layers and of the LM head, kernel by kernel, once a
+    # cycle: the step is the sum of these terms (what ServingResult.explain() shows)
+    share = cycles / p
+    terms = {
+        "embedding": share * _embedding(plan, mb),
+        "layers": share * (s.layers * _layer(plan, mb, mb, 1.0, context)),
+        "lm_head": share * _lm_head(plan, mb),
+        "tp": cycles * tp_stage,
+        "pp": pp_comm,
+    }
+    device = terms["embedding"] + terms["layers"] + terms["lm_head"] + terms["tp"] + pp_comm
+    # the engine's host work the device waits for (engine_step_time less the device's)
+    terms["host"] = (
+        engine_step_time(device, plan.host_step, plan.host_overlap) - device
+        if plan.host_step
+        else 0.0
+    )
+    itl = device + terms["host"]
     return (
         itl,
         flops_mb * micro,
         bytes_mb * micro,
-        cycles * tp_stage,
+        terms["tp"],
         pp_comm,
         cycles * tc,
         cycles * tm,
+        terms,
     )
 
 
@@ -1502,4 +1548,7 @@ def _solve_plan(
         scheduling="batched prefill" if batched_prefill else "single-request prefill",
         parallelism={"tp": plan.tp, "pp": plan.pp},
     )
-    return ServingResult(**out)
+    result = ServingResult(**out)
+    # what explain() reads: the terms this step summed, and the links they rode
+    object.__setattr__(result, "_itl_terms", (dec[7], plan.tp, plan.pp))
+    return result
