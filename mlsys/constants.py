@@ -62,62 +62,63 @@ from mlsys.core.units import Q_, to_book_counts, ureg
 # Units: name -> unit expression in mlsys's registry (count units are the book's counts).
 # ---------------------------------------------------------------------------------------
 _UNITS: dict[str, str] = {
-    # information (a real dimension in mlsys; SI and IEC prefixes)
-    "bit": "bit",
-    "byte": "byte",
-    "KB": "kB",
-    "MB": "MB",
-    "GB": "GB",
-    "TB": "TB",
-    "PB": "PB",
-    "KiB": "KiB",
-    "MiB": "MiB",
-    "GiB": "GiB",
-    "TiB": "TiB",
-    "Gbps": "Gbit/s",
-    # time
-    "second": "second",
-    "NS": "ns",
-    "US": "us",
+    # The book's own definitions, where the registry reads the name otherwise or not at
+    # all; every other unit name is the registry's (``_RULE_UNITS`` and any name on
+    # attribute access). "MS" is a millisecond in the book (megasiemens in the registry):
     "MS": "ms",
-    "ms": "ms",
-    "hour": "hour",
-    "day": "day",
-    # energy, power, length
-    "joule": "joule",
-    "watt": "watt",
-    "kilowatt": "kilowatt",
-    "meter": "meter",
-    # the book's counts (dimensionless): FLOPs, parameters, dollars
-    "flop": "flop_count",
-    "KFLOPs": "kiloflop_count",
-    "MFLOPs": "megaflop_count",
-    "GFLOP": "gigaflop_count",
-    "GFLOPs": "gigaflop_count",
-    "TFLOP": "teraflop_count",
-    "TFLOPs": "teraflop_count",
-    "PFLOPs": "petaflop_count",
-    "ZFLOPs": "zettaflop_count",
-    "TOPS": "teraflop_count / second",
-    # the book's integer-operation rates: operations (counted as FLOPs) per second
+    # bits per second (the registry reads "Gbps" as gigabaud, a symbol rate)
+    "Gbps": "Gbit/s",
+    # operations (counted as FLOPs) per second: the book's integer-operation rates
     "OPS": "flop_count / second",
     "KOPS": "kiloflop_count / second",
     "MOPS": "megaflop_count / second",
     "GOPS": "gigaflop_count / second",
+    "TOPS": "teraflop_count / second",
+    # "B" is the book's billion, not a prefix of the registry
+    "Bparam": "gigaparameter_count",
     # the book defines EUR as its dollar count (one currency unit, no exchange rate)
     "EUR": "dollar_count",
-    "param": "parameter_count",
-    "Kparam": "kiloparameter_count",
-    "Mparam": "megaparameter_count",
-    "Bparam": "gigaparameter_count",
-    "USD": "dollar_count",
-    "dollar": "dollar_count",
 }
 
-# Unit names ``from mlsys.constants import *`` exports beyond the table above. Their
-# values are not typed here: each is the unit the registry spells (:func:`_registry_unit`),
-# as any other unit name (``kilojoule``, ``GiB``) is on attribute access.
+# Unit names the book's units module exports, so ``from mlsys.constants import *`` binds
+# them. Their values are not typed here: each is the unit the registry spells
+# (:func:`_registry_unit`), as any other unit name (``kilojoule``) is on attribute access.
 _RULE_UNITS: tuple[str, ...] = (
+    "bit",
+    "byte",
+    "KB",
+    "MB",
+    "GB",
+    "TB",
+    "PB",
+    "KiB",
+    "MiB",
+    "GiB",
+    "TiB",
+    "second",
+    "NS",
+    "US",
+    "ms",
+    "hour",
+    "day",
+    "joule",
+    "watt",
+    "kilowatt",
+    "meter",
+    "flop",
+    "KFLOPs",
+    "MFLOPs",
+    "GFLOP",
+    "GFLOPs",
+    "TFLOP",
+    "TFLOPs",
+    "PFLOPs",
+    "ZFLOPs",
+    "param",
+    "Kparam",
+    "Mparam",
+    "USD",
+    "dollar",
     "count",
     "milliwatt",
     "microsecond",
@@ -387,7 +388,7 @@ def provenance(name: str) -> dict[str, Any]:
         info = {"source": "book_assumptions.toml", **entry}
     elif name in _CATALOG:
         info = {"source": "catalog"}
-    elif name in globals() or name in _UNITS:
+    elif name in globals() or name in _UNITS or name in _RULE_UNITS:
         info = {"source": "definition"}
     else:
         raise KeyError(name)
