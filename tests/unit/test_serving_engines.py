@@ -29,6 +29,8 @@ def test_unknown_engine_is_a_parameter_error_listing_the_known_ones():
 
 def test_lookup_ignores_case_and_separators_and_none_is_the_default():
     assert serving_engine("TRTLLM_0.5") is serving_engine("trtllm-0.5")
+    assert serving_engine("TensorRT-LLM v0.5") is serving_engine("trtllm-0.5")
+    assert serving_engine("vLLM") is serving_engine("vllm-v1")
     assert serving_engine(None) is serving_engine(DEFAULT_ENGINE)
     assert ServingModel().engine.name == DEFAULT_ENGINE
 
@@ -73,3 +75,16 @@ def test_a_value_passed_to_solve_wins_over_the_engine():
     assert v0 - ref == pytest.approx(ENGINE_HOST_TIME_PER_STEP_S["vllm_v0"], rel=1e-6)
     off = ServingModel(engine="vllm-v0").solve(m, h, host_time_per_step=0.0, **kw).si("itl")
     assert off == pytest.approx(ref)
+
+
+def test_continuous_batching_takes_the_same_engine_rows():
+    from mlsys import ContinuousBatchingModel
+
+    kw = dict(arrival_rate=2.0, prompt_len=512, output_len=256)
+    ref = ContinuousBatchingModel().solve(Models.Llama2_7B, Hardware.H100, **kw)
+    v0 = ContinuousBatchingModel(engine="vllm-v0").solve(Models.Llama2_7B, Hardware.H100, **kw)
+    # the V0 engine's measured host time is added to every decode step (a synchronous
+    # loop), and the longer steps keep more sequences decoding together, never fewer
+    assert v0.si("itl") >= ref.si("itl") + ENGINE_HOST_TIME_PER_STEP_S["vllm_v0"]
+    with pytest.raises(ParameterError, match="engine"):
+        ContinuousBatchingModel(engine="vllm-v9")

@@ -112,13 +112,26 @@ def serving_engines() -> dict[str, ServingEngine]:
     return out
 
 
+@cache
+def _index() -> dict[str, str]:
+    """Normalised name or alias -> canonical engine name."""
+    with _FILE.open("rb") as fh:
+        table = _toml.load(fh)
+    out = {}
+    for name, row in table.items():
+        for spelling in (name, *row.get("aliases", ())):
+            out[_key(spelling)] = name
+    return out
+
+
 def serving_engine(name: str | None) -> ServingEngine:
     """One engine by name (case and separators ignored); ``None`` is the default engine.
 
     Parameters
     ----------
     name : str or None
-        E.g. ``"vllm-v0"``, ``"trtllm-0.9"``, ``"lmdeploy-0.1"``, ``"sglang"``.
+        E.g. ``"vllm-v0"``, ``"trtllm-0.9"``, ``"lmdeploy-0.1"``, ``"sglang"``, or one of
+        a row's ``aliases`` (``"tensorrt-llm-v0.5"``).
 
     Returns
     -------
@@ -132,8 +145,7 @@ def serving_engine(name: str | None) -> ServingEngine:
     engines = serving_engines()
     if name is None:
         return engines[DEFAULT_ENGINE]
-    wanted = _key(str(name))
-    for key, engine in engines.items():
-        if _key(key) == wanted:
-            return engine
+    found = _index().get(_key(str(name)))
+    if found is not None:
+        return engines[found]
     raise ParameterError("engine", name, "one of " + ", ".join(map(repr, engines)))

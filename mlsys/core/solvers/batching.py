@@ -54,12 +54,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mlsys.core.catalog.engines import serving_engine
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers.serving import (
     DEFAULT_MEMORY_UTILIZATION,
-    DEFAULT_TP_ALLREDUCE,
+    ENGINE_CHOICE,
     _activation_workspace,
     _check_plan_args,
     _context_problem,
@@ -73,6 +74,7 @@ from mlsys.core.solvers.serving import (
     _plan,
     _prefill,
     _tp_allreduce,
+    engine_choices,
 )
 from mlsys.core.units import as_si
 
@@ -407,6 +409,18 @@ class ContinuousBatchingModel:
     See the module docstring for the model (M/G/1 prefill queue, Little's law for the
     decode batch, paged-KV capacity, SLO bisection).
 
+    Parameters
+    ----------
+    engine : str, optional
+        The serving engine and release whose kernels and loop are priced, as for
+        :class:`ServingModel` (a row of ``mlsys/core/catalog/data/engines.toml``); default
+        ``None``, the ``"reference"`` engine.
+
+    Raises
+    ------
+    ParameterError
+        For an engine the table does not hold (the message lists the known ones).
+
     Examples
     --------
     Llama-2-7B in bf16 on one H100 at 2 requests/s, 512-token prompts and answers of
@@ -425,6 +439,9 @@ class ContinuousBatchingModel:
     >>> round(res.si("max_arrival_rate"), 1), round(res.si("max_arrival_rate_under_slo"), 1)
     (16.7, 13.9)
     """
+
+    def __init__(self, engine: str | None = None) -> None:
+        self.engine = serving_engine(engine)
 
     def solve(
         self,
@@ -448,12 +465,12 @@ class ContinuousBatchingModel:
         ttft_slo: Any = None,
         itl_slo: Any = None,
         price_per_accelerator_hour: Any = None,
-        decode_attention_heads_per_block: int | None = None,
-        gate_up_fused: bool = True,
-        host_time_per_step: Any = 0.0,
-        host_overlap: bool = False,
-        tp_allreduce: str = DEFAULT_TP_ALLREDUCE,
-        vocab_parallel: bool = True,
+        decode_attention_heads_per_block: int | None = ENGINE_CHOICE,
+        gate_up_fused: bool = ENGINE_CHOICE,
+        host_time_per_step: Any = ENGINE_CHOICE,
+        host_overlap: bool = ENGINE_CHOICE,
+        tp_allreduce: str = ENGINE_CHOICE,
+        vocab_parallel: bool = ENGINE_CHOICE,
     ) -> ContinuousBatchingResult:
         """Steady state at one arrival rate (and, given targets, the SLO capacity).
 
@@ -503,23 +520,27 @@ class ContinuousBatchingModel:
             only the KV cache limits it.
         decode_attention_heads_per_block : int, optional
             As for :meth:`ServingModel.solve`: query heads per thread block of the
-            engine's decode-attention kernel (default: one read of each KV head).
+            engine's decode-attention kernel (default: the engine's; one read of each KV
+            head for the reference engine).
         gate_up_fused : bool
             As for :meth:`ServingModel.solve`: the engine runs a gated MLP's gate and
-            up projections as one GEMM (default) or as two (``False``, lmdeploy v0.1
-            with 16-bit weights).
+            up projections as one GEMM or as two (``False``, lmdeploy v0.1 with 16-bit
+            weights); default: the engine's.
         host_time_per_step : float, str or Quantity
             As for :meth:`ServingModel.solve`: the engine's host work per iteration of
-            its loop, in seconds (default 0), added to every decode step and prefill.
+            its loop, in seconds, added to every decode step and prefill (default: the
+            engine's measured figure, 0 for the reference engine).
         host_overlap : bool
             As for :meth:`ServingModel.solve`: the engine schedules one step ahead, so
-            its host work costs time only where it exceeds the device step.
+            its host work costs time only where it exceeds the device step (default: the
+            engine's).
         tp_allreduce : {"nccl", "custom"}
             As for :meth:`ServingModel.solve`: the tensor-parallel all-reduces as NCCL
-            runs them (default) or as the engines' custom peer-read kernels.
+            runs them or as the engines' custom peer-read kernels (default: the
+            engine's).
         vocab_parallel : bool
             As for :meth:`ServingModel.solve`: the embedding and output head split over
-            the tensor-parallel GPUs (default) or whole on each.
+            the tensor-parallel GPUs or whole on each (default: the engine's).
         ttft_slo, itl_slo : float or Quantity [s], optional
             Latency targets for the SLO search (either or both).
         price_per_accelerator_hour : float or Quantity [USD/hour], optional
@@ -560,6 +581,13 @@ class ContinuousBatchingModel:
             else as_si(price_per_accelerator_hour, "USD/hour", "price_per_accelerator_hour")
         )
         tp, pp, mu = _check_plan_args(tp_size, pp_size, memory_utilization)
+        (
+            decode_attention_heads_per_block, gate_up_fused, host_time_per_step, host_overlap,
+            tp_allreduce, vocab_parallel,
+        ) = engine_choices(
+            self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
+            host_overlap, tp_allreduce, vocab_parallel,
+        )  # fmt: skip
         plan = _plan(
             model,
             hardware,

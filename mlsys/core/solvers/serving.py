@@ -1151,6 +1151,50 @@ def _host_step(value: Any) -> float:
     return seconds
 
 
+def engine_choices(
+    engine: Any,
+    decode_attention_heads_per_block: Any,
+    gate_up_fused: Any,
+    host_time_per_step: Any,
+    host_overlap: Any,
+    tp_allreduce: Any,
+    vocab_parallel: Any,
+) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """The engine-dependent parameters of a serving solve: each given value, or the
+    engine's where it is :data:`ENGINE_CHOICE` (the default).
+
+    Parameters
+    ----------
+    engine : ServingEngine
+        A row of the engine table (:func:`mlsys.core.catalog.engines.serving_engine`).
+    decode_attention_heads_per_block, gate_up_fused, host_time_per_step, host_overlap, \
+tp_allreduce, vocab_parallel
+        As for :meth:`ServingModel.solve`.
+
+    Returns
+    -------
+    tuple
+        The six values in that order (the host time in seconds when the engine's).
+    """
+
+    def pick(given: Any, engines: Any) -> Any:
+        return engines if given is ENGINE_CHOICE else given
+
+    host = (
+        _engine_host_time(engine.host_time)
+        if host_time_per_step is ENGINE_CHOICE
+        else host_time_per_step
+    )
+    return (
+        pick(decode_attention_heads_per_block, engine.decode_attention_heads_per_block),
+        pick(gate_up_fused, engine.gate_up_fused),
+        host,
+        pick(host_overlap, engine.host_overlap),
+        pick(tp_allreduce, engine.tp_allreduce),
+        pick(vocab_parallel, engine.vocab_parallel),
+    )
+
+
 def _engine_host_time(key: str | None) -> float:
     """An engine's measured host time per iteration (s), read from
     :data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S` at call time; 0 when
@@ -1405,19 +1449,13 @@ class ServingModel:
         Pope et al. (2022), "Efficiently Scaling Transformer Inference", MLSys 2023;
         Shoeybi et al. (2019), Megatron-LM; Williams et al. (2009), Roofline.
         """
-        eng = self.engine
-        if decode_attention_heads_per_block is ENGINE_CHOICE:
-            decode_attention_heads_per_block = eng.decode_attention_heads_per_block
-        if gate_up_fused is ENGINE_CHOICE:
-            gate_up_fused = eng.gate_up_fused
-        if host_time_per_step is ENGINE_CHOICE:
-            host_time_per_step = _engine_host_time(eng.host_time)
-        if host_overlap is ENGINE_CHOICE:
-            host_overlap = eng.host_overlap
-        if tp_allreduce is ENGINE_CHOICE:
-            tp_allreduce = eng.tp_allreduce
-        if vocab_parallel is ENGINE_CHOICE:
-            vocab_parallel = eng.vocab_parallel
+        (
+            decode_attention_heads_per_block, gate_up_fused, host_time_per_step, host_overlap,
+            tp_allreduce, vocab_parallel,
+        ) = engine_choices(
+            self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
+            host_overlap, tp_allreduce, vocab_parallel,
+        )  # fmt: skip
         b = _count(batch_size, "batch_size")
         s_in = _tokens(prompt_len, "prompt_len")
         s_out = _tokens(output_len, "output_len")
