@@ -43,6 +43,7 @@ __all__ = [
     "Applications",
     "Scenario",
     "plot_evaluation_scorecard",
+    "solvers",
 ]
 
 _LAZY = {
@@ -68,8 +69,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name == "viz":  # the book's figure helper is a module (``from mlsys import viz``)
-        return importlib.import_module("mlsys.compat.viz")
+    if name in ("viz", "solvers"):  # modules: ``from mlsys import viz``, compat.solvers
+        return importlib.import_module(f"mlsys.compat.{name}")
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value

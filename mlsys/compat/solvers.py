@@ -1,0 +1,144 @@
+"""mlsys's solvers under the textbook's call shapes: they take the book's registry views.
+
+*Machine Learning Systems* (harvard-edge/cs249r_book) calls
+``DistributedModel().solve(Models.Language.Llama3_8B, Systems.Clusters.Research_256,
+batch_size=1024, ..., overlap_comm=True)`` and ``ServingModel().solve(model, hardware,
+seq_len=4096, batch_size=32)``: its arguments are the book's views
+(:class:`~mlsys.compat.models.BookModel`, :class:`~mlsys.compat.systems.BookCluster`, ...)
+and two keywords have other names in mlsys. Each class here IS mlsys's solver (a
+subclass: same physics, same results); its ``solve`` first turns every view into the
+catalog object it shows (:func:`as_catalog`) and the book's keywords into mlsys's
+(``overlap_comm`` -> ``overlap``; the serving ``seq_len`` -> ``prompt_len``). mlsys's own
+arguments pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsys.core.solvers.distributed import DistributedModel as _Distributed
+from mlsys.core.solvers.economics import EconomicsModel as _Economics
+from mlsys.core.solvers.reliability import ReliabilityModel as _Reliability
+from mlsys.core.solvers.roofline import SingleNodeModel as _SingleNode
+from mlsys.core.solvers.serving import ServingModel as _Serving
+from mlsys.core.solvers.sustainability import SustainabilityModel as _Sustainability
+
+__all__ = [
+    "as_catalog",
+    "DistributedModel",
+    "ServingModel",
+    "SingleNodeModel",
+    "ReliabilityModel",
+    "SustainabilityModel",
+    "EconomicsModel",
+]
+
+
+def as_catalog(value: Any) -> Any:
+    """The catalog object a view of the book's registries shows (anything else unchanged).
+
+    Parameters
+    ----------
+    value : object
+        A book view: a model (its catalog workload, or a ``Workload`` of its cited
+        figures), an accelerator or node (the catalog entry), a book device (its
+        :meth:`~mlsys.compat.hardware.BookDevice.as_accelerator`), a cluster (a
+        :class:`~mlsys.core.types.Fleet` of its nodes on its fabric), a fabric or grid.
+
+    Returns
+    -------
+    object
+        What mlsys's solvers take.
+    """
+    from mlsys.compat.hardware import BookAccelerator, BookDevice
+    from mlsys.compat.models import BookModel
+    from mlsys.compat.systems import BookCluster, BookFabric, BookGrid, BookNode
+
+    if isinstance(value, BookModel):
+        return value.as_workload()
+    if isinstance(value, BookDevice):
+        return value.as_accelerator()
+    if isinstance(value, (BookAccelerator, BookNode, BookFabric, BookGrid)):
+        return value.entry
+    if isinstance(value, BookCluster):
+        from mlsys.core.types import Fleet
+
+        return Fleet(node=value.node.entry, count=value.count, fabric=value.fabric.entry)
+    return value
+
+
+def _catalog_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple, dict]:
+    return tuple(as_catalog(a) for a in args), {k: as_catalog(v) for k, v in kwargs.items()}
+
+
+def _renamed(kwargs: dict[str, Any], book: str, ours: str) -> dict[str, Any]:
+    if book in kwargs:
+        from mlsys.core.errors import ParameterError
+
+        if ours in kwargs:
+            raise ParameterError(book, kwargs[book], f"either {book}= or {ours}=, not both")
+        kwargs[ours] = kwargs.pop(book)
+    return kwargs
+
+
+class DistributedModel(_Distributed):
+    """:class:`mlsys.DistributedModel`, taking the book's views and ``overlap_comm=``."""
+
+    def solve(self, *args: Any, **kwargs: Any) -> Any:
+        """Solve as :meth:`mlsys.DistributedModel.solve`.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            As :meth:`mlsys.DistributedModel.solve`; views of the book's registries are
+            accepted (:func:`as_catalog`) and ``overlap_comm`` is ``overlap``.
+
+        Returns
+        -------
+        DistributedResult
+        """
+        args, kwargs = _catalog_args(args, _renamed(dict(kwargs), "overlap_comm", "overlap"))
+        return super().solve(*args, **kwargs)
+
+
+class ServingModel(_Serving):
+    """:class:`mlsys.ServingModel`, taking the book's views and its ``seq_len=``."""
+
+    def solve(self, *args: Any, **kwargs: Any) -> Any:
+        """Solve as :meth:`mlsys.ServingModel.solve`.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            As :meth:`mlsys.ServingModel.solve`; views of the book's registries are
+            accepted and the book's ``seq_len`` (the context a request brings) is
+            ``prompt_len``.
+
+        Returns
+        -------
+        ServingResult
+        """
+        args, kwargs = _catalog_args(args, _renamed(dict(kwargs), "seq_len", "prompt_len"))
+        return super().solve(*args, **kwargs)
+
+
+def _passing_views(base: type) -> type:
+    def solve(self: Any, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = _catalog_args(args, dict(kwargs))
+        return base.solve(self, *args, **kwargs)
+
+    solve.__doc__ = (
+        f"Solve as :meth:`mlsys.{base.__name__}.solve`, views of the book's registries "
+        "accepted (:func:`as_catalog`).\n\n"
+        "Parameters\n----------\n*args, **kwargs\n"
+        f"    As :meth:`mlsys.{base.__name__}.solve`.\n\n"
+        f"Returns\n-------\nobject\n    The result of :meth:`mlsys.{base.__name__}.solve`.\n"
+    )
+    doc = f":class:`mlsys.{base.__name__}`, taking the book's registry views."
+    return type(base.__name__, (base,), {"solve": solve, "__doc__": doc, "__module__": __name__})
+
+
+SingleNodeModel = _passing_views(_SingleNode)
+ReliabilityModel = _passing_views(_Reliability)
+SustainabilityModel = _passing_views(_Sustainability)
+EconomicsModel = _passing_views(_Economics)

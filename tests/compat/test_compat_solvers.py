@@ -1,0 +1,54 @@
+"""The book's solver calls run mlsys's solvers on the catalog objects its views show."""
+
+from __future__ import annotations
+
+import pytest
+
+import mlsys
+from mlsys import Fleet, Hardware, Models, Systems
+from mlsys.compat.solvers import DistributedModel, ServingModel, SingleNodeModel, as_catalog
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_views_become_catalog_objects():
+    assert as_catalog(Models.Language.Llama3_8B) is Models.Language.Llama3_8B.entry
+    cluster = as_catalog(Systems.Clusters.Research_256)
+    assert isinstance(cluster, Fleet) and cluster.total_accelerators == 256  # 32 x 8
+    assert as_catalog(Hardware.Cloud.H100) is mlsys.Hardware.H100
+    assert as_catalog(3) == 3
+
+
+def test_distributed_with_the_books_arguments_equals_mlsys_on_the_catalog():
+    book = DistributedModel().solve(
+        Models.Language.Llama3_8B, Systems.Clusters.Research_256, batch_size=1024,
+        seq_len=2048, precision="fp16", efficiency=0.45, tp_size=8, pp_size=4,
+        microbatch_count=16, zero_stage=1, overlap_comm=False,
+    )  # fmt: skip
+    ours = mlsys.DistributedModel().solve(
+        mlsys.Models.Llama3_8B, as_catalog(Systems.Clusters.Research_256), batch_size=1024,
+        seq_len=2048, precision="fp16", efficiency=0.45, tp_size=8, pp_size=4,
+        microbatch_count=16, zero_stage=1, overlap=False,
+    )  # fmt: skip
+    assert book.step_time.m_as("s") == pytest.approx(ours.step_time.m_as("s"), rel=1e-12)
+    with pytest.raises(ValueError, match="overlap"):
+        DistributedModel().solve(
+            Models.Language.Llama3_8B, Systems.Clusters.Research_256, overlap=True,
+            overlap_comm=True,
+        )  # fmt: skip
+
+
+def test_serving_seq_len_is_the_prompt():
+    book = ServingModel().solve(Models.Language.Llama3_8B, Hardware.Cloud.H100, seq_len=4096,
+                                batch_size=32, precision="fp16")  # fmt: skip
+    ours = mlsys.ServingModel().solve(mlsys.Models.Llama3_8B, mlsys.Hardware.H100,
+                                      prompt_len=4096, batch_size=32, precision="fp16")  # fmt: skip
+    assert book.ttft.m_as("s") == pytest.approx(ours.ttft.m_as("s"), rel=1e-12)
+
+
+def test_single_node_on_a_book_device():
+    res = SingleNodeModel().solve(Models.Tiny.DS_CNN, Hardware.Tiny.ESP32_S3)
+    direct = mlsys.SingleNodeModel().solve(
+        Models.Tiny.DS_CNN.as_workload(), Hardware.Tiny.ESP32_S3.as_accelerator()
+    )
+    assert res.latency.m_as("s") == pytest.approx(direct.latency.m_as("s"), rel=1e-12)
