@@ -248,7 +248,8 @@ class Term:
             Deepest level shown (the root's children are level 1); a hidden node's value
             stays in its parent's. None: all.
         sources : bool
-            Add the column naming each term's formula and citation.
+            Add the column naming each term's formula and citation, and the inputs it
+            used.
 
         Returns
         -------
@@ -268,7 +269,7 @@ class Term:
                 _escape(_beside(t, factor)),
             ]
             if sources:
-                cells.append(_escape(t.source))
+                cells.append(_escape(_source(t)))
             lines.append("| " + " | ".join(cells) + " |")
         total = [f"**{_escape(self.name)}**", f"**{_number(self.value / factor)}**", "**100%**", ""]
         if sources:
@@ -348,6 +349,14 @@ def _beside(t: Term, factor: float) -> str:
     if not t.overlaps:
         return ""
     return f"{t.overlaps} ({_number(t.hidden / factor)})" if t.hidden else t.overlaps
+
+
+def _source(t: Term) -> str:
+    """A term's formula and, after it, the inputs it used."""
+    used = ", ".join(f"{k} {v}" for k, v in t.inputs.items())
+    if not used:
+        return t.source
+    return f"{t.source} ({used})" if t.source else used
 
 
 def _escape(text: str) -> str:

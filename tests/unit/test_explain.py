@@ -131,8 +131,9 @@ def test_depth_folds_levels_into_their_parents(gpt3):
     assert [c.key for c in top.children] == ["compute", "communication", "bubble"]
     assert all(not c.children for c in top.children)
     assert top.value == gpt3.si("step_time")
-    with pytest.raises(ParameterError, match="depth"):
-        gpt3.explain(depth=0)
+    for bad in (0, True, 1.5):
+        with pytest.raises(ParameterError, match="depth"):
+            gpt3.explain(depth=bad)
 
 
 def test_a_result_not_made_by_a_solve_says_so():

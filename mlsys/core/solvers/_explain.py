@@ -127,15 +127,16 @@ def _fabric(nodes: Any, intra: str, inter: str) -> str:
 def _inputs(key: str, out: dict[str, Any], P: Problem, sizes: dict[str, Any]) -> dict[str, str]:
     """The inputs a term's formula used, as short display strings."""
     tp, pp, m, v = sizes["tp"], sizes["pp"], sizes["m"], sizes["v"]
-    layers = f"{out['layers_per_device']:g} layers × {m:g} micro-batches"
-    per_layer = {"gemm", "attention", "elementwise", "fp8_casts", "kernel_overhead", "layers"}
-    if key in per_layer:
-        return {"tokens": f"{P.s * out['microbatch_size']:g} per micro-batch", "layers": layers}
+    tokens = P.s * out["microbatch_size"] / sizes["cp"]
+    if key == "layers":  # its terms' inputs too
+        return {
+            "tokens per micro-batch": f"{tokens:,.0f}",
+            "layers": f"{out['layers_per_device']:g} × {m:g} micro-batches",
+            "tp": f"{tp:g}",
+        }
     if key == "tp":
-        return {"tp": f"{tp:g}", "message": f"{P.s * out['microbatch_size'] * P.h * P.e_act:g} B"}
-    if key == "pp":
-        return {"pp": f"{pp:g}", "v": f"{v:g}", "micro-batches": f"{m:g}"}
-    if key == "bubble":
+        return {"tp": f"{tp:g}", "message": f"{tokens * P.h * P.e_act / 1e6:.3g} MB"}
+    if key in ("pp", "bubble"):
         return {"pp": f"{pp:g}", "v": f"{v:g}", "micro-batches": f"{m:g}"}
     if key in ("dp", "data_parallel"):
         return {"dp": f"{sizes['dp']:g}", "zero": f"{sizes['zero']:g}"}

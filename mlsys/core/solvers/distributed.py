@@ -292,7 +292,7 @@ class DistributedResult(Result):
         tree = step_tree(out, P, sizes, intra, inter)
         if depth is None:
             return tree
-        if not (isinstance(depth, int) and depth >= 1):
+        if type(depth) is not int or depth < 1:  # True is not a depth
             raise ParameterError("depth", depth, "None or an integer of at least 1")
         return _fold(tree, depth)
 
@@ -312,8 +312,9 @@ class DistributedResult(Result):
         dict of str to float
             Input to elasticity (or relative change), largest effect first: peak
             FLOP/s, HBM bandwidth, scale-up and scale-out bandwidth and latency, kernel
-            overhead, MoE host time per operation (:data:`mlsys.core.solvers._explain.
-            SENSITIVITY_INPUTS`); inputs the step does not depend on left out.
+            overhead, MoE host time per operation, each scaled in the problem the solver
+            built (a fabric's bandwidth as the collectives and NCCL's protocol model read
+            it); inputs the step does not depend on left out.
 
         Raises
         ------
