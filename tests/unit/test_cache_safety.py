@@ -190,7 +190,12 @@ class _RunsCode:
 
 
 def run_fresh(
-    planted: Planted, *, as_uid: int | None = None, umask: int | None = None, **env: str
+    planted: Planted,
+    *,
+    as_uid: int | None = None,
+    umask: int | None = None,
+    python: str = sys.executable,
+    **env: str,
 ) -> tuple[dict, list[str]]:
     """Run :data:`WORKLOAD` in a fresh interpreter; its numbers, and what it touched."""
 
@@ -202,7 +207,7 @@ def run_fresh(
             os.setuid(as_uid)
 
     out = subprocess.run(
-        [sys.executable, "-c", AUDIT + WORKLOAD + REPORT],
+        [python, "-c", AUDIT + WORKLOAD + REPORT],
         env=planted.env(**env),
         cwd=str(planted.base),
         capture_output=True,
@@ -391,19 +396,42 @@ def _as_nobody() -> None:
     os.setuid(NOBODY)
 
 
-def _interpreter_runs_as_nobody() -> bool:
-    try:
-        subprocess.run([sys.executable, "-c", "pass"], preexec_fn=_as_nobody, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return False  # e.g. Python installed under root's own 0700 home
-    return True
+def _python_for_nobody() -> tuple[str, str] | None:
+    """An interpreter nobody may run that imports this mlsys, and its PYTHONPATH, or None.
+
+    This Python may live under root's own 0700 home; the system's Python of the same
+    version, given this one's installed packages, runs the same code.
+    """
+    import site
+    import sysconfig
+
+    paths = [str(ROOT), *site.getsitepackages(), sysconfig.get_paths()["purelib"]]
+    pythonpath = os.pathsep.join(dict.fromkeys(paths))
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    for python in (sys.executable, f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
+        try:
+            subprocess.run(
+                [python, "-c", "import mlsys.core.units, pint, pydantic, numpy"],
+                preexec_fn=_as_nobody,
+                env={"PYTHONPATH": pythonpath, "PATH": os.environ.get("PATH", "")},
+                cwd="/",
+                capture_output=True,
+                check=True,
+                timeout=120,
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        return python, pythonpath
+    return None
 
 
 @needs_root
 def test_files_another_user_planted_are_not_read_by_nobody(planted):
     # The files belong to root; the run is nobody's, whose cache folders they fill.
-    if not _interpreter_runs_as_nobody():
-        pytest.skip("this Python cannot be run by a second user")
+    found = _python_for_nobody()
+    if found is None:
+        pytest.skip("no Python here can be run by a second user")
+    python, pythonpath = found
     for path in (planted.base, planted.home, planted.xdg, planted.mlsys_cache, planted.tmp):
         os.chown(path, NOBODY, NOBODY)
     planted.folders[3] = planted.tmp / f"mlsys-cache-{NOBODY}"
@@ -411,7 +439,7 @@ def test_files_another_user_planted_are_not_read_by_nobody(planted):
     planted.plant_tables("33.5 TB/s")
     for folder in planted.folders:
         folder.chmod(0o777)
-    numbers, seen = run_fresh(planted, as_uid=NOBODY)
+    numbers, seen = run_fresh(planted, as_uid=NOBODY, python=python, PYTHONPATH=pythonpath)
     assert_shipped_numbers(numbers)
     assert not planted.marker.exists() and seen == []
 
