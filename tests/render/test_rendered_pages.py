@@ -37,7 +37,7 @@ if shutil.which("quarto") is None:
 
 #: Width of the body column of Quarto's HTML layout (px): ``grid: body-width`` defaults to
 #: 800px (Quarto's HTML "Page Layout" options); an image that asks for more is wider than
-#: its column. (The issue measured a 663 px column in a narrower window.)
+#: its column (a narrower window shows a 663 px column).
 COLUMN_PX = 800
 _IGNORE = shutil.ignore_patterns(
     "_book", "_site", "_freeze", ".quarto", "__pycache__", "*.pdf", "*_files"
