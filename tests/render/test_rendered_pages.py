@@ -317,7 +317,19 @@ def test_site_reference_is_grouped_and_named_by_public_import(site_html):
 # Provenance on hover: the rendered book, read as a reader's browser reads it
 # ---------------------------------------------------------------------------------------
 
-_NUM_SPAN = re.compile(r'<span class="mlsys-num"(?: title="([^"]*)")?>([^<]*)</span>')
+_NUM_SPAN = re.compile(r'<span class="mlsys-num"([^>]*)>([^<]*)</span>')
+_ATTR = re.compile(r'([\w-]+)="([^"]*)"')
+
+
+def _marked_numbers(html: str) -> list[tuple[str, str]]:
+    """(hover text, number) of every marked number: the whole text (``data-detail``) when
+    the span has one, else its ``title``; "" without either. Entities undone."""
+    out = []
+    for attrs, text in _NUM_SPAN.findall(html):
+        found = dict(_ATTR.findall(attrs))
+        hover = found.get("data-detail", found.get("title", ""))
+        out.append((html_unescape(hover), html_unescape(text)))
+    return out
 
 
 def _book_pages_html(book_html: Path) -> list[str]:
@@ -330,9 +342,7 @@ def test_h100_bandwidth_tooltip_names_its_datasheet(book_html, book_copy):
     source = (book_copy / "chapters" / "hardware.qmd").read_text(encoding="utf-8")
     assert "h100 = Hardware.H100" in source and "fmt(h100.memory_bandwidth)" in source
     html = (book_html / "chapters" / "hardware.html").read_text(encoding="utf-8")
-    titles = [
-        t for t, text in _NUM_SPAN.findall(html) if text == "3.35\u00a0TB/s" or text == "3.35 TB/s"
-    ]
+    titles = [t for t, text in _marked_numbers(html) if text == "3.35\u00a0TB/s"]
     assert titles, "the H100's 3.35 TB/s is not a marked number in the hardware chapter"
     assert any("H100" in t and "datasheet" in t for t in titles), titles
 
@@ -375,8 +385,7 @@ def test_book_provenance_titles_say_where_a_number_comes_from(book_html):
     # reader nothing: every hover text must name a source, a solver or a scenario.
     vague = []
     for path in _pages(book_html):
-        for title, text in _NUM_SPAN.findall(path.read_text(encoding="utf-8")):
-            title = html_unescape(title)
+        for title, text in _marked_numbers(path.read_text(encoding="utf-8")):
             if title and (len(title) < 20 or not _SAYS_WHERE.search(title)):
                 vague.append(f"{path.name}: {text!r}: {title!r}")
     assert not vague, "\n".join(vague[:20])
