@@ -75,9 +75,10 @@ local function is_unit(el)
   if el == nil or el.t ~= "Str" then
     return false
   end
-  local word = el.text:match("^([^,;:%(%)%[%]]+)") or ""
-  word = word:gsub("[%.]$", "")
-  return UNITS[word] == true
+  local word = el.text:match("^([^,;:%(%)%[%]%?!'\"]+)") or ""
+  word = word:gsub("%.$", "")
+  -- "200 Gb/s-per-lane": the unit before a hyphenated qualifier
+  return UNITS[word] == true or UNITS[word:match("^([^-]+)%-") or ""] == true
 end
 
 function Inlines(inlines)
