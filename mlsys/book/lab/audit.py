@@ -64,7 +64,7 @@ def _reference_step(key: str) -> dict[str, Any]:
 
 @cache
 def sync_grid(key: str) -> dict[str, Any]:
-    """Synchronous vs asynchronous SGD over the straggler slider (SynchronizationModel).
+    """Synchronous vs asynchronous SGD over the straggler control (SynchronizationModel).
 
     Workers are the track's data-parallel replicas at full fleet size on its own link;
     a straggler-free step computes for the DistributedModel compute time and

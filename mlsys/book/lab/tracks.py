@@ -50,7 +50,7 @@ STRAGGLER_SLOWDOWN = 2.0
 is one data-parallel replica: 32 GPUs in the cloud track, one device in the others."""
 
 STRAGGLER_FRACTIONS: tuple[float, ...] = tuple(round(0.005 * i, 3) for i in range(21))
-"""Straggler-intensity slider: 0 to 10 % of worker-steps slow, in steps of 0.5 %."""
+"""Straggler intensities the lab offers: 0 to 10 % of worker-steps slow, in steps of 0.5 %."""
 
 SOURCES: dict[str, str] = {
     "WALL_THRESHOLD": (
@@ -76,7 +76,7 @@ SOURCES: dict[str, str] = {
         "measurement of any fleet)"
     ),
     "STRAGGLER_FRACTIONS": (
-        "The lab's straggler slider: 0 to 10% of worker-steps slow in steps of 0.5% "
+        "The lab's straggler control: 0 to 10% of worker-steps slow in steps of 0.5% "
         "(scenarios for the exercise, not measurements)"
     ),
 }
