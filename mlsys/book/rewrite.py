@@ -17,6 +17,14 @@ Two rules do the rewrite:
    import of the mlsys module that serves it, bound to the same name:
    ``from mlsys import constants, constants as units``.
 
+3. **Names served elsewhere** (:data:`NAME_MAP`): the book's solver classes
+   (``DistributedModel``, ``ServingModel``, ...) take the book's registry views and
+   keywords; mlsys serves them under those call shapes in :mod:`mlsys.compat.solvers`.
+   A ``from mlsysim... import`` line that lands on :mod:`mlsys` imports those names from
+   there (``from mlsysim import DistributedModel, Models`` becomes ``from mlsys import
+   Models; from mlsys.compat.solvers import DistributedModel``), and ``from mlsysim
+   import *`` is followed, on the same line, by an import that rebinds them.
+
 Any other module of the book's package (``mlsysim.core.types``, ``mlsysim.labs``) is
 rewritten to the nearest mapped package (``mlsys``), so every rewrite names a module that
 exists and a name mlsys lacks fails as ``ImportError: cannot import name ...``, naming
@@ -30,6 +38,7 @@ import re
 __all__ = [
     "IMPORT_MAP",
     "SUBMODULES",
+    "NAME_MAP",
     "rewrite_targets",
     "rewrite_imports",
     "migrate_text",
@@ -102,6 +111,21 @@ binds to a *module* of the book's package. ``from mlsysim import fmt`` binds the
 formatting *function* (the package re-exports it), so ``fmt`` is absent here: mlsys's top
 level serves that function under the same name."""
 
+_BOOK_SOLVERS = (
+    "DistributedModel",
+    "ServingModel",
+    "SingleNodeModel",
+    "ReliabilityModel",
+    "SustainabilityModel",
+    "EconomicsModel",
+)
+
+NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}
+"""Name -> mlsys module, for names a ``from mlsysim... import`` line would otherwise take
+from :mod:`mlsys`'s top level: there they are mlsys's own solvers, which do not take the
+book's registry views; :mod:`mlsys.compat.solvers` serves them under the book's call
+shapes (the same physics)."""
+
 
 def rewrite_targets() -> list[str]:
     """Every mlsys module a rewrite can produce (each must import).
@@ -113,6 +137,7 @@ def rewrite_targets() -> list[str]:
     """
     targets = {new for _old, new in IMPORT_MAP}
     targets |= {new for names in SUBMODULES.values() for new in names.values()}
+    targets |= set(NAME_MAP.values())
     return sorted(targets)
 
 
@@ -137,30 +162,64 @@ def _new_module(module: str) -> str:
     return new if best.startswith("mlsysim") and rest else new + rest
 
 
+def _target(module: str, name: str) -> str | None:
+    """The mlsys module one name of ``from MODULE import name`` comes from, if not the line's."""
+    modules = SUBMODULES.get(module, {})
+    if name in modules:
+        return modules[name]
+    if module.split(".")[0] == "mlsysim" and _new_module(module) == "mlsys":
+        return NAME_MAP.get(name)
+    return None
+
+
 def _split_from(module: str, names_text: str, indent: str) -> str | None:
-    """``from PACKAGE import a, b as c`` with submodule names, as one line of statements."""
-    modules = SUBMODULES.get(module)
-    if not modules:
-        return None
+    """``from PACKAGE import a, b as c`` whose names come from several mlsys modules.
+
+    Names of submodules (:data:`SUBMODULES`) become imports of the mlsys modules serving
+    them, names of :data:`NAME_MAP` imports from the module serving them; the rest stay on
+    the line's own rewritten import. ``*`` keeps the star and rebinds every
+    :data:`NAME_MAP` name after it. ``None`` when no name moves.
+    """
     names = [n.strip() for n in names_text.split(",") if n.strip()]
+    if names == ["*"]:
+        if not (module.split(".")[0] == "mlsysim" and _new_module(module) == "mlsys"):
+            return None
+        moved = _group(NAME_MAP)
+        return indent + "; ".join([f"from {_new_module(module)} import *", *moved])
     parsed = [_NAME.match(n) for n in names]
-    if any(p is None for p in parsed) or not any(p["name"] in modules for p in parsed if p):
+    if any(p is None for p in parsed):
+        return None
+    targets = {p["name"]: _target(module, p["name"]) for p in parsed if p}
+    if not any(targets.values()):
         return None
     plain: list[str] = []
     statements: list[str] = []
+    elsewhere: dict[str, str] = {}
     for p in parsed:
         assert p is not None
         name, alias = p["name"], p["alias"] or p["name"]
-        if name not in modules:
+        target = targets[name]
+        if target is None:
             plain.append(name if alias == name else f"{name} as {alias}")
-            continue
-        parent, _, leaf = modules[name].rpartition(".")
-        statements.append(
-            f"from {parent} import {leaf}" + ("" if leaf == alias else f" as {alias}")
-        )
+        elif name in SUBMODULES.get(module, {}):
+            parent, _, leaf = target.rpartition(".")
+            statements.append(
+                f"from {parent} import {leaf}" + ("" if leaf == alias else f" as {alias}")
+            )
+        else:
+            elsewhere[name if alias == name else f"{name} as {alias}"] = target
+    statements.extend(_group(elsewhere))
     if plain:
         statements.insert(0, f"from {_new_module(module)} import {', '.join(plain)}")
     return indent + "; ".join(statements)
+
+
+def _group(names: dict[str, str]) -> list[str]:
+    """``from MODULE import a, b`` statements for {name (or "name as alias") -> MODULE}."""
+    by_module: dict[str, list[str]] = {}
+    for name, module in names.items():
+        by_module.setdefault(module, []).append(name)
+    return [f"from {module} import {', '.join(group)}" for module, group in by_module.items()]
 
 
 def _rewrite_line(line: str) -> str:
@@ -212,7 +271,37 @@ def rewrite_imports(source: str) -> str:
     >>> rewrite_imports("from mlsysim.core import constants\\n")
     'from mlsys import constants\\n'
     """
+    source = _PAREN_FROM.sub(_rebind_parenthesized, source)
     return "".join(_rewrite_line(line) for line in source.splitlines(keepends=True))
+
+
+_PAREN_FROM = re.compile(
+    r"^(?P<head>[ \t]*from[ \t]+(?P<mod>mlsysim[\w.]*)[ \t]+import[ \t]*\()(?P<names>[^)]*)\)",
+    re.MULTILINE,
+)
+
+
+def _rebind_parenthesized(match: re.Match[str]) -> str:
+    """``from mlsysim import (a,\n b)``: rebind its :data:`NAME_MAP` names after the ``)``.
+
+    The names stay in the parenthesized import (which the line rule points at
+    :mod:`mlsys`); an import from the module serving them follows the closing parenthesis
+    on its own line, so the number of lines never changes.
+    """
+    module = match["mod"]
+    if _new_module(module) != "mlsys":
+        return match[0]
+    text = re.sub(r"#[^\n]*", "", match["names"])
+    moved: dict[str, str] = {}
+    for item in (n.strip() for n in text.split(",")):
+        parsed = _NAME.match(item) if item else None
+        if parsed and parsed["name"] in NAME_MAP:
+            alias = parsed["alias"] or parsed["name"]
+            key = parsed["name"] if alias == parsed["name"] else f"{parsed['name']} as {alias}"
+            moved[key] = NAME_MAP[parsed["name"]]
+    if not moved:
+        return match[0]
+    return match[0] + "; " + "; ".join(_group(moved))
 
 
 def migrate_text(text: str, suffix: str) -> str:
@@ -233,13 +322,17 @@ def migrate_text(text: str, suffix: str) -> str:
     if suffix == ".py":
         return rewrite_imports(text)
     out: list[str] = []
-    in_cell = False
+    cell: list[str] | None = None
     for line in text.splitlines(keepends=True):
-        if not in_cell and _FENCE_OPEN.match(line):
-            in_cell = True
-        elif in_cell and _FENCE_CLOSE.match(line):
-            in_cell = False
-        elif in_cell:
-            line = _rewrite_line(line)
-        out.append(line)
+        if cell is None:
+            out.append(line)
+            if _FENCE_OPEN.match(line):
+                cell = []
+        elif _FENCE_CLOSE.match(line):
+            out.append(rewrite_imports("".join(cell)) + line)
+            cell = None
+        else:
+            cell.append(line)
+    if cell is not None:  # a cell left open at the end of the file
+        out.append(rewrite_imports("".join(cell)))
     return "".join(out)

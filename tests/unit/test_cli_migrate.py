@@ -188,6 +188,81 @@ def test_from_core_import_constants_is_not_mlsys_core() -> None:
     )
 
 
+# the import forms that name the book's solver classes, and the name each binds
+SOLVER_FORMS = [
+    ("from mlsysim import *", "DistributedModel"),
+    ("from mlsysim import DistributedModel, Models", "DistributedModel"),
+    ("from mlsysim.engine.solver import DistributedModel", "DistributedModel"),
+    ("from mlsysim.solvers import ServingModel as SM, Hardware", "SM"),
+    (
+        "from mlsysim import (\n    Models,  # registries\n    SingleNodeModel,\n)",
+        "SingleNodeModel",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "name"), SOLVER_FORMS)
+def test_book_solver_names_bind_the_solvers_taking_the_books_views(source: str, name: str) -> None:
+    import mlsys.compat.solvers as book_solvers
+
+    new = rewrite_imports(source + "\n")
+    assert new.count("\n") == source.count("\n") + 1  # no line added or removed
+    namespace: dict[str, object] = {}
+    exec(compile(new, "<cell>", "exec"), namespace)
+    bound = namespace[name]
+    assert bound is getattr(book_solvers, bound.__name__)  # type: ignore[attr-defined]
+
+
+def test_every_book_solver_of_compat_is_routed() -> None:
+    # a solver class mlsys serves under the book's call shapes is where book imports go
+    import mlsys.compat.solvers as book_solvers
+    from mlsys.book.rewrite import NAME_MAP
+
+    classes = {
+        name for name in book_solvers.__all__ if isinstance(getattr(book_solvers, name), type)
+    }
+    assert classes == {n for n, module in NAME_MAP.items() if module == "mlsys.compat.solvers"}
+
+
+def test_the_books_distributed_call_runs_after_rewrite() -> None:
+    # the book's own call shape: a registry view, a cluster view, the book's keywords
+    import mlsys
+    from mlsys.compat.solvers import as_catalog
+
+    source = rewrite_imports("from mlsysim import *\n")
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<cell>", "exec"), namespace)
+    models, systems = namespace["Models"], namespace["Systems"]
+    model, fleet = models.Language.Llama3_8B, systems.Clusters.Research_256  # type: ignore[attr-defined]
+    book = namespace["DistributedModel"]().solve(  # type: ignore[operator]
+        model,
+        fleet,
+        batch_size=1024,
+        seq_len=2048,
+        precision="fp16",
+        tp_size=8,
+        pp_size=4,
+        microbatch_count=16,
+        zero_stage=1,
+        overlap_comm=True,
+    )
+    # the same physics as mlsys's own solver on the catalog objects the views show
+    native = mlsys.DistributedModel().solve(
+        as_catalog(model),
+        as_catalog(fleet),
+        batch_size=1024,
+        seq_len=2048,
+        precision="fp16",
+        tp_size=8,
+        pp_size=4,
+        microbatch_count=16,
+        zero_stage=1,
+        overlap=True,
+    )
+    assert book.step_time == native.step_time
+    assert 0 < book.scaling_efficiency <= 1
+
+
 def test_book_layer_never_imports_commands() -> None:
     # commands may import book, never the reverse (no import cycle between them)
     import ast
