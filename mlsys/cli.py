@@ -14,10 +14,10 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from types import TracebackType
 
-from mlsys.core.errors import MlsysError
+from mlsys.core.errors import MlsysError, ParameterError
 
 __all__ = [
     "SUBCOMMANDS",
@@ -142,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        _refuse_special_files(args)
         return int(importlib.import_module(args._module).run(args) or 0)
     except MlsysError as exc:
         print(f"mlsys {args.command}: error: {exc}", file=sys.stderr)
@@ -175,6 +176,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = message if len(message) <= 240 else message[:239] + "…"
         print(f"mlsys {args.command}: error: {type(exc).__name__}: {message}", file=sys.stderr)
         return 2
+
+
+def _refuse_special_files(args: argparse.Namespace) -> None:
+    """Refuse a PATH argument that exists but is no file or folder (``/dev/zero``, a FIFO).
+
+    No command reads a device: reading one never ends, and one that does end (a FIFO's
+    writer) is not a book. Checked here, once, for every command's ``path``/``paths``.
+    """
+    for key in ("path", "paths"):
+        given = getattr(args, key, None)
+        for raw in [given] if isinstance(given, str) else list(given or ()):
+            path = Path(raw)
+            if path.exists() and not (path.is_file() or path.is_dir()):
+                raise ParameterError(
+                    "PATH", raw, "a regular file or a directory (not a device, pipe or socket)"
+                )
 
 
 def file_error(exc: BaseException) -> str:

@@ -112,7 +112,10 @@ def find_qmd_files(paths: Iterable[str | Path]) -> list[Path]:
         elif p.is_dir():
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not _is_skipped_dir(d))
-                found.update(Path(root) / f for f in files if f.endswith(".qmd"))
+                # regular files only: a FIFO named ch.qmd would block its reader forever
+                found.update(
+                    q for q in (Path(root) / f for f in files if f.endswith(".qmd")) if q.is_file()
+                )
         else:
             raise FileNotFoundError(f"no such file or directory: {raw}")
     return sorted(found, key=lambda q: q.as_posix())

@@ -103,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         check_writable(out)
     old = None
     if args.diff:
+        if Path(args.diff).exists() and not Path(args.diff).is_file():
+            # a directory fails on open; a device or FIFO would be read forever
+            raise ParameterError("--diff", args.diff, "a manifest file (a regular file)")
         try:
             old = load_manifest(args.diff)
         except (OSError, ValueError) as exc:
@@ -188,6 +191,8 @@ def check_writable(out: str) -> None:
     folder = path.parent
     if path.is_dir():
         raise ParameterError("--out", out, "a file name, not a directory")
+    if path.exists() and not path.is_file():
+        raise ParameterError("--out", out, "a regular file (not a device, pipe or socket)")
     if not folder.is_dir():
         raise ParameterError("--out", out, f"a file in an existing folder (no folder {folder})")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):

@@ -190,3 +190,38 @@ def test_file_error_of_a_recursion_error(tmp_path):
     with pytest.raises(RecursionError) as info, nested.open() as handle:
         json.load(handle)
     assert file_error(info.value) == f"nested too deeply to read ({nested})"
+
+
+# devices and pipes, refused once for every command -----------------------------------
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+@pytest.mark.parametrize("command", ["migrate", "check", "numbers"])
+def test_every_command_refuses_a_device(command, capsys):
+    status, _, err = _run([command, "/dev/zero"], capsys)
+    assert status == 2
+    line = _one_error_line(err, command)
+    assert "PATH='/dev/zero'" in line and "not a device" in line
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_refused_not_read(tmp_path, capsys):
+    fifo = tmp_path / "ch.qmd"
+    os.mkfifo(fifo)
+    # reading it would block forever: the command must refuse it without opening it
+    status, _, err = _run(["migrate", fifo], capsys)
+    assert status == 2
+    assert "pipe" in _one_error_line(err, "migrate")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_inside_a_book_is_skipped_by_check(book, capsys):
+    os.mkfifo(book / "stuck.qmd")
+    status, _, err = _run(["check", book], capsys)
+    assert status == 0, err  # the chapter is checked; the pipe is not opened
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_numbers_diff_against_a_device_is_refused_not_read(book, capsys):
+    # reading /dev/zero to its end would never finish
+    status, _, err = _run(["numbers", book, "--diff", "/dev/zero"], capsys)
+    assert status == 2
+    assert "--diff='/dev/zero'" in _one_error_line(err, "numbers")
