@@ -4,7 +4,7 @@
 :mod:`mlsys._legacy`, the training-time identity ``dTime`` (and its names
 ``calc_training_time``, ``calc_training_time_days``), a roofline verdict
 ``calc_bottleneck``, PagedAttention's KV-cache size, the M/M/c queue, decode FLOPs,
-three statistics helpers and a fleet TCO. :mod:`mlsys.compat.physics` (its newest
+three statistics formulas and a fleet TCO. :mod:`mlsys.compat.physics` (its newest
 chapters) and :mod:`mlsys.formulas` (its older ones) serve them. Each takes the book's
 call shape; a dimensioned argument is a pint Quantity in any compatible unit or a plain
 number in the unit its docstring states (converted once, at the edge, by

@@ -5,7 +5,7 @@ catalog through registries of its own: ``Hardware.Cloud.H100.compute.peak_flops`
 ``Models.Vision.ResNet50.inference_flops``, ``Systems.Reliability.Gpu.mttf_hours``,
 ``Literature.Training.MfuHigh``, ``Engine.solve(...)``. This package offers those paths
 as *views*: every value is the catalog's, one of the book's assumptions in
-``book_assumptions.toml`` or a cited entry of compatB's ``book_*.toml`` files; nothing
+``book_assumptions.toml`` or a cited entry of the ``book_*.toml`` files; nothing
 is typed twice. ``from mlsys import *`` (after ``mlsys migrate``) brings ``Hardware``
 (with its tier groups), ``Models`` (with its families), ``Systems``, ``Literature``,
 ``Monitoring``, ``Tiers`` and ``Engine``.

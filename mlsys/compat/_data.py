@@ -25,7 +25,7 @@ __all__ = ["book_table", "field_value", "field_source"]
 
 @cache
 def book_table(filename: str) -> dict[str, Any]:
-    """One of compatB's ``book_*.toml`` files, parsed once.
+    """One of the ``book_*.toml`` files, parsed once.
 
     Parameters
     ----------

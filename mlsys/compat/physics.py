@@ -3,7 +3,7 @@
 The newest chapters of *Machine Learning Systems* (harvard-edge/cs249r_book) import
 ``calc_*`` functions and ``SPEED_OF_LIGHT_FIBER_KM_S`` from ``mlsysim.physics``;
 ``mlsys migrate`` points those imports here. Every name of :mod:`mlsys.formulas` (the
-older era's ``calc_*``, compatA's) is served from there; the few the newest era adds
+older era's ``calc_*``) is served from there; the few the newest era adds
 are defined below over mlsys's cited core formulas, in the book's call shapes
 (Quantities in, Quantities out).
 """
