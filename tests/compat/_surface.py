@@ -154,4 +154,5 @@ def refresh_status() -> tuple[int, int]:
 
 
 if __name__ == "__main__":
-    print("%d rows, %d served" % refresh_status())
+    total, served = refresh_status()
+    print(f"{total} rows, {served} served")
