@@ -85,6 +85,35 @@ def test_pipeline_inflight_and_interleave():
     assert interleaved_activation_factor(4, 2) == pytest.approx(1.375)
 
 
+def _megatron_first_stage_chunk_forwards(p: int, v: int, m: int) -> int:
+    """Megatron-Core's interleaved schedule on pipeline rank 0, written out: the warm-up
+    forwards (2(p - 1) + (v - 1)·p, or all m·v of them when m = p or when the warm-up
+    would exceed them), plus the steady state's one forward before the first backward."""
+    total = m * v
+    if m == p:
+        return total
+    warmup = min(2 * (p - 1) + (v - 1) * p, total)
+    return warmup + 1 if warmup < total else total
+
+
+@pytest.mark.parametrize(("p", "v", "m"), [(16, 8, 16), (16, 8, 32), (8, 12, 16), (4, 2, 4)])
+def test_interleaved_factor_is_the_schedules_chunk_forwards_in_flight(p, v, m):
+    # the first stage holds k chunk-micro-batches of L/(p·v) layers: k/(p·v) times the L
+    # layers' worth of the plain schedule's p micro-batches of L/p layers
+    k = _megatron_first_stage_chunk_forwards(p, v, m)
+    assert interleaved_activation_factor(p, v, microbatch_count=m) == pytest.approx(k / (p * v))
+
+
+def test_interleaved_factor_caps_at_the_steps_chunk_micro_batches():
+    # Llama 3 405B at 16,384 GPUs: p = 16, v = 8, m = 16 micro-batches per replica. All
+    # 128 chunk forwards run first; the uncapped penalty would count 143.
+    assert 16 * 8 * interleaved_activation_factor(16, 8) == pytest.approx(143)
+    assert 16 * 8 * interleaved_activation_factor(16, 8, microbatch_count=16) == 128
+    # arrays: one cap per layout
+    got = interleaved_activation_factor(np.array([16.0, 16.0]), 8.0, np.array([16.0, 32.0]))
+    assert got.tolist() == pytest.approx([1.0, 1 + 15 / 128])
+
+
 def test_fp8_gemm_input_copies_store_h_plus_f_fewer_bytes_a_token():
     # Llama-3-70B's layer (h 8192, 64 heads, 8 KV heads, SwiGLU f 28672) at TP 4 with
     # sequence parallelism and fused attention: the QKV and fc1 inputs (boundary tensors,

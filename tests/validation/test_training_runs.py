@@ -353,6 +353,26 @@ def test_llama3_first_stage_holds_megatrons_interleaved_warmup():
     assert fits == [True, False]
 
 
+def test_llama3_16k_gpus_first_stage_holds_all_forwards_of_the_step():
+    # 16,384 GPUs: 16 micro-batches per replica on 16 stages (m = p). Megatron-Core then
+    # runs all m·v = 128 chunk forwards before the first backward (the warm-up count is
+    # capped at the step's total), not the 143 of the longer steps.
+    from mlsys.core.formulas import activation_bytes_per_layer
+    from mlsys.validation.training import llama3_solve
+
+    row = next(r for r in records("training", "llama3") if r["gpus"] == 16384 and r["cp"] == 1)
+    assert row["batch_per_dp"] == 16
+    m = Models.Llama3_405B
+    per_chunk = activation_bytes_per_layer(8192, 1, m.hidden, m.heads, 8, True, "none",
+                                           ffn_hidden=m.ffn_hidden, kv_heads=m.kv_heads,
+                                           gated_mlp=True, flash_attention=True,
+                                           dropout=False)  # fmt: skip
+    # the first stage's embedding dropout mask is held for p micro-batches: s·b·h·p/t bytes
+    embedding = 8192 * 16384 * 16 / 8
+    act = llama3_solve(row).memory_per_accelerator.si("activations")
+    assert act == pytest.approx(per_chunk * 16 * 8 + embedding, rel=1e-9)
+
+
 @pytest.mark.parametrize("row", BA_ROWS, ids=lambda r: f"{r['release']}-{r['task']}-{r['gpus']}")
 def test_later_bridge_rows_run_at_published_rate(row):
     # rows of later releases, set up as the 25.11 ones (nothing fitted to them)

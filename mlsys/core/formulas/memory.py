@@ -482,12 +482,22 @@ def pipeline_inflight_microbatches(
     return ret(o.where(gp, m, o.min(p, m)))
 
 
-def interleaved_activation_factor(pp_size: ArrayLike, v_stages: ArrayLike) -> ArrayLike:
+def interleaved_activation_factor(
+    pp_size: ArrayLike, v_stages: ArrayLike, microbatch_count: ArrayLike | None = None
+) -> ArrayLike:
     """Extra first-stage activation memory of the interleaved 1F1B schedule.
 
     With ``v`` model chunks per device the first stage holds ``1 + (p − 1)/(p·v)``
-    times the ``L`` layers' worth of activations of the plain schedule. (The factor is
-    1 when ``v = 1`` or ``p = 1`` is treated as non-interleaved.)
+    times the ``L`` layers' worth of activations of the plain schedule: Megatron-Core's
+    warm-up runs ``2(p − 1) + (v − 1)·p`` chunk forwards on the first stage before its
+    first backward, and one more in the steady state, ``p·v + p − 1`` chunk-micro-batches
+    of ``L/(p·v)`` layers each. (The factor is 1 when ``v = 1``: no interleaving.)
+
+    A step has only ``m·v`` chunk-micro-batches, so no stage holds more than all of them:
+    with ``m = p`` micro-batches Megatron-Core runs every forward pass first
+    (``all_warmup_microbatches``; the warm-up count is capped at the total), and the first
+    stage holds ``m·v`` chunk-micro-batches, ``m/p`` times the ``L`` layers' worth. With
+    ``microbatch_count`` given the factor is ``min(1 + (p − 1)/(p·v), m/p)``.
 
     Parameters
     ----------
@@ -495,6 +505,9 @@ def interleaved_activation_factor(pp_size: ArrayLike, v_stages: ArrayLike) -> Ar
         Pipeline stages ``p``.
     v_stages : int or ndarray
         Model chunks (virtual stages) per device ``v``; 1 means no interleaving.
+    microbatch_count : int or ndarray, optional
+        Micro-batches per step ``m`` (at least ``p`` under interleaving); None: the
+        paper's ``m ≫ p``, no cap.
 
     Returns
     -------
@@ -505,21 +518,37 @@ def interleaved_activation_factor(pp_size: ArrayLike, v_stages: ArrayLike) -> Ar
     ----------
     Korthikanti et al. (2022), arXiv:2205.05198, Sec. 4.2.3: "the total activations
     memory will be scaled by a factor of 1 + (p−1)/(pm), where m is the number of
-    interleaving stages".
+    interleaving stages"; NVIDIA Megatron-LM, ``megatron/core/pipeline_parallel/
+    schedules.py``, ``forward_backward_pipelining_with_interleaving`` (the warm-up count
+    ``(p − rank − 1)·2 + (v − 1)·p``, capped at ``total_num_microbatches = m·v``; with
+    ``num_microbatches == pipeline_parallel_size`` all forward passes run first);
+    ``megatron/training/theoretical_memory_usage.py``, ``compute_activation_memory`` (the
+    same penalty, uncapped).
 
     Examples
     --------
-    p = 8, 3 chunks (the paper's 175B setup): factor 1.292.
+    p = 8, 3 chunks (the paper's 175B setup): factor 1.292. With only m = 8 micro-batches
+    the first stage holds all 24 chunk-micro-batches, the plain schedule's 8·L/p = L
+    layers: factor 1.
 
     >>> round(float(interleaved_activation_factor(8, 3)), 3)
     1.292
+    >>> float(interleaved_activation_factor(8, 3, microbatch_count=8))
+    1.0
     """
-    if all_float(pp_size, v_stages):  # one solve: math only
+    if all_float(pp_size, v_stages) and (
+        microbatch_count is None or type(microbatch_count) is float
+    ):  # one solve: math only
         p, v, o = pp_size, v_stages, ScalarOps
+        m = microbatch_count
     else:
         p, v = num(pp_size), num(v_stages)
-        o = ops(p, v)
-    return ret(o.where(v > 1.0, 1.0 + (p - 1.0) / (p * v), 1.0))
+        m = None if microbatch_count is None else num(microbatch_count)
+        o = ops(p, v, m)
+    factor = 1.0 + (p - 1.0) / (p * v)
+    if m is not None:  # no more than the step's m·v chunk-micro-batches
+        factor = o.min(factor, m / p)
+    return ret(o.where(v > 1.0, factor, 1.0))
 
 
 OPTIMIZER_STATE_BYTES: dict[str, float] = {

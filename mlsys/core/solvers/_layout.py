@@ -956,7 +956,8 @@ def _memory_terms(
             kept_share = o.where(rc == _FULL, 1.0 - recompute_fraction, kept_share)
         act_layer = act_layer + kept_share * kept_extra
     inflight = pipeline_inflight_microbatches(pp, m, schedule == _GPIPE)
-    interleave = interleaved_activation_factor(pp, v)
+    # capped at the step's m·v chunk-micro-batches (all forwards first when m = p)
+    interleave = interleaved_activation_factor(pp, v, m)
     extra = embedding_activation_bytes(
         P.s / cp, b, P.h, P.V, tp, pp, inflight_microbatches=inflight
     )
