@@ -536,77 +536,14 @@ class MemoryModel:
             s = 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
         psi = (shape.total - shape.experts) / (tp * pp) + shape.experts / (tp * pp * ep)
 
-        kv_cache = 0.0
-        kv_len = 0
         if mode_key == "training":
-            if shape.transformer:
-                # the one training-memory model: the layout evaluation itself
-                _layout.require_rules(lay, model, None, b, s)
-                # memory needs the storage rules of `prec`, not its peak: a device
-                # without a peak at `prec` (fp8 on an A100) is priced at a precision
-                # with the same storage and default gradient dtype
-                grad = lay.grad_dtype or default_grad_dtype(prec)
-                P = _layout.build_problem(
-                    model, acc, b, _same_storage_precision(acc, prec), _NO_EFFICIENCY, s,
-                    grad, lay.flash_attention, optimizer, lay.attention_kernel,
-                    lay.elementwise_kernels,
-                )  # fmt: skip
-                mem = _layout.memory_terms(
-                    P, float(tp), float(pp), float(ep), float(dp), float(m), float(v),
-                    float(z), float(lay.recompute_code),
-                    1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
-                    int(lay.schedule_code), float(cp),
-                    _layout.block_recompute_fraction(
-                        model.layers, pp, v,
-                        lay.recompute_num_layers
-                        if recompute_num_layers is None else recompute_num_layers,
-                    ),
-                    lay.dropout,
-                )  # fmt: skip
-                b_local = int(b // (dp * ep * m))
-                k_opt = P.opt_bytes
-                weights, grads, opt = mem["weights"], mem["gradients"], mem["optimizer"]
-                acts = mem["activations"]
-            else:
-                w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, lay.grad_dtype)
-                k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=master)
-                b_local = _checks.microbatch_size(b, dp, m, "dp_size")
-                weights, grads, opt = zero_model_state_breakdown(
-                    psi, float(dp), float(z), k_opt, w_bytes, g_bytes
-                )
-                # generic workloads: per-sample bytes at 16 bit, held for min(p, m)
-                # micro-batches of 1/p of the network
-                acts = shape.activation_bytes_per_sample * b_local * (e_act / 2.0)
-                acts *= min(pp, m) / pp
+            parts = _training_parts(
+                model, acc, lay, shape, prec, optimizer, b, s, psi, recompute_num_layers
+            )
         else:
-            optimizer_state_bytes_per_param(optimizer)  # an unknown name raises here too
-            k_opt = 0.0
-            b_local = -(-b // dp)
-            weights = psi * e
-            grads = opt = 0.0
-            if shape.transformer:
-                if shape.expert_count <= 1 and ep != 1:
-                    raise ParameterError("ep_size", ep, "1 for a dense (non-MoE) model")
-                # heads, layers, experts (a batch of dp·ep·m passes the batch rules)
-                _layout.require_rules(lay, model, None, dp * ep * m, s)
-                kv_len = (
-                    s if kv_cache_len is None else _checks.nonneg_int("kv_cache_len", kv_cache_len)
-                )
-                L, h, a, hd = shape.layers, shape.hidden, shape.heads, shape.head_dim
-                kvh, f = shape.kv_heads, shape.ffn_hidden
-                # KV heads split over tp (replicated when tp exceeds them), layers over pp
-                kv_cache = kv_cache_bytes(L / pp, max(kvh / tp, 1.0), hd, kv_len, b_local, e_kv)
-                # one layer's transient working set over the prompt, plus fp32 logits of
-                # the last position
-                acts = (
-                    e
-                    * b_local
-                    * s
-                    * (2.0 * h + (a + 2.0 * kvh) * hd / tp + shape.mlp_matrices_up * f / tp)
-                )
-                acts += 4.0 * b_local * shape.vocab / tp
-            else:
-                acts = shape.activation_bytes_per_sample * b_local * (e / 2.0) / pp
+            parts = _inference_parts(model, lay, shape, optimizer, e, e_kv, b, s, psi,
+                                     kv_cache_len)  # fmt: skip
+        weights, grads, opt, acts, kv_cache, b_local, k_opt, kv_len = parts
         allocated = weights + grads + opt + acts + kv_cache
         if framework_overhead is None:
             # training: none by default, as in DistributedModel (one answer for one
@@ -619,22 +556,7 @@ class MemoryModel:
         feasible = total_bytes <= capacity
         reason = None
         if not feasible:
-            parts = sorted(
-                [
-                    ("weights", weights),
-                    ("gradients", grads),
-                    ("optimizer state", opt),
-                    ("activations", acts),
-                    ("KV cache", kv_cache),
-                    ("framework", overhead),
-                ],
-                key=lambda kv: -kv[1],
-            )
-            top = ", ".join(f"{n} {_bytes_text(x)}" for n, x in parts[:3] if x > 0)
-            reason = (
-                f"needs {_bytes_text(total_bytes)} per device but {acc.label} has "
-                f"{_bytes_text(capacity)} (largest: {top})"
-            )
+            reason = _infeasibility(acc, total_bytes, capacity, (*parts[:5], overhead))
             if raise_errors:
                 raise InfeasibleError(reason)
         result = MemoryResult(
@@ -677,6 +599,103 @@ class MemoryModel:
         return record(
             result, self, model=model, hardware=hardware, batch_size=batch_size, precision=prec
         )
+
+
+class _Parts(NamedTuple):
+    """Bytes per device of one solve, part by part, and what they were counted over."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    kv_cache: float
+    microbatch_size: int
+    optimizer_bytes_per_param: float
+    kv_cache_len: int
+
+
+def _training_parts(
+    model: Any, acc: Any, lay: TrainingLayout, shape: _Shape, prec: str, optimizer: str,
+    b: int, s: int, psi: float, recompute_num_layers: int | None,
+) -> _Parts:  # fmt: skip
+    """Training memory per device: for a transformer the layout evaluation itself
+    (:func:`mlsys.core.solvers._layout.memory_terms`, DistributedModel's), else the ZeRO
+    model states and per-sample activations held for ``min(p, m)`` micro-batches."""
+    dp, tp, pp, ep, cp = lay.dp, lay.tp, lay.pp, lay.ep, lay.cp
+    m, v, z = lay.microbatch_count, lay.v_stages, lay.zero_stage
+    if not shape.transformer:
+        w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, lay.grad_dtype)
+        k_opt = optimizer_state_bytes_per_param(optimizer, master_weights=master)
+        b_local = _checks.microbatch_size(b, dp, m, "dp_size")
+        weights, grads, opt = zero_model_state_breakdown(
+            psi, float(dp), float(z), k_opt, w_bytes, g_bytes
+        )
+        # generic workloads: per-sample bytes at 16 bit, held for min(p, m) micro-batches
+        # of 1/p of the network
+        acts = shape.activation_bytes_per_sample * b_local * (e_act / 2.0)
+        acts *= min(pp, m) / pp
+        return _Parts(weights, grads, opt, acts, 0.0, b_local, k_opt, 0)
+    _layout.require_rules(lay, model, None, b, s)
+    # memory needs the storage rules of `prec`, not its peak: a device without a peak at
+    # `prec` (fp8 on an A100) is priced at a precision with the same storage and default
+    # gradient dtype
+    grad = lay.grad_dtype or default_grad_dtype(prec)
+    P = _layout.build_problem(
+        model, acc, b, _same_storage_precision(acc, prec), _NO_EFFICIENCY, s,
+        grad, lay.flash_attention, optimizer, lay.attention_kernel, lay.elementwise_kernels,
+    )  # fmt: skip
+    rnl = lay.recompute_num_layers if recompute_num_layers is None else recompute_num_layers
+    mem = _layout.memory_terms(
+        P, float(tp), float(pp), float(ep), float(dp), float(m), float(v), float(z),
+        float(lay.recompute_code), 1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
+        int(lay.schedule_code), float(cp),
+        _layout.block_recompute_fraction(model.layers, pp, v, rnl), lay.dropout,
+    )  # fmt: skip
+    return _Parts(
+        mem["weights"], mem["gradients"], mem["optimizer"], mem["activations"], 0.0,
+        int(b // (dp * ep * m)), P.opt_bytes, 0,
+    )  # fmt: skip
+
+
+def _inference_parts(
+    model: Any, lay: TrainingLayout, shape: _Shape, optimizer: str, e: float, e_kv: float,
+    b: int, s: int, psi: float, kv_cache_len: int | None,
+) -> _Parts:  # fmt: skip
+    """Inference memory per device: the weights, the KV cache
+    (:func:`mlsys.core.formulas.transformer.kv_cache_bytes`, KV heads split over tp and
+    replicated past them, layers over pp) and one layer's transient working set."""
+    dp, tp, pp, ep = lay.dp, lay.tp, lay.pp, lay.ep
+    optimizer_state_bytes_per_param(optimizer)  # an unknown name raises here too
+    b_local = -(-b // dp)
+    weights = psi * e
+    if not shape.transformer:
+        acts = shape.activation_bytes_per_sample * b_local * (e / 2.0) / pp
+        return _Parts(weights, 0.0, 0.0, acts, 0.0, b_local, 0.0, 0)
+    if shape.expert_count <= 1 and ep != 1:
+        raise ParameterError("ep_size", ep, "1 for a dense (non-MoE) model")
+    # heads, layers, experts (a batch of dp·ep·m passes the batch rules)
+    _layout.require_rules(lay, model, None, dp * ep * lay.microbatch_count, s)
+    kv_len = s if kv_cache_len is None else _checks.nonneg_int("kv_cache_len", kv_cache_len)
+    L, h, a, hd = shape.layers, shape.hidden, shape.heads, shape.head_dim
+    kvh, f = shape.kv_heads, shape.ffn_hidden
+    kv_cache = kv_cache_bytes(L / pp, max(kvh / tp, 1.0), hd, kv_len, b_local, e_kv)
+    # one layer's transient working set over the prompt, plus fp32 logits of the last
+    # position
+    acts = e * b_local * s * (2.0 * h + (a + 2.0 * kvh) * hd / tp + shape.mlp_matrices_up * f / tp)
+    acts += 4.0 * b_local * shape.vocab / tp
+    return _Parts(weights, 0.0, 0.0, acts, kv_cache, b_local, 0.0, kv_len)
+
+
+def _infeasibility(acc: Any, total: float, capacity: float, parts: tuple[float, ...]) -> str:
+    """Why it does not fit, with the three largest parts (weights, gradients, optimizer
+    state, activations, KV cache, framework, in that order in ``parts``)."""
+    names = ("weights", "gradients", "optimizer state", "activations", "KV cache", "framework")
+    largest = sorted(zip(names, parts, strict=True), key=lambda kv: -kv[1])
+    top = ", ".join(f"{n} {_bytes_text(x)}" for n, x in largest[:3] if x > 0)
+    return (
+        f"needs {_bytes_text(total)} per device but {acc.label} has "
+        f"{_bytes_text(capacity)} (largest: {top})"
+    )
 
 
 def _bytes_text(x_bytes: float) -> str:
