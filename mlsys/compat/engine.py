@@ -98,6 +98,39 @@ class EngineResult:
         return f"<EngineResult latency={self.latency:~P} bottleneck={self.bottleneck}>"
 
 
+# the book's Engine.solve keywords that change nothing at their defaults
+_NO_OP_DEFAULTS = {
+    "zero_stage": 0,
+    "dp_size": 1,
+    "is_lora": False,
+    "activation_recomputation": False,
+}
+
+
+def _book_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The book's ``Engine.solve`` keywords as :meth:`SingleNodeModel.solve`'s.
+
+    ``is_training=True`` is ``phase="training"``; ZeRO sharding, LoRA and recomputation
+    are the distributed and memory solvers' questions: at their defaults they change
+    nothing, otherwise a ParameterError says where to ask.
+    """
+    from mlsys.core.errors import ParameterError
+
+    kwargs = dict(kwargs)
+    if kwargs.pop("is_training", False):
+        kwargs.setdefault("phase", "training")
+    for name, default in _NO_OP_DEFAULTS.items():
+        value = kwargs.pop(name, default)
+        if value != default:
+            raise ParameterError(
+                name,
+                value,
+                f"{default!r} here; ZeRO, LoRA and recomputation are priced by "
+                "mlsys.DistributedModel and mlsys.MemoryModel",
+            )
+    return kwargs
+
+
 class Engine:
     """The book's single-node performance engine (a facade over SingleNodeModel)."""
 
@@ -128,11 +161,19 @@ class Engine:
             Fraction of peak compute reached (mlsys's ``efficiency``); default mlsys's
             calibrated efficiency.
         **kwargs
-            Passed to :meth:`SingleNodeModel.solve` (``seq_len``, ``phase``, ...).
+            Passed to :meth:`SingleNodeModel.solve` (``seq_len``, ``phase``, ...); the
+            book's ``is_training=True`` is ``phase="training"``, and its ``zero_stage``,
+            ``dp_size``, ``is_lora`` and ``activation_recomputation`` are accepted at
+            their defaults.
 
         Returns
         -------
         EngineResult
+
+        Raises
+        ------
+        ParameterError
+            For a book keyword away from its no-op default (``zero_stage=3`` ...).
         """
         from mlsys.compat.hardware import BookDevice
         from mlsys.compat.models import BookModel
@@ -144,6 +185,7 @@ class Engine:
             accel = hardware.as_accelerator()
         else:
             accel = _entry(hardware, "hardware")
+        kwargs = _book_keywords(kwargs)
         res = SingleNodeModel().solve(
             workload,
             accel,

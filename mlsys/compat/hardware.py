@@ -156,6 +156,13 @@ class BookAccelerator:
             memory_capacity=entry.memory_capacity,
             unit_cost=None if entry.unit_price is None else to_book_counts(entry.unit_price),
         )
+        storage = {
+            name: field_value(extras[k])
+            for k, name in (("storage_capacity", "capacity"), ("storage_bw", "bandwidth"))
+            if k in extras
+        }
+        if storage:  # a drive the book attaches to the part (Hardware.Cloud.H100.storage)
+            self.__dict__["storage"] = _Attrs(f"{book_name}.storage", **storage)
         link = _HOST_LINK.get(key)
         if link is not None:
             bw = Fabrics.get(link).bandwidth
@@ -176,9 +183,10 @@ class BookAccelerator:
         Returns
         -------
         pint.Quantity
-            FLOP/byte (mlsys's ``flop`` unit, so ``.m_as("flop/byte")`` works).
+            FLOP/byte as the book counts FLOPs (``.m_as("flop/byte")`` and the book's
+            ``.m_as(flop/byte)`` both work).
         """
-        return Q_(self.entry.ridge_point(precision), "flop/byte")
+        return to_book_counts(Q_(self.entry.ridge_point(precision), "flop/byte"))
 
     def __getattr__(self, item: str) -> Any:
         if item.startswith("_"):
@@ -282,7 +290,7 @@ class BookDevice:
         Returns
         -------
         pint.Quantity
-            FLOP per byte (mlsys's ``flop``).
+            FLOP per byte as the book counts FLOPs.
 
         Raises
         ------
@@ -305,7 +313,7 @@ class BookDevice:
             allowed = ", ".join(rates) or "none"
             raise ParameterError("precision", precision, f"a listed precision ({allowed})")
         flops = peak.m_as("1/s")
-        return Q_(ridge_point(flops, bandwidth.m_as("byte/s")), "flop/byte")
+        return to_book_counts(Q_(ridge_point(flops, bandwidth.m_as("byte/s")), "flop/byte"))
 
     def as_accelerator(self) -> Any:
         """This device as a catalog :class:`~mlsys.core.types.Accelerator`, for solvers.

@@ -147,3 +147,25 @@ def test_workstation_application():
     work = Applications.Workstation
     assert work.system.book_name == "MacBookM3Max"
     assert work.sla_latency.m_as("ms") == pytest.approx(100)
+
+
+def test_engine_takes_the_books_training_keywords():
+    from mlsys import Engine
+
+    train = Engine.solve(Models.Language.Llama3_8B, Hardware.Cloud.H100, batch_size=32,
+                         is_training=True)  # fmt: skip
+    infer = Engine.solve(Models.Language.Llama3_8B, Hardware.Cloud.H100, batch_size=32)
+    # a training step does forward and backward: about 3x the forward FLOPs (6ND vs 2ND)
+    ratio = train.latency_compute.m_as("s") / infer.latency_compute.m_as("s")
+    assert 2.5 < ratio < 3.5
+    with pytest.raises(ValueError, match="zero_stage"):
+        Engine.solve(Models.Language.Llama3_8B, Hardware.Cloud.H100, zero_stage=3)
+
+
+def test_ridge_point_in_the_books_counts_and_h100_storage():
+    from mlsys.constants import byte, flop
+
+    h100 = Hardware.Cloud.H100
+    # 989.4 TFLOP/s dense BF16 over 3.35 TB/s
+    assert h100.ridge_point().m_as(flop / byte) == pytest.approx(989.4e12 / 3.35e12, rel=1e-3)
+    assert h100.storage.bandwidth.m_as("GB/s") == pytest.approx(7.0)  # one Gen4 NVMe drive
