@@ -297,13 +297,12 @@ class Term:
             rows.append((name, value, f"{100 * t.share:.1f}%", _beside(t, factor)))
         rows.append((self.name, _number(self.value / factor), "100%", ""))
         widths = [max(len(r[i]) for r in rows) for i in range(3)]
-        out = []
-        for i, r in enumerate(rows):
-            line = f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]}"
-            out.append(line.rstrip())
-            if i in (0, len(rows) - 2):
-                out.append("-" * max(len(x) for x in out))
-        return "\n".join(out)
+        lines = [
+            f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]}".rstrip()
+            for r in rows
+        ]
+        rule = "-" * max(len(x) for x in lines)
+        return "\n".join([lines[0], rule, *lines[1:-1], rule, lines[-1]])
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()

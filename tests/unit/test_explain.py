@@ -174,3 +174,16 @@ def test_attention_names_the_formula_this_solve_used():
     eager = DistributedModel().solve(Models.GPT3_175B, GPT3_FLEET, **GPT3, flash_attention=False)
     assert "attention_time" in fused.explain().find("attention").source
     assert "materialised score" in eager.explain().find("attention").source
+
+
+def test_ring_attention_exchange_shows_what_hides_under_the_attention_blocks():
+    fleet = Fleet(node=Nodes.DGX_H100, count=4, fabric=Fabrics.IB_NDR)
+    res = DistributedModel().solve(
+        Models.Llama3_8B, fleet, batch_size=16, tp_size=2, cp_size=4, seq_len=32768
+    )
+    cp = res.explain().find("cp")
+    assert cp.overlaps == "attention blocks"
+    assert cp.value == res.si("cp_communication_time")
+    hidden = res.si("cp_communication_total") - res.si("cp_communication_time")
+    assert cp.hidden == pytest.approx(hidden, rel=1e-12) and cp.hidden > 0.0
+    assert "attention blocks (" in res.explain().to_text()  # the hidden time beside it
