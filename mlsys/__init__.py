@@ -83,6 +83,7 @@ _LAZY: dict[str, str] = {
     "Platforms": "mlsys.compat.systems",
     "Infrastructure": "mlsys.compat.systems",
     "calibration": "mlsys.compat.systems",
+    "PlacementOptimizer": "mlsys.compat.solvers",
     "Datasets": "mlsys.compat.systems",
     "Applications": "mlsys.compat.scenarios",
     "Scenario": "mlsys.compat.scenarios",

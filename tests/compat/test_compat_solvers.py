@@ -52,3 +52,23 @@ def test_single_node_on_a_book_device():
         Models.Tiny.DS_CNN.as_workload(), Hardware.Tiny.ESP32_S3.as_accelerator()
     )
     assert res.latency.m_as("s") == pytest.approx(direct.latency.m_as("s"), rel=1e-12)
+
+
+def test_placement_picks_the_cheapest_region_and_prices_it():
+    from mlsys import Literature, PlacementOptimizer
+
+    res = PlacementOptimizer().solve(
+        Systems.Clusters.Frontier_8K, duration_days=3.0, regions=["US_Avg", "Quebec", "Iowa"],
+        carbon_tax_per_ton=100.0, mfu=Literature.Training.MfuHigh,
+    )  # fmt: skip
+    assert res.best_region == "Quebec"  # hydro: 2 g/kWh at 0.04 USD/kWh
+    q = res.regions["Quebec"]
+    # total = energy x the region's price + tonnes x the tax
+    assert q["total_usd"] == pytest.approx(q["energy_mwh"] * 1e3 * 0.04 + q["carbon_t"] * 100)
+    us = res.regions["US_Avg"]  # no price in the catalog: the book's cloud 0.12 USD/kWh
+    assert us["energy_cost_usd"] == pytest.approx(us["energy_mwh"] * 1e3 * 0.12)
+    # 429 g/kWh (Patterson et al. 2021) over the same facility energy
+    assert us["carbon_t"] == pytest.approx(us["energy_mwh"] * 0.429)
+    assert res.objective_value == pytest.approx(q["total_usd"])
+    with pytest.raises(ValueError, match="regions"):
+        PlacementOptimizer().solve(Systems.Clusters.Frontier_8K, 3.0, regions=[])
