@@ -115,3 +115,53 @@ def test_core_entries_answer_the_rule_too():
 
     # 0.385 kgCO2e/kWh (Touvron et al. 2023) is 385 g/kWh
     assert unit_suffix_value(Grids.US_AVG, "carbon_intensity_g_kwh") == pytest.approx(385.0)
+
+
+# suffixes to try per dimension, written as the book writes them (lower case, no slash)
+_SUFFIXES = {
+    "[information]": ("gb", "mib"),
+    "[information] / [time]": ("gbs", "tbs"),
+    "[time]": ("ms", "hours"),
+    "[length] ** 2 * [mass] / [time] ** 3": ("w", "kw"),
+    "[length] ** 2 * [mass] / [time] ** 2": ("j", "kwh"),
+    "1 / [time]": ("tflops",),
+}
+
+
+def _views():
+    """Every member of every textbook registry group mlsys serves (built on access)."""
+    from mlsys import Datasets, Hardware, Infrastructure, Models, Platforms, Scenarios
+    from mlsys.compat import Systems
+
+    groups = [getattr(Hardware, t) for t in ("Cloud", "Edge", "Mobile", "Tiny", "Workstation")]
+    groups += [getattr(Models, f) for f in ("Vision", "Language", "Tiny", "StateSpace")]
+    groups += [getattr(Systems, g) for g in ("Fabrics", "Nodes", "Clusters", "Pods")]
+    groups += [getattr(Infrastructure, g) for g in ("Racks", "FacilityCooling", "Datacenters")]
+    groups += [Datasets]
+    for group in groups:
+        for name in group.list():
+            yield f"{group._name}.{name}", getattr(group, name)
+    for name in ("Cloud", "Edge", "Mobile", "Tiny"):
+        yield f"Platforms.{name}", getattr(Platforms, name)
+    for name in Scenarios.list():
+        yield f"Scenarios.{name}", getattr(Scenarios, name)
+
+
+def test_every_quantity_field_of_every_view_answers_the_rule():
+    checked = 0
+    for path, view in _views():
+        fields = dict(getattr(view, "__dict__", {}))
+        fields.update({n: getattr(view, n) for n in getattr(view, "_members", {})})
+        for field, value in fields.items():
+            if field.startswith("_") or not hasattr(value, "dimensionality"):
+                continue
+            from mlsys.core.units import to_book_counts
+
+            dim = str(to_book_counts(value).dimensionality)
+            for suffix in _SUFFIXES.get(dim, ()):
+                unit = parse_unit_suffix(suffix, value)
+                got = unit_suffix_value(view, f"{field}_{suffix}")
+                want = (to_book_counts(value) / to_book_counts(Q_(1.0, unit))).m_as("")
+                assert got == pytest.approx(want, rel=1e-12), f"{path}.{field}_{suffix}"
+                checked += 1
+    assert checked > 300  # every capacity, bandwidth, power, latency ... of every entry
