@@ -155,3 +155,15 @@ def test_a_dropout_free_layer_stores_no_masks_and_no_dropped_scores():
     assert activation_bytes_per_layer(s, 1, h, a, **fused) - activation_bytes_per_layer(
         s, 1, h, a, dropout=False, **fused
     ) == pytest.approx(2 * s * h)
+
+
+def test_embedding_dropout_mask_only_with_dropout():
+    from mlsys.core.formulas import embedding_activation_bytes
+
+    s, b, h, v, t = 2048, 1, 12288, 51200, 8
+    # Korthikanti et al. (2022), Sec. 4.3: sbhp/t of dropout mask on the first of p = 8
+    # stages, plus 4sbh/t·(1 + v/h) of output-layer tensors when p = 1
+    assert embedding_activation_bytes(s, b, h, v, t, 8) == s * b * h * 8 / t
+    assert embedding_activation_bytes(s, b, h, v, t, 8, dropout=False) == 0.0
+    out_layer = 4 * s * b * h / t * (1 + v / h)
+    assert embedding_activation_bytes(s, b, h, v, t, 1, dropout=False) == pytest.approx(out_layer)

@@ -374,6 +374,7 @@ def embedding_activation_bytes(
     pp_size: ArrayLike = 1,
     microbatch_count: ArrayLike | None = None,
     inflight_microbatches: ArrayLike | None = None,
+    dropout: bool = True,
 ) -> ArrayLike:
     """Activation bytes outside the transformer layers, on the first pipeline stage.
 
@@ -398,6 +399,9 @@ def embedding_activation_bytes(
     inflight_microbatches : int or ndarray, optional
         Micro-batches held at once, when the schedule says otherwise (GPipe: ``m``;
         see :func:`pipeline_inflight_microbatches`); overrides ``min(p, m)``.
+    dropout : bool
+        The embedding dropout runs (default True, the paper's case); ``False`` for a run
+        with dropout probability 0, which stores no mask: the ``sbhp/t`` term goes.
 
     Returns
     -------
@@ -416,6 +420,11 @@ def embedding_activation_bytes(
 
     >>> round(float(embedding_activation_bytes(2048, 1, 12288, 51200, 8, 1)) / 1e9, 3)
     0.068
+
+    Without dropout, on the first of 8 stages, nothing is stored:
+
+    >>> float(embedding_activation_bytes(2048, 1, 12288, 51200, 8, 8, dropout=False))
+    0.0
     """
     args = (seq_len, batch_size, hidden, vocab, tp_size, pp_size)
     if all_float(*args) and type(inflight_microbatches) is float:  # one solve: math only
@@ -435,7 +444,8 @@ def embedding_activation_bytes(
     else:
         inflight = o.min(p, num(microbatch_count))
     sbh_t = s * b * h / t
-    return ret(sbh_t * inflight + o.where(p == 1.0, 4.0 * sbh_t * (1.0 + v / h), 0.0))
+    mask = sbh_t * inflight if dropout else 0.0
+    return ret(mask + o.where(p == 1.0, 4.0 * sbh_t * (1.0 + v / h), 0.0))
 
 
 def pipeline_inflight_microbatches(

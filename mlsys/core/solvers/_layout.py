@@ -959,7 +959,7 @@ def _memory_terms(
     # capped at the step's m·v chunk-micro-batches (all forwards first when m = p)
     interleave = interleaved_activation_factor(pp, v, m)
     extra = embedding_activation_bytes(
-        P.s / cp, b, P.h, P.V, tp, pp, inflight_microbatches=inflight
+        P.s / cp, b, P.h, P.V, tp, pp, inflight_microbatches=inflight, dropout=dropout
     )
     activations = act_layer * layers_dev * inflight * interleave + extra
     weights, grads, optim = w_d + w_e, g_d + g_e, k_d + k_e

@@ -529,7 +529,14 @@ class DistributedModel:
         grad_dtype : str, optional
             Precision of the gradient buffers and their reduction (default
             :func:`mlsys.core.precision.default_grad_dtype`: fp32, fp16 for fp16
-            training).
+            training). The memory defaults stand for Megatron-LM's bf16 training: fp32
+            gradient buffers, fp32 master weights and Adam moments (``optimizer="adam"``)
+            and dropout masks (``dropout=True``). Recipes that reduce gradients in bf16
+            (NeMo's ``optim.grad_sync_dtype: bf16``, Megatron-Bridge's
+            ``grad_reduce_in_fp32: False``) need ``grad_dtype="bf16"``: NeMo's Nemotron-4
+            340B layout on 128 H100 (TP 8, PP 8, VP 12, FP8) needs 88.6 GB a GPU with the
+            defaults, which no H100 has, and 76.0 GB with its own bf16 gradients and no
+            dropout.
         raise_errors : bool
             Raise :class:`InfeasibleError` instead of returning ``feasible=False``.
         schedule : {"1f1b", "interleaved", "gpipe"}
