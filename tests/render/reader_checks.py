@@ -114,8 +114,9 @@ def images_without_alt(out: Path) -> list[str]:
 _UNIT = (
     r"(?:[kMGTPE]i?B(?:/s|ps)?|B/s|B|[kMGTPE]?FLOP(?:s|/s|/B|/byte)?|[kMGTPE]?b/s|Gbps|"
     r"[kMGT]?Wh?|[kMGT]?J|ms|µs|us|ns|s|min|h|d|yr|t CO|kg|g|L|°C|tokens?/s|tok/s|"
-    r"samples/s|GPU-h|GPU-hours)(?![\w/])"
+    r"samples/s|GPU-h|GPU-hours|W·h)(?![\w/])"
 )
+_TEX = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.S)
 _BREAKABLE = re.compile(r"\d[ \t\n\r]+" + _UNIT)
 
 
@@ -124,7 +125,8 @@ def breakable_unit_spaces(out: Path) -> list[str]:
     number and its unit are separated by an ordinary, breakable space."""
     found = []
     for path in _pages(out):
-        text = "".join(_read(path).text)
+        # TeX left for MathJax (\\( … \\)) is math, typeset as a whole
+        text = _TEX.sub(" ", "".join(_read(path).text))
         for m in _BREAKABLE.finditer(text):
             where = text[max(0, m.start() - 25) : m.end() + 5]
             found.append(f"{path.relative_to(out).as_posix()}: {where!r}")

@@ -54,7 +54,7 @@ for _, u in ipairs({
   "s", "ms", "µs", "us", "ns", "min", "h", "d", "yr", "Hz", "MHz", "GHz", "°C",
   "g", "kg", "t", "L", "tokens/s", "token/s", "tok/s", "samples/s", "GPU-h", "GPU-hours",
   "GBps", "TBps", "MBps", "GFLOPs", "TFLOPs", "PFLOPs", "kFLOP", "MFLOP", "GFLOP", "TFLOP",
-  "PFLOP", "EFLOP",
+  "PFLOP", "EFLOP", "W·h", "kW·h", "MW·h",
 }) do
   UNITS[u] = true
 end
@@ -76,6 +76,8 @@ local function is_unit(el)
     return false
   end
   local word = el.text:match("^([^,;:%(%)%[%]%?!'\"]+)") or ""
+  word = word:gsub("\u{00A0}.*$", "") -- a no-break space already ends the unit
+  word = word:gsub("[\u{201D}\u{2019}]+$", "") -- a closing quotation mark
   word = word:gsub("%.$", "")
   -- "200 Gb/s-per-lane": the unit before a hyphenated qualifier
   return UNITS[word] == true or UNITS[word:match("^([^-]+)%-") or ""] == true
