@@ -106,6 +106,283 @@ def _ranking(tokens: np.ndarray, feasible: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def _checked_arguments(**kw: Any) -> SimpleNamespace:
+    """The search's arguments checked, in the order a user reads them; sizes as ints."""
+    o = SimpleNamespace(**kw)
+    o.batch = _checks.positive_int("batch_size", o.batch_size)
+    o.seq_len = None if o.seq_len is None else _checks.positive_int("seq_len", o.seq_len)
+    for name in ("overlap", "tp_comm_overlap", "grad_accumulation_fusion", "raise_errors"):
+        setattr(o, name, _checks.flag(name, getattr(o, name)))
+    if o.flash_attention is not None:
+        o.flash_attention = _checks.flag("flash_attention", o.flash_attention)
+    for name in ("tp_sizes", "pp_sizes", "ep_sizes", "microbatch_counts"):
+        values = getattr(o, name)
+        setattr(o, name, None if values is None else _checks.positive_ints(name, values))
+    o.v_stages = _checks.positive_ints("v_stages", o.v_stages)
+    o.cp_sizes = _checks.positive_ints("cp_sizes", o.cp_sizes)
+    o.zero_stages = _checks.options("zero_stages", o.zero_stages, "ZeRO stages (0, 1, 2, 3)")
+    o.recompute = _checks.options("recompute", o.recompute, "recompute names")
+    o.schedules = _checks.options("schedules", o.schedules, "schedule names")
+    o.sequence_parallel = [
+        _checks.flag("sequence_parallel", sp)
+        for sp in _checks.options("sequence_parallel", o.sequence_parallel, "True/False")
+    ]
+    o.recompute_num_layers = _checks.options(
+        "recompute_num_layers", o.recompute_num_layers, "None or positive layer counts"
+    )
+    return o
+
+
+def _recompute_codes(recompute: list[Any]) -> list[int]:
+    """Each recompute name as its :class:`Recompute` code."""
+    codes = []
+    for r in recompute:
+        code = RECOMPUTE_NAMES.get(r.lower()) if isinstance(r, str) else None
+        if code is None:
+            raise ParameterError("recompute", r, "one of " + ", ".join(map(repr, RECOMPUTE_NAMES)))
+        codes.append(int(code))
+    return codes
+
+
+def _schedule_codes(schedules: list[Any]) -> list[int]:
+    """The distinct :class:`Schedule` codes of the schedule names ("interleaved" is 1F1B)."""
+    codes: list[int] = []
+    for sc in schedules:
+        key = sc.lower().replace("-", "").replace("_", "") if isinstance(sc, str) else ""
+        if key not in SCHEDULE_NAMES:
+            raise ParameterError("schedules", sc, "'1f1b', 'interleaved' or 'gpipe'")
+        if int(SCHEDULE_NAMES[key]) not in codes:
+            codes.append(int(SCHEDULE_NAMES[key]))
+    return codes
+
+
+def _topology(topology_override: Any) -> str:
+    """The data-parallel all-reduce's algorithm name (``"auto"`` for None)."""
+    topo = "auto" if topology_override is None else topology_override
+    topo = topo.lower() if isinstance(topo, str) else ""
+    if topo not in TOPOLOGY_NAMES:
+        raise ParameterError(
+            "topology_override", topology_override, "None, 'ring', 'tree' or 'hierarchical'"
+        )
+    return topo
+
+
+def _option_combinations(
+    o: SimpleNamespace, topology_override: Any
+) -> tuple[np.ndarray, list[int], list[int], str]:
+    """Every (ZeRO, recompute, SP, schedule, block-recompute) combination tried, as rows
+    of codes, with the SP options, the block-recompute options and the topology."""
+    rc_codes = _recompute_codes(o.recompute)
+    rnl_opts = _block_recompute_options(o.recompute_num_layers)
+    zero_stages = [_checks.count("zero_stages", z, 0, "0, 1, 2 or 3") for z in o.zero_stages]
+    if max(zero_stages) > 3:
+        raise ParameterError("zero_stages", max(zero_stages), "0, 1, 2 or 3")
+    sched_codes = _schedule_codes(o.schedules)
+    topo = _topology(topology_override)
+    sp_opts = sorted({1 if s else 0 for s in o.sequence_parallel})
+    combos = np.array(
+        list(itertools.product(sorted(set(zero_stages)), rc_codes, sp_opts, sched_codes, rnl_opts)),
+        dtype=np.int64,
+    )
+    return combos, sp_opts, rnl_opts, topo
+
+
+def _model_parallel_shapes(model: Any, n: int, o: SimpleNamespace) -> list[tuple[int, ...]]:
+    """The (tp, pp, ep, cp) shapes whose product divides the fleet (dp derived: the world
+    rule holds by construction); every other rule is applied later, vectorised."""
+    divs = _divisors(n)
+    tps = [t for t in (o.tp_sizes or divs) if n % t == 0 and t <= max(model.heads, 1)]
+    experts = model.experts if model.is_moe else 1
+    eps_all = list(o.ep_sizes or _divisors(experts))
+    shapes = [
+        (tp, pp, ep, cp)
+        for tp in tps
+        for pp in (o.pp_sizes or _divisors(n // tp))
+        for ep in eps_all
+        for cp in o.cp_sizes
+        if n % (tp * pp * ep * cp) == 0
+    ]
+    if not shapes:
+        raise ParameterError(
+            "fleet", n, "a fleet whose size admits at least one layout for this model"
+        )
+    return shapes
+
+
+def _base_rows(
+    shapes: list[tuple[int, ...]],
+    n: int,
+    batch: int,
+    microbatch_counts: list[int] | None,
+    v_opts: tuple[int, ...],
+) -> SimpleNamespace:
+    """One base row (tp, pp, ep, cp, dp, m, v) per shape and (m, v) option, as columns.
+
+    Each shape's (m, v) block depends only on its per-replica batch and whether it has a
+    pipeline, so the blocks are built once each and the rows laid out by numpy.
+    """
+    shape_rows: list[tuple[int, ...]] = []  # (tp, pp, ep, cp, dp)
+    blocks: list[np.ndarray] = []  # (m, v) rows of each shape, in order
+    one_row = np.ones((1, 2), dtype=np.int64)  # carries the batch rule's rejection
+    made: dict[tuple[int, bool], np.ndarray] = {}
+    for tp, pp, ep, cp in shapes:
+        dp = n // (tp * pp * ep * cp)
+        shape_rows.append((tp, pp, ep, cp, dp))
+        if batch % (dp * ep):
+            blocks.append(one_row)
+            continue
+        per = batch // (dp * ep)
+        block = made.get((per, pp > 1))
+        if block is None:
+            ms = [mm for mm in (microbatch_counts or _divisors(per)) if per % mm == 0]
+            mv = [(mm, v) for mm in ms for v in (v_opts if pp > 1 else (1,))]
+            block = made[per, pp > 1] = np.array(mv, dtype=np.int64).reshape(-1, 2)
+        blocks.append(block)
+    counts = [len(block) for block in blocks]
+    base = np.empty((sum(counts), 7), dtype=np.int64)
+    base[:, :5] = np.repeat(np.array(shape_rows, dtype=np.int64), counts, axis=0)
+    base[:, 5:] = np.concatenate(blocks)
+    return SimpleNamespace(
+        tp=base[:, 0], pp=base[:, 1], ep=base[:, 2], cp=base[:, 3], dp=base[:, 4],
+        microbatch_count=base[:, 5], v_stages=base[:, 6],
+    )  # fmt: skip
+
+
+def _kept_pairs(x: SimpleNamespace, combos: np.ndarray, sp_opts: list[int]) -> np.ndarray:
+    """Which (base row, option combination) pairs are distinct layouts, as a grid.
+
+    Every pair in row-major order, as np.repeat(base)/np.tile(combos) would lay them out,
+    but judged on the small (rows × combinations) grid and gathered by index: no
+    full-size table is built and then masked.
+    """
+    tp, v = x.tp[:, None], x.v_stages[:, None]
+    zero_rc_sp_sched_rnl = combos.T[:, None, :]  # (5, 1, combinations)
+    rc, sp, sched, rnl = zero_rc_sp_sched_rnl[1:]
+    # sequence parallelism is meaningless at tp = 1 (keep one copy of those layouts);
+    # GPipe has no interleaving (keep v = 1 only)
+    keep = (~((sp == 1) & (tp == 1)) | (len(sp_opts) == 1)) & ~((sched == _GPIPE) & (v > 1))
+    # a layer count for block recompute only where every layer would be recomputed
+    keep &= (rnl == 0) | (rc == _FULL)
+    return keep
+
+
+def _price_grid(
+    P: Any,
+    model: Any,
+    x: SimpleNamespace,
+    combos: np.ndarray,
+    rows_v: np.ndarray,
+    grid: np.ndarray,
+    rnl_opts: list[int],
+    topo: str,
+    o: SimpleNamespace,
+    stack: TrainingLayout,
+) -> dict[str, Any]:
+    """Price the valid layouts on a (rows × options) grid in one call of the step model.
+
+    The rows' sizes as a column, the options as a row, broadcast by numpy, so whatever
+    depends on the sizes alone (the model states, every collective) is computed once per
+    row and whatever depends on the options alone once per option. Every layout's own
+    arithmetic is the same element-wise; the grid's kept cells, row by row, are the valid
+    layouts in order.
+    """
+    f = {k: v.astype(float)[rows_v, None] for k, v in vars(x).items()}
+    zero, rc, sp, sched = (combos[:, i].astype(float)[None, :] for i in range(4))
+    fraction: Any = 1.0
+    if any(rnl_opts):  # the share of each chunk's layers rerun, per layout
+        per_chunk = (-(-int(model.layers) // (x.pp * x.v_stages)))[rows_v, None]
+        rnl = combos[None, :, 4]
+        n_rc = np.where(rnl > 0, np.minimum(rnl, per_chunk), per_chunk)
+        # cells not kept rerun every layer (1.0): they must not turn on the
+        # block-recompute arithmetic the kept layouts do not need
+        fraction = np.where(grid, n_rc / per_chunk, 1.0)
+    return _layout.evaluate(
+        P, f["tp"], f["pp"], f["ep"], f["dp"], f["microbatch_count"], f["v_stages"],
+        zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), o.overlap, f["cp"],
+        o.tp_comm_overlap, stack.cp_all_gather, o.grad_accumulation_fusion, fraction,
+        stack.pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
+        stack.fsdp_flat_params, stack.dropout, stack.fsdp_per_parameter,
+        stack.cuda_graph_scope,
+    )  # fmt: skip
+
+
+def _scatter(out: dict[str, Any], grid: np.ndarray, valid: np.ndarray) -> dict[str, np.ndarray]:
+    """The grid's priced cells laid out over every layout (unpriced: no throughput,
+    infinite step, no memory figure, not fitting)."""
+    size = len(valid)
+    cols = {
+        "tokens_per_second": np.zeros(size),
+        "step_time": np.full(size, np.inf),
+        "mfu": np.zeros(size),
+        "memory_per_accelerator": np.full(size, np.nan),
+        "fits": np.zeros(size, dtype=bool),
+    }
+    for name, key in (
+        ("tokens_per_second", "tokens_per_second"),
+        ("step_time", "step_time"),
+        ("mfu", "mfu"),
+        ("memory_per_accelerator", "memory"),
+        ("fits", "fits"),
+    ):
+        cols[name][valid] = np.broadcast_to(out[key], grid.shape)[grid]
+    return cols
+
+
+def _ranked_table(
+    cols: dict[str, np.ndarray],
+    feasible: np.ndarray,
+    code: np.ndarray,
+    order: np.ndarray,
+    x: SimpleNamespace,
+    combos: np.ndarray,
+    row: np.ndarray,
+    opt: np.ndarray,
+    rnl_opts: list[int],
+) -> dict[str, np.ndarray]:
+    """The search's table, ranked: figures, sizes and options of each layout, its reason."""
+    reasons = np.array(
+        [REJECTION_REASONS.get(c, "") for c in range(max(REJECTION_REASONS) + 1)], dtype=object
+    )
+    sched_names = np.array([_SCHEDULE_LABELS[c] for c in Schedule], dtype=object)
+    # recompute_num_layers as Python objects (None or an int), one per distinct option
+    rnl_keys = np.array(sorted(rnl_opts), dtype=np.int64)
+    rnl_objs = np.array([None if k == 0 else int(k) for k in rnl_keys], dtype=object)
+    return {
+        **{name: values[order] for name, values in cols.items()},
+        "feasible": feasible[order],
+        "dp": x.dp[row],
+        "tp": x.tp[row],
+        "pp": x.pp[row],
+        "ep": x.ep[row],
+        "cp": x.cp[row],
+        "microbatch_count": x.microbatch_count[row],
+        "v_stages": x.v_stages[row],
+        "zero_stage": combos[opt, 0],
+        "recompute": np.array(_RC_NAMES, dtype=object)[combos[opt, 1]],
+        "recompute_num_layers": rnl_objs[np.searchsorted(rnl_keys, combos[opt, 4])],
+        "sequence_parallel": combos[opt, 2] == 1,
+        "schedule": sched_names[combos[opt, 3]],
+        "reason": reasons[code[order]],
+    }
+
+
+def _best_layout(table: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The first row of the ranked table as :meth:`DistributedModel.solve` keywords."""
+    return {
+        "tp_size": int(table["tp"][0]),
+        "pp_size": int(table["pp"][0]),
+        "ep_size": int(table["ep"][0]),
+        "cp_size": int(table["cp"][0]),
+        "microbatch_count": int(table["microbatch_count"][0]),
+        "v_stages": int(table["v_stages"][0]),
+        "zero_stage": int(table["zero_stage"][0]),
+        "recompute": str(table["recompute"][0]),
+        "recompute_num_layers": table["recompute_num_layers"][0],
+        "sequence_parallel": bool(table["sequence_parallel"][0]),
+        "schedule": str(table["schedule"][0]),
+    }
+
+
 class SearchResult(Result):
     """Every layout of a search, ranked by throughput.
 
@@ -360,236 +637,51 @@ class ParallelismSearch:
             elementwise_kernels=elementwise_kernels, fsdp_per_parameter=fsdp_per_parameter,
             cuda_graph_scope=cuda_graph_scope,
         )  # fmt: skip
-        cp_all_gather = stack.cp_all_gather
-        batch = _checks.positive_int("batch_size", batch_size)
-        seq_len = None if seq_len is None else _checks.positive_int("seq_len", seq_len)
-        overlap = _checks.flag("overlap", overlap)
-        tp_comm_overlap = _checks.flag("tp_comm_overlap", tp_comm_overlap)
-        grad_accumulation_fusion = _checks.flag(
-            "grad_accumulation_fusion", grad_accumulation_fusion
-        )
-        raise_errors = _checks.flag("raise_errors", raise_errors)
-        if flash_attention is not None:
-            flash_attention = _checks.flag("flash_attention", flash_attention)
-        tp_sizes, pp_sizes, ep_sizes, microbatch_counts = (
-            None if values is None else _checks.positive_ints(name, values)
-            for name, values in (
-                ("tp_sizes", tp_sizes),
-                ("pp_sizes", pp_sizes),
-                ("ep_sizes", ep_sizes),
-                ("microbatch_counts", microbatch_counts),
-            )
-        )
-        v_stages = _checks.positive_ints("v_stages", v_stages)
-        cp_sizes = _checks.positive_ints("cp_sizes", cp_sizes)
-        zero_stages = _checks.options("zero_stages", zero_stages, "ZeRO stages (0, 1, 2, 3)")
-        recompute = _checks.options("recompute", recompute, "recompute names")
-        schedules = _checks.options("schedules", schedules, "schedule names")
-        sequence_parallel = [
-            _checks.flag("sequence_parallel", sp)
-            for sp in _checks.options("sequence_parallel", sequence_parallel, "True/False")
-        ]
-        recompute_num_layers = _checks.options(
-            "recompute_num_layers", recompute_num_layers, "None or positive layer counts"
-        )
+        o = _checked_arguments(
+            batch_size=batch_size, seq_len=seq_len, overlap=overlap,
+            tp_comm_overlap=tp_comm_overlap, grad_accumulation_fusion=grad_accumulation_fusion,
+            raise_errors=raise_errors, flash_attention=flash_attention, tp_sizes=tp_sizes,
+            pp_sizes=pp_sizes, ep_sizes=ep_sizes, microbatch_counts=microbatch_counts,
+            v_stages=v_stages, cp_sizes=cp_sizes, zero_stages=zero_stages, recompute=recompute,
+            schedules=schedules, sequence_parallel=sequence_parallel,
+            recompute_num_layers=recompute_num_layers,
+        )  # fmt: skip
         P = build_problem(
-            model, fleet, batch, precision, efficiency, seq_len, grad_dtype, flash_attention,
-            "adam", stack.attention_kernel, stack.elementwise_kernels,
+            model, fleet, o.batch, precision, efficiency, o.seq_len, grad_dtype,
+            o.flash_attention, "adam", stack.attention_kernel, stack.elementwise_kernels,
         )  # fmt: skip
+        combos, sp_opts, rnl_opts, topo = _option_combinations(o, topology_override)
         n = fleet.total_accelerators
-        rc_codes = []
-        for r in recompute:
-            code = RECOMPUTE_NAMES.get(r.lower()) if isinstance(r, str) else None
-            if code is None:
-                raise ParameterError(
-                    "recompute", r, "one of " + ", ".join(map(repr, RECOMPUTE_NAMES))
-                )
-            rc_codes.append(int(code))
-        rnl_opts = _block_recompute_options(recompute_num_layers)
-        zero_stages = [_checks.count("zero_stages", z, 0, "0, 1, 2 or 3") for z in zero_stages]
-        if max(zero_stages) > 3:
-            raise ParameterError("zero_stages", max(zero_stages), "0, 1, 2 or 3")
-        sched_codes = []
-        for sc in schedules:
-            key = sc.lower().replace("-", "").replace("_", "") if isinstance(sc, str) else ""
-            if key not in SCHEDULE_NAMES:
-                raise ParameterError("schedules", sc, "'1f1b', 'interleaved' or 'gpipe'")
-            if int(SCHEDULE_NAMES[key]) not in sched_codes:  # "interleaved" is 1F1B
-                sched_codes.append(int(SCHEDULE_NAMES[key]))
-        topo = "auto" if topology_override is None else topology_override
-        topo = topo.lower() if isinstance(topo, str) else ""
-        if topo not in TOPOLOGY_NAMES:
-            raise ParameterError(
-                "topology_override", topology_override, "None, 'ring', 'tree' or 'hierarchical'"
-            )
-        facts = layout_facts(model, batch, int(P.s), n)
-        divs = _divisors(n)
-        tps = [t for t in (tp_sizes or divs) if n % t == 0 and t <= max(model.heads, 1)]
-        experts = model.experts if model.is_moe else 1
-        eps_all = list(ep_sizes or _divisors(experts))
-        # model-parallel shapes whose product divides the fleet (dp derived: the world
-        # rule holds by construction); every other rule is applied below, vectorised
-        shapes = [
-            (tp, pp, ep, cp)
-            for tp in tps
-            for pp in (pp_sizes or _divisors(n // tp))
-            for ep in eps_all
-            for cp in cp_sizes
-            if n % (tp * pp * ep * cp) == 0
-        ]
-        if not shapes:
-            raise ParameterError(
-                "fleet", n, "a fleet whose size admits at least one layout for this model"
-            )
-        # one base row (tp, pp, ep, cp, dp, m, v) per shape and (m, v) option: each shape's
-        # (m, v) block depends only on its per-replica batch and whether it has a pipeline,
-        # so the blocks are built once each and the rows laid out by numpy
-        shape_rows: list[tuple[int, ...]] = []  # (tp, pp, ep, cp, dp)
-        blocks: list[np.ndarray] = []  # (m, v) rows of each shape, in order
-        one_row = np.ones((1, 2), dtype=np.int64)  # carries the batch rule's rejection
-        made: dict[tuple[int, bool], np.ndarray] = {}
-        v_opts = tuple(v_stages)
-        for tp, pp, ep, cp in shapes:
-            dp = n // (tp * pp * ep * cp)
-            shape_rows.append((tp, pp, ep, cp, dp))
-            if batch % (dp * ep):
-                blocks.append(one_row)
-                continue
-            per = batch // (dp * ep)
-            block = made.get((per, pp > 1))
-            if block is None:
-                ms = [mm for mm in (microbatch_counts or _divisors(per)) if per % mm == 0]
-                mv = [(mm, v) for mm in ms for v in (v_opts if pp > 1 else (1,))]
-                block = made[per, pp > 1] = np.array(mv, dtype=np.int64).reshape(-1, 2)
-            blocks.append(block)
-        counts = [len(block) for block in blocks]
-        base = np.empty((sum(counts), 7), dtype=np.int64)
-        base[:, :5] = np.repeat(np.array(shape_rows, dtype=np.int64), counts, axis=0)
-        base[:, 5:] = np.concatenate(blocks)
-        sp_opts = sorted({1 if s else 0 for s in sequence_parallel})
-        combos = np.array(
-            list(
-                itertools.product(
-                    sorted(set(zero_stages)), rc_codes, sp_opts, sched_codes, rnl_opts
-                )
-            ),
-            dtype=np.int64,
-        )
-        # every (base row, option combination) pair in row-major order, as
-        # np.repeat(base)/np.tile(combos) would lay them out, but judged on the small
-        # (rows × combinations) grid and gathered by index: no full-size table is built
-        # and then masked
-        bcol = base.T[:, :, None]  # (7, rows, 1): the columns against the options
-        ccol = combos.T[:, None, :]  # (5, 1, combinations)
-        # sequence parallelism is meaningless at tp = 1 (keep one copy of those layouts);
-        # GPipe has no interleaving (keep v = 1 only)
-        keep = (~((ccol[2] == 1) & (bcol[0] == 1)) | (len(sp_opts) == 1)) & ~(
-            (ccol[3] == _GPIPE) & (bcol[6] > 1)
-        )
-        # a layer count for block recompute only where every layer would be recomputed
-        keep &= (ccol[4] == 0) | (ccol[1] == _FULL)
+        shapes = _model_parallel_shapes(model, n, o)
+        x = _base_rows(shapes, n, o.batch, o.microbatch_counts, tuple(o.v_stages))
+        keep = _kept_pairs(x, combos, sp_opts)
         bi, ci = np.nonzero(keep)
-        x = SimpleNamespace(
-            tp=base[:, 0], pp=base[:, 1], ep=base[:, 2], cp=base[:, 3], dp=base[:, 4],
-            microbatch_count=base[:, 5], v_stages=base[:, 6],
-        )  # fmt: skip
         # the same rules TrainingLayout.check applies to one layout, on arrays; they read
         # only the base row's sizes, so each row is judged once, not once per option
-        row_code = rejection_codes(x, facts)
+        row_code = rejection_codes(x, layout_facts(model, o.batch, int(P.s), n))
         code = row_code[bi]
         valid = code == 0
-        # the valid layouts are priced on a (rows × options) grid: the rows' sizes as a
-        # column, the options as a row, broadcast by numpy, so whatever depends on the
-        # sizes alone (the model states, every collective) is computed once per row and
-        # whatever depends on the options alone once per option. Every layout's own
-        # arithmetic is the same element-wise; the grid's kept cells, row by row, are
-        # the valid layouts in order.
         rows_v = np.flatnonzero((row_code == 0) & keep.any(axis=1))
         grid = keep[rows_v]
-        f = {k: v.astype(float)[rows_v, None] for k, v in vars(x).items()}
-        zero, rc, sp, sched = (combos[:, i].astype(float)[None, :] for i in range(4))
-        fraction: Any = 1.0
-        if any(rnl_opts):  # the share of each chunk's layers rerun, per layout
-            per_chunk = (-(-int(model.layers) // (x.pp * x.v_stages)))[rows_v, None]
-            rnl = combos[None, :, 4]
-            n_rc = np.where(rnl > 0, np.minimum(rnl, per_chunk), per_chunk)
-            # cells not kept rerun every layer (1.0): they must not turn on the
-            # block-recompute arithmetic the kept layouts do not need
-            fraction = np.where(grid, n_rc / per_chunk, 1.0)
-        out = _layout.evaluate(
-            P, f["tp"], f["pp"], f["ep"], f["dp"], f["microbatch_count"], f["v_stages"],
-            zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), overlap, f["cp"],
-            tp_comm_overlap, cp_all_gather, grad_accumulation_fusion, fraction,
-            stack.pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
-            stack.fsdp_flat_params, stack.dropout, stack.fsdp_per_parameter,
-            stack.cuda_graph_scope,
-        )  # fmt: skip
-        size = len(code)
-        tokens = np.zeros(size)
-        step = np.full(size, np.inf)
-        mfu = np.zeros(size)
-        mem = np.full(size, np.nan)
-        tokens[valid] = np.broadcast_to(out["tokens_per_second"], grid.shape)[grid]
-        step[valid] = np.broadcast_to(out["step_time"], grid.shape)[grid]
-        mfu[valid] = np.broadcast_to(out["mfu"], grid.shape)[grid]
-        mem[valid] = np.broadcast_to(out["memory"], grid.shape)[grid]
-        fits = np.zeros(size, dtype=bool)
-        fits[valid] = np.broadcast_to(out["fits"], grid.shape)[grid]
-        code = np.where(valid & ~fits, int(Rejection.MEMORY), code)
+        out = _price_grid(P, model, x, combos, rows_v, grid, rnl_opts, topo, o, stack)
+        cols = _scatter(out, grid, valid)
+        code = np.where(valid & ~cols.pop("fits"), int(Rejection.MEMORY), code)
         feasible = code == 0
-        order = _ranking(tokens, feasible)
-        reasons = np.array(
-            [REJECTION_REASONS.get(c, "") for c in range(max(REJECTION_REASONS) + 1)],
-            dtype=object,
+        order = _ranking(cols["tokens_per_second"], feasible)
+        table = _ranked_table(
+            cols, feasible, code, order, x, combos, bi[order], ci[order], rnl_opts
         )
-        sched_names = np.array([_SCHEDULE_LABELS[code] for code in Schedule], dtype=object)
-        row, opt = bi[order], ci[order]  # each ranked layout's base row and options
-        # recompute_num_layers as Python objects (None or an int), one per distinct option
-        rnl_keys = np.array(sorted(rnl_opts), dtype=np.int64)
-        rnl_objs = np.array([None if k == 0 else int(k) for k in rnl_keys], dtype=object)
-        table = {
-            "tokens_per_second": tokens[order],
-            "step_time": step[order],
-            "mfu": mfu[order],
-            "memory_per_accelerator": mem[order],
-            "feasible": feasible[order],
-            "dp": x.dp[row],
-            "tp": x.tp[row],
-            "pp": x.pp[row],
-            "ep": x.ep[row],
-            "cp": x.cp[row],
-            "microbatch_count": x.microbatch_count[row],
-            "v_stages": x.v_stages[row],
-            "zero_stage": combos[opt, 0],
-            "recompute": np.array(_RC_NAMES, dtype=object)[combos[opt, 1]],
-            "recompute_num_layers": rnl_objs[np.searchsorted(rnl_keys, combos[opt, 4])],
-            "sequence_parallel": combos[opt, 2] == 1,
-            "schedule": sched_names[combos[opt, 3]],
-            "reason": reasons[code[order]],
-        }
         n_feasible = int(feasible.sum())
         best: DistributedResult | None = None
         best_layout: dict[str, Any] | None = None
         if n_feasible:
-            best_layout = {
-                "tp_size": int(table["tp"][0]),
-                "pp_size": int(table["pp"][0]),
-                "ep_size": int(table["ep"][0]),
-                "cp_size": int(table["cp"][0]),
-                "microbatch_count": int(table["microbatch_count"][0]),
-                "v_stages": int(table["v_stages"][0]),
-                "zero_stage": int(table["zero_stage"][0]),
-                "recompute": str(table["recompute"][0]),
-                "recompute_num_layers": table["recompute_num_layers"][0],
-                "sequence_parallel": bool(table["sequence_parallel"][0]),
-                "schedule": str(table["schedule"][0]),
-            }
+            best_layout = _best_layout(table)
             best = DistributedModel().solve(
-                model, fleet, batch_size=batch, precision=precision, efficiency=efficiency,
-                seq_len=seq_len, overlap=overlap, grad_dtype=grad_dtype,
-                topology_override=topology_override, flash_attention=flash_attention,
-                tp_comm_overlap=tp_comm_overlap, cp_comm_type=cp_comm_type,
-                grad_accumulation_fusion=grad_accumulation_fusion,
+                model, fleet, batch_size=o.batch, precision=precision, efficiency=efficiency,
+                seq_len=o.seq_len, overlap=o.overlap, grad_dtype=grad_dtype,
+                topology_override=topology_override, flash_attention=o.flash_attention,
+                tp_comm_overlap=o.tp_comm_overlap, cp_comm_type=cp_comm_type,
+                grad_accumulation_fusion=o.grad_accumulation_fusion,
                 pipeline_p2p=stack.pipeline_p2p, attention_kernel=stack.attention_kernel,
                 recompute_rerun=stack.recompute_rerun, fsdp_flat_params=stack.fsdp_flat_params,
                 dropout=stack.dropout, elementwise_kernels=stack.elementwise_kernels,
@@ -597,14 +689,14 @@ class ParallelismSearch:
                 cuda_graph_scope=stack.cuda_graph_scope,
                 **best_layout,
             )  # fmt: skip
-        elif raise_errors:
+        elif o.raise_errors:
             raise InfeasibleError(
-                f"none of the {size} layouts of {model.label} fits on {n} accelerators"
+                f"none of the {len(code)} layouts of {model.label} fits on {n} accelerators"
             )
         result = SearchResult(
             best=best,
             best_layout=best_layout,
-            candidates=size,
+            candidates=len(code),
             feasible_count=n_feasible,
             table=table,
         )
