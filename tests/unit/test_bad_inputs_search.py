@@ -8,6 +8,7 @@ Each is now a ParameterError naming the option.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -139,3 +140,26 @@ def test_scaling_valid_curve_is_finite():
     # 16 sequences of 128 tokens per step on 8 and 16 accelerators: both sizes priced
     assert list(curve.feasible) == [True, True]
     assert all(math.isfinite(t) for t in curve.si("tokens_per_second"))
+
+
+def test_scaling_layout_options_reach_the_layout():
+    # dropout=False drops the masks' traffic: the step is shorter than with dropout
+    with_dropout = _curve(tp_size=2).si("step_time")
+    without = _curve(tp_size=2, dropout="no").si("step_time")
+    assert (without < with_dropout).all()
+    np.testing.assert_array_equal(without, _curve(tp_size=2, dropout=False).si("step_time"))
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"tp_comm_overlap": "maybe"}, "tp_comm_overlap='maybe'"),
+        ({"bogus": 1}, "bogus=1"),
+        ({"topology_override": 3}, "topology_override=3"),
+        ({"schedule": "x"}, "schedule='x'"),
+    ],
+)
+def test_scaling_options_are_checked_once(options, named):
+    # each used to fail at every size alike and came back as arrays of NaN (or TypeError)
+    with pytest.raises(ParameterError, match=re.escape(named)):
+        _curve(**options)

@@ -165,8 +165,10 @@ def scaling_curve(
         and the ``schedule``/``flash_attention`` options); its ``dp`` and
         ``microbatch_count`` are derived per fleet size.
     **options
-        Further keywords of :meth:`DistributedModel.solve` (``schedule``,
-        ``flash_attention``, ``topology_override``).
+        Further keywords of :meth:`DistributedModel.solve`: the layout's own
+        (``schedule``, ``flash_attention``, ``tp_comm_overlap``, ``dropout`` ...), which
+        build the layout when ``layout`` is None, and ``topology_override``,
+        ``optimizer``. Any other keyword is a ParameterError, never silently ignored.
 
     Returns
     -------
@@ -202,13 +204,13 @@ def scaling_curve(
     normalize_precision(precision)  # a bad name would otherwise fail every size alike
     if isinstance(threshold, bool) or not isinstance(threshold, Real) or not 0 < threshold <= 1:
         raise ParameterError("threshold", threshold, "a marginal speed-up in (0, 1]")
+    stack = _layout_options(options, layout)
     if layout is None:
-        sched = options.pop("schedule", "1f1b")
-        flash = options.pop("flash_attention", None)
+        stack.setdefault("schedule", "1f1b")
         layout = TrainingLayout(
             tp=tp_size, pp=pp_size, ep=ep_size, cp=cp_size, v_stages=v_stages,
             zero_stage=zero_stage, recompute=recompute, sequence_parallel=sequence_parallel,
-            schedule=sched, flash_attention=flash, grad_dtype=grad_dtype,
+            grad_dtype=grad_dtype, **stack,
         )  # fmt: skip
     elif not isinstance(layout, TrainingLayout):
         raise ParameterError("layout", layout, "a TrainingLayout")
@@ -281,3 +283,36 @@ def _node_counts(nodes: Any) -> np.ndarray:
     if np.any(np.diff(sizes) <= 0):
         raise ParameterError("nodes", nodes, "strictly increasing node counts")
     return sizes
+
+
+# the layout's own fields among the keywords (schedule, tp_comm_overlap, dropout ...)
+_LAYOUT_KEYS = frozenset(
+    {"schedule", "flash_attention", "tp_comm_overlap", "cp_comm_type",
+     "grad_accumulation_fusion", "recompute_num_layers", "pipeline_p2p", "attention_kernel",
+     "recompute_rerun", "fsdp_flat_params", "dropout", "elementwise_kernels",
+     "fsdp_per_parameter", "cuda_graph_scope"}
+)  # fmt: skip
+_SOLVE_KEYS = frozenset({"topology_override", "optimizer"})
+
+
+def _layout_options(options: dict[str, Any], layout: Any) -> dict[str, Any]:
+    """Split ``**options``: the layout's fields are popped and returned (they build the
+    :class:`TrainingLayout`, so a bad value is refused once, not at every size); what is
+    left must be a keyword of :meth:`DistributedModel.solve` that is not a layout field."""
+    stack = {k: options.pop(k) for k in list(options) if k in _LAYOUT_KEYS}
+    if stack and layout is not None:
+        raise ParameterError(
+            next(iter(stack)), next(iter(stack.values())), "set in the layout= given, not beside it"
+        )
+    for key in options:
+        if key not in _SOLVE_KEYS:
+            allowed = ", ".join(sorted(_LAYOUT_KEYS | _SOLVE_KEYS))
+            raise ParameterError(key, options[key], f"a keyword of scaling_curve: one of {allowed}")
+    topology = options.get("topology_override")
+    if topology is not None and not (
+        isinstance(topology, str) and topology.lower() in ("auto", "ring", "tree", "hierarchical")
+    ):
+        raise ParameterError(
+            "topology_override", topology, "None, 'ring', 'tree' or 'hierarchical'"
+        )
+    return stack
