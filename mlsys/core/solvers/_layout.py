@@ -588,8 +588,46 @@ def build_problem(
         attention_fractions_unmasked,
         attention_kernel_fractions,
         fused_attention_dropout_factors,
-        resolve_efficiency,
     )
+
+    acc = _checked_device(model, fleet, elementwise_kernels)
+    prec = normalize_precision(precision)
+    rates = _rate_fields(acc, prec, efficiency)
+    w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, grad_dtype)
+    opt_bytes = optimizer_state_bytes_per_param(optimizer, master_weights=master)
+    s = int(seq_len or model.seq_len)
+    shape = _model_fields(model, s)
+    # narrow GEMMs on 16-bit activations cast their inputs, and (Transformer Engine's
+    # linear layers) save their own quantised input copies, one byte an element
+    narrow_on_16bit = prec in _NARROW and e_act >= 2.0
+    return Problem(
+        **shape,
+        **rates,
+        **_network_fields(fleet),
+        **_scaleup_fields(fleet, acc),
+        capacity=acc.memory_bytes,
+        e_act=e_act,
+        w_bytes=w_bytes,
+        g_bytes=g_bytes,
+        opt_bytes=opt_bytes,
+        batch=float(batch_size),
+        flash=True if flash_attention is None else bool(flash_attention),
+        sm_count=None if acc.sm_count is None else float(acc.sm_count),
+        attention_fractions=attention_kernel_fractions(acc, attention_kernel),
+        attention_unmasked=attention_fractions_unmasked(acc, attention_kernel),
+        fp8_cast_bytes_per_element=FP8_CURRENT_SCALING_CAST_BYTES if narrow_on_16bit else 0.0,
+        gemm_input_bytes=1.0 if narrow_on_16bit else None,
+        opt_step_bytes=optimizer_step_bytes_per_param(
+            opt_bytes, g_bytes, w_bytes, master_weights=master, loss_scaling=prec == "fp16"
+        ),
+        eager_elementwise=elementwise_kernels != "fused",
+        eager_fused_norms=elementwise_kernels == "eager_fused_norm",
+        attention_dropout_factors=fused_attention_dropout_factors(acc, float(s)),
+    )
+
+
+def _checked_device(model: Any, fleet: Any, elementwise_kernels: str) -> Any:
+    """The accelerator of ``fleet`` (a Fleet or one accelerator), the inputs checked."""
     from mlsys.core.types import Fleet, TransformerWorkload
 
     if not isinstance(model, TransformerWorkload):
@@ -609,11 +647,19 @@ def build_problem(
         raise ParameterError(
             "elementwise_kernels", elementwise_kernels, "one of " + ", ".join(ELEMENTWISE_KERNELS)
         )
-    prec = normalize_precision(precision)
+    return acc
+
+
+def _rate_fields(acc: Any, prec: str, efficiency: Any) -> dict[str, Any]:
+    """Peak and achievable rates of the device in ``prec`` (FLOP/s, byte/s, fractions).
+
+    The output layer (LM head) and attention stay in 16 bits under FP8 training.
+    """
+    from mlsys.core.solvers.efficiency import resolve_efficiency
+
     peak = acc.peak_flops_s(prec)
     peak_attn = peak
     eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
-    # the output layer (LM head) stays in 16 bits under FP8 training, as attention does
     head_rate = peak * eta_c
     if prec in _NARROW:
         for wide in ("bf16", "fp16"):
@@ -621,13 +667,23 @@ def build_problem(
                 peak_attn = acc.peak_flops_s(wide)
                 head_rate = peak_attn * resolve_efficiency(efficiency, acc, wide)[0]
                 break
-    w_bytes, g_bytes, e_act, master = training_storage_bytes(prec, grad_dtype)
-    opt_bytes = optimizer_state_bytes_per_param(optimizer, master_weights=master)
-    s = int(seq_len or model.seq_len)
+    return {
+        "peak": peak,
+        "peak_attn": peak_attn,
+        "hbm_bw": acc.memory_bandwidth_Bps,
+        "eta_c": eta_c,
+        "eta_m": eta_m,
+        "head_flops_s": head_rate,
+    }
+
+
+def _model_fields(model: Any, s: int) -> dict[str, Any]:
+    """The network's shape, parameter counts and FLOPs per token at ``s`` tokens."""
     bd = model.param_breakdown
     scale = model.total_params / bd["total"]  # honour a given total
     L = float(model.layers)
     d_attn = float(model.heads * model.head_dim)
+    kv_dim = float(model.kv_heads * model.head_dim)
     n_layers_matmul = float(bd["layers_matmul_active"]) * scale
     n_head = float(model.vocab * model.hidden)
     flops_per_tok = {
@@ -635,21 +691,64 @@ def build_problem(
         for rc in ("none", "selective", "full")
     }
     params_expert = float(bd["mlp_experts"]) * scale if model.is_moe else 0.0
-    if isinstance(fleet, Fleet):
+    return {
+        "L": L,
+        "h": float(model.hidden),
+        "a": float(model.heads),
+        "kv": float(model.kv_heads),
+        "d_attn": d_attn,
+        "kv_dim": kv_dim,
+        "ffn": float(model.ffn_hidden),
+        "V": float(model.vocab),
+        "s": float(s),
+        "gated": 1.0 if model.gated_mlp else 0.0,
+        "ffn_act": _mlp_width_per_token(model),
+        "moe_layers": float(model.moe_layers),
+        "experts": float(model.experts),
+        "topk": float(model.experts_per_token) if model.is_moe else 1.0,
+        "n_layer": n_layers_matmul / L,
+        "n_head": n_head,
+        "params_dense": model.total_params - params_expert,
+        "params_expert": params_expert,
+        "model_flops_per_token": flops_per_tok["none"],
+        "selective_flops_per_token": flops_per_tok["selective"] - flops_per_tok["none"],
+        "full_flops_per_token": flops_per_tok["full"] - flops_per_tok["none"],
+        "tied_embeddings": bool(model.tied_embeddings),
+        "rotary": str(model.position_embedding).lower() == "rope",
+        "parallel_block": bool(getattr(model, "parallel_block", False)),
+        "residual_rerun_share": float(
+            residual_rerun_share(d_attn, kv_dim, _mlp_width_per_token(model), model.gated_mlp)
+        ),
+    }
+
+
+def _network_fields(fleet: Any) -> dict[str, float]:
+    """Devices, nodes and the achievable bandwidth and latency of both fabrics (one
+    device alone: no network, its memory terms only)."""
+    from mlsys.core.types import Fleet
+
+    if not isinstance(fleet, Fleet):
+        net = (1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0)
+    else:
         intra, inter = fleet.node.intra_fabric, fleet.fabric
-        eff_up = NETWORK_EFFICIENCY.get(intra.kind, 0.8)
-        eff_out = NETWORK_EFFICIENCY.get(inter.kind, 0.9)
         net = (
             float(fleet.accelerators_per_node),  # in use per node (part of a rack: fewer)
             float(fleet.count),
             float(fleet.total_accelerators),
-            intra.effective_bandwidth_Bps * eff_up,
+            intra.effective_bandwidth_Bps * NETWORK_EFFICIENCY.get(intra.kind, 0.8),
             intra.latency_s,
-            inter.effective_bandwidth_Bps * eff_out,
+            inter.effective_bandwidth_Bps * NETWORK_EFFICIENCY.get(inter.kind, 0.9),
             inter.latency_s,
         )
-    else:  # one device: no network (memory terms only)
-        net = (1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0)
+    names = ("accelerators_per_node", "nodes", "total", "intra_bw", "intra_lat", "inter_bw")
+    return dict(zip((*names, "inter_lat"), net, strict=True))
+
+
+def _scaleup_fields(fleet: Any, acc: Any) -> dict[str, Any]:
+    """A GPU node's scale-up link (NVLink or PCIe): its bandwidth, in-network reduction
+    and NCCL's measured low-latency step; empty for any other device or fleet."""
+    from mlsys.core.types import Fleet
+
     link, link_bw, in_net, ll_step = "", 0.0, False, None
     if (
         isinstance(fleet, Fleet)
@@ -661,75 +760,12 @@ def build_problem(
         link_bw = intra.effective_bandwidth_Bps
         in_net = bool(intra.in_network_reduction)
         ll_step = coll.NCCL_NVLINK_LL_STEP_LATENCY_MEASURED_S.get(intra.link_generation)
-    kv_dim = float(model.kv_heads * model.head_dim)
-    return Problem(
-        L=L,
-        h=float(model.hidden),
-        a=float(model.heads),
-        kv=float(model.kv_heads),
-        d_attn=d_attn,
-        kv_dim=kv_dim,
-        ffn=float(model.ffn_hidden),
-        V=float(model.vocab),
-        s=float(s),
-        gated=1.0 if model.gated_mlp else 0.0,
-        ffn_act=_mlp_width_per_token(model),
-        moe_layers=float(model.moe_layers),
-        experts=float(model.experts),
-        topk=float(model.experts_per_token) if model.is_moe else 1.0,
-        n_layer=n_layers_matmul / L,
-        n_head=n_head,
-        params_dense=model.total_params - params_expert,
-        params_expert=params_expert,
-        model_flops_per_token=flops_per_tok["none"],
-        selective_flops_per_token=flops_per_tok["selective"] - flops_per_tok["none"],
-        full_flops_per_token=flops_per_tok["full"] - flops_per_tok["none"],
-        peak=peak,
-        peak_attn=peak_attn,
-        hbm_bw=acc.memory_bandwidth_Bps,
-        eta_c=eta_c,
-        eta_m=eta_m,
-        capacity=acc.memory_bytes,
-        accelerators_per_node=net[0],
-        nodes=net[1],
-        total=net[2],
-        intra_bw=net[3],
-        intra_lat=net[4],
-        inter_bw=net[5],
-        inter_lat=net[6],
-        e_act=e_act,
-        w_bytes=w_bytes,
-        g_bytes=g_bytes,
-        opt_bytes=opt_bytes,
-        batch=float(batch_size),
-        flash=True if flash_attention is None else bool(flash_attention),
-        sm_count=None if acc.sm_count is None else float(acc.sm_count),
-        attention_fractions=attention_kernel_fractions(acc, attention_kernel),
-        attention_unmasked=attention_fractions_unmasked(acc, attention_kernel),
-        scaleup_link_Bps=link_bw,
-        scaleup_link=link,
-        in_network_reduction=in_net,
-        scaleup_ll_step_s=ll_step,
-        fp8_cast_bytes_per_element=(
-            FP8_CURRENT_SCALING_CAST_BYTES if prec in _NARROW and e_act >= 2.0 else 0.0
-        ),
-        # narrow GEMMs on 16-bit activations save their own quantised input copies
-        # (Transformer Engine's linear layers), one byte an element
-        gemm_input_bytes=1.0 if prec in _NARROW and e_act >= 2.0 else None,
-        head_flops_s=head_rate,
-        tied_embeddings=bool(model.tied_embeddings),
-        opt_step_bytes=optimizer_step_bytes_per_param(
-            opt_bytes, g_bytes, w_bytes, master_weights=master, loss_scaling=prec == "fp16"
-        ),
-        rotary=str(model.position_embedding).lower() == "rope",
-        parallel_block=bool(getattr(model, "parallel_block", False)),
-        eager_elementwise=elementwise_kernels != "fused",
-        eager_fused_norms=elementwise_kernels == "eager_fused_norm",
-        attention_dropout_factors=fused_attention_dropout_factors(acc, float(s)),
-        residual_rerun_share=float(
-            residual_rerun_share(d_attn, kv_dim, _mlp_width_per_token(model), model.gated_mlp)
-        ),
-    )
+    return {
+        "scaleup_link_Bps": link_bw,
+        "scaleup_link": link,
+        "in_network_reduction": in_net,
+        "scaleup_ll_step_s": ll_step,
+    }
 
 
 @identity_memo(objects=2)
