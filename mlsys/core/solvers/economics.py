@@ -169,6 +169,133 @@ def _duration(training_duration: Any, step_time: Any, steps: Any) -> float | Non
     return t * positive_int("steps", steps)
 
 
+def _fleet_size(fleet: Any, accelerator: Any, accelerators: Any) -> tuple[Any, int]:
+    """The accelerator priced (a catalog name looked up) and how many there are."""
+    acc = accelerator
+    if isinstance(acc, str):
+        from mlsys.core.catalog import Hardware
+
+        acc = Hardware[acc]
+    if acc is None and fleet is not None:
+        acc = getattr(fleet, "accelerator", None)
+    if accelerators is not None:
+        return acc, positive_int("accelerators", accelerators)
+    if fleet is not None:
+        total = getattr(fleet, "total_accelerators", None)
+        if total is None:
+            raise ParameterError("fleet", fleet, "a Fleet (or accelerator= and accelerators=)")
+        return acc, int(total)
+    if acc is not None:
+        return acc, 1
+    raise ParameterError("fleet", None, "a Fleet, or an accelerator and a count")
+
+
+def _checked_rates(
+    utilization: Any,
+    facility_multiplier: Any,
+    cost_of_capital: Any,
+    maintenance_fraction: Any,
+    lifetime: Any,
+) -> tuple[float, float, float, float, float]:
+    """Utilisation, facility factor, yearly rates and life (years), checked."""
+    u = _number("utilization", utilization, "a fraction in (0, 1]", 0.0, 1.0)
+    if u == 0.0:
+        raise ParameterError("utilization", utilization, "a fraction in (0, 1]")
+    fac = _number("facility_multiplier", facility_multiplier, "a factor >= 1", 1.0, None)
+    rate = _number("cost_of_capital", cost_of_capital, "a yearly rate >= 0", 0.0, None)
+    maint = _number(
+        "maintenance_fraction", maintenance_fraction, "a yearly fraction >= 0", 0.0, None
+    )
+    life = (
+        DEFAULT_LIFETIME_YEARS
+        if lifetime is None
+        else one_si(lifetime, "year", "lifetime", allow_zero=False)
+    )
+    return u, fac, rate, maint, life
+
+
+def _compute_capex(fleet: Any, acc: Any, n: int, node_price: Any, accelerator_price: Any) -> float:
+    """Capital of the compute (USD): nodes when a node price is known, else accelerators."""
+    node = getattr(fleet, "node", None)
+    per_node = getattr(node, "accelerators_per_node", None)
+    if node_price is not None:
+        price_node = one_si(node_price, "USD", "node_price")
+    elif accelerator_price is None and node is not None:
+        price_node = node.unit_price_usd
+    else:
+        price_node = None
+    if price_node is not None:
+        if not per_node:
+            raise ParameterError("node_price", node_price, "a price with a Fleet to count nodes")
+        return price_node * n / per_node
+    if accelerator_price is not None:
+        price_acc = one_si(accelerator_price, "USD", "accelerator_price")
+    else:
+        price_acc = getattr(acc, "unit_price_usd", None)
+    if price_acc is None:
+        raise ParameterError(
+            "accelerator_price",
+            None,
+            "a price, or a catalog accelerator / node with a unit_price",
+        )
+    return price_acc * n
+
+
+def _network_capex(
+    compute: float, n: int, ports_per_accelerator: Any, share: Any, cost_per_port: Any
+) -> float:
+    """Capital of the network (USD): per port when priced, else a share of compute."""
+    # both checked, though one is used: a bad value is a mistake either way
+    ports = _number("ports_per_accelerator", ports_per_accelerator, "a number >= 0", 0, None)
+    fraction = _number("network_cost_fraction", share, "a fraction >= 0", 0, None)
+    if cost_per_port is not None:
+        return one_si(cost_per_port, "USD", "network_cost_per_port") * ports * n
+    return compute * fraction
+
+
+def _busy_and_idle_energy(
+    fleet: Any, acc: Any, n: int, power_per_accelerator: Any, datacenter: Any, pue: Any
+) -> tuple[float, float]:
+    """A year's facility energy (J) of the fleet always busy and always idle."""
+    year = SustainabilityModel().solve(
+        fleet,
+        _YEAR_S,
+        accelerator=acc,
+        accelerators=n,
+        utilization=1.0,
+        power_per_accelerator=power_per_accelerator,
+        datacenter=datacenter,
+        pue=pue,
+    )
+    busy = year.si("energy")
+    idle_w = year.si("idle_accelerator_power")
+    if idle_w is None:
+        return busy, busy  # a measured power has no idle figure: charge it all year
+    return busy, busy - n * (year.si("accelerator_power") - idle_w) * year.si("pue") * _YEAR_S
+
+
+def _electricity_price(electricity_price: Any, datacenter: Any) -> float:
+    """USD per kWh: given, else the data centre's grid price, else the default."""
+    if electricity_price is not None:
+        return one_si(electricity_price, "USD/kWh", "electricity_price")
+    grid_price = getattr(getattr(datacenter, "grid", None), "price_usd_per_kwh", None)
+    return DEFAULT_ELECTRICITY_PRICE_USD_PER_KWH if grid_price is None else grid_price
+
+
+def _cloud_price(cloud_price: Any, acc: Any) -> float | None:
+    """USD per accelerator-hour rented: given, else the list price of a catalog device."""
+    if cloud_price is not None:
+        return one_si(cloud_price, "USD/hour", "cloud_price", allow_zero=False)
+    return CLOUD_PRICES_USD_PER_HOUR.get(getattr(acc, "name", ""))
+
+
+def _per_million_tokens(hourly: float | None, n: int, tps: float | None) -> float | None:
+    """USD per million tokens of ``n`` accelerators at ``hourly`` each, ``tps`` in all."""
+    if hourly is None or tps is None:
+        return None
+    return hourly * n * 1e6 / (tps * 3600.0)
+
+
 class EconomicsModel:
     """Total cost of ownership per year, per accelerator-hour, per run and per token.
 
@@ -279,104 +406,25 @@ class EconomicsModel:
             On a negative price, a zero or negative life, a utilisation outside
             (0, 1], a facility multiplier below 1, or no price to start from.
         """
-        acc = accelerator
-        if isinstance(acc, str):
-            from mlsys.core.catalog import Hardware
-
-            acc = Hardware[acc]
-        if acc is None and fleet is not None:
-            acc = getattr(fleet, "accelerator", None)
-        if accelerators is not None:
-            n = positive_int("accelerators", accelerators)
-        elif fleet is not None:
-            total = getattr(fleet, "total_accelerators", None)
-            if total is None:
-                raise ParameterError("fleet", fleet, "a Fleet (or accelerator= and accelerators=)")
-            n = int(total)
-        elif acc is not None:
-            n = 1
-        else:
-            raise ParameterError("fleet", None, "a Fleet, or an accelerator and a count")
-
-        u = _number("utilization", utilization, "a fraction in (0, 1]", 0.0, 1.0)
-        if u == 0.0:
-            raise ParameterError("utilization", utilization, "a fraction in (0, 1]")
-        fac = _number("facility_multiplier", facility_multiplier, "a factor >= 1", 1.0, None)
-        rate = _number("cost_of_capital", cost_of_capital, "a yearly rate >= 0", 0.0, None)
-        maint = _number(
-            "maintenance_fraction", maintenance_fraction, "a yearly fraction >= 0", 0.0, None
+        acc, n = _fleet_size(fleet, accelerator, accelerators)
+        u, fac, rate, maint, life = _checked_rates(
+            utilization, facility_multiplier, cost_of_capital, maintenance_fraction, lifetime
         )
-        life = (
-            DEFAULT_LIFETIME_YEARS
-            if lifetime is None
-            else one_si(lifetime, "year", "lifetime", allow_zero=False)
-        )
-
         # -- capital ------------------------------------------------------------------
-        node = getattr(fleet, "node", None)
-        per_node = getattr(node, "accelerators_per_node", None)
-        if node_price is not None:
-            price_node = one_si(node_price, "USD", "node_price")
-        elif accelerator_price is None and node is not None:
-            price_node = node.unit_price_usd
-        else:
-            price_node = None
-        if price_node is not None:
-            if not per_node:
-                raise ParameterError(
-                    "node_price", node_price, "a price with a Fleet to count nodes"
-                )
-            compute = price_node * n / per_node
-        else:
-            if accelerator_price is not None:
-                price_acc = one_si(accelerator_price, "USD", "accelerator_price")
-            else:
-                price_acc = getattr(acc, "unit_price_usd", None)
-            if price_acc is None:
-                raise ParameterError(
-                    "accelerator_price",
-                    None,
-                    "a price, or a catalog accelerator / node with a unit_price",
-                )
-            compute = price_acc * n
-        # both checked, though one is used: a bad value is a mistake either way
-        ports = _number("ports_per_accelerator", ports_per_accelerator, "a number >= 0", 0, None)
-        share = _number("network_cost_fraction", network_cost_fraction, "a fraction >= 0", 0, None)
-        if network_cost_per_port is not None:
-            network = one_si(network_cost_per_port, "USD", "network_cost_per_port") * ports * n
-        else:
-            network = compute * share
+        compute = _compute_capex(fleet, acc, n, node_price, accelerator_price)
+        network = _network_capex(
+            compute, n, ports_per_accelerator, network_cost_fraction, network_cost_per_port
+        )
         capex = (compute + network) * fac
         annual_capex = capex * float(capital_recovery_factor(rate, life))
-
         # -- energy -------------------------------------------------------------------
-        year = SustainabilityModel().solve(
-            fleet,
-            _YEAR_S,
-            accelerator=acc,
-            accelerators=n,
-            utilization=1.0,
-            power_per_accelerator=power_per_accelerator,
-            datacenter=datacenter,
-            pue=pue,
-        )
-        busy = year.si("energy")
-        idle_w = year.si("idle_accelerator_power")
-        if idle_w is None:
-            idle = busy  # a measured power has no idle figure: charge it all year
-        else:
-            idle = busy - n * (year.si("accelerator_power") - idle_w) * year.si("pue") * _YEAR_S
-        if electricity_price is not None:
-            price_kwh = one_si(electricity_price, "USD/kWh", "electricity_price")
-        else:
-            grid_price = getattr(getattr(datacenter, "grid", None), "price_usd_per_kwh", None)
-            price_kwh = DEFAULT_ELECTRICITY_PRICE_USD_PER_KWH if grid_price is None else grid_price
+        busy, idle = _busy_and_idle_energy(fleet, acc, n, power_per_accelerator, datacenter, pue)
+        price_kwh = _electricity_price(electricity_price, datacenter)
         energy = idle + u * (busy - idle)
         energy_cost = energy / 3.6e6 * price_kwh
         annual_maint = maint * capex
         annual_tco = annual_capex + energy_cost + annual_maint
         per_hour = annual_tco / (n * HOURS_PER_YEAR * u)
-
         # -- unit costs ---------------------------------------------------------------
         duration = _duration(training_duration, step_time, steps)
         tps = (
@@ -384,23 +432,17 @@ class EconomicsModel:
             if tokens_per_second is None
             else one_si(tokens_per_second, "token/s", "tokens_per_second", allow_zero=False)
         )
-        if cloud_price is not None:
-            cloud = one_si(cloud_price, "USD/hour", "cloud_price", allow_zero=False)
-        else:
-            cloud = CLOUD_PRICES_USD_PER_HOUR.get(getattr(acc, "name", ""))
+        cloud = _cloud_price(cloud_price, acc)
         fleet_hours = None if duration is None else n * duration / 3600.0
-
-        def per_mtok(hourly: float | None) -> float | None:
-            if hourly is None or tps is None:
-                return None
-            return hourly * n * 1e6 / (tps * 3600.0)
-
         breakeven = None
         if cloud is not None:
-            fixed = annual_capex + annual_maint
             breakeven = float(
                 breakeven_utilization(
-                    fixed, idle / 3.6e6 * price_kwh, busy / 3.6e6 * price_kwh, cloud, n
+                    annual_capex + annual_maint,
+                    idle / 3.6e6 * price_kwh,
+                    busy / 3.6e6 * price_kwh,
+                    cloud,
+                    n,
                 )
             )
         if not math.isfinite(annual_tco) or (breakeven is not None and math.isnan(breakeven)):
@@ -428,12 +470,12 @@ class EconomicsModel:
             training_duration=duration,
             training_run_cost=None if fleet_hours is None else fleet_hours * per_hour,
             tokens_per_second=tps,
-            cost_per_million_tokens=per_mtok(per_hour),
+            cost_per_million_tokens=_per_million_tokens(per_hour, n, tps),
             cloud_price_per_accelerator_hour=cloud,
             cloud_training_run_cost=(
                 None if fleet_hours is None or cloud is None else fleet_hours * cloud
             ),
-            cloud_cost_per_million_tokens=per_mtok(cloud),
+            cloud_cost_per_million_tokens=_per_million_tokens(cloud, n, tps),
             breakeven_utilization=breakeven,
         )
         return record(
