@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from statistics import NormalDist
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -571,16 +572,91 @@ class ContinuousBatchingModel:
         outputs = _lengths(output_len, "output_len")
         block = _count(block_size, "block_size")
         cap_seqs = None if max_num_seqs is None else _count(max_num_seqs, "max_num_seqs")
-        ttft_target = (
-            None if ttft_slo is None else as_si(ttft_slo, "s", "ttft_slo", allow_zero=False)
-        )
-        itl_target = None if itl_slo is None else as_si(itl_slo, "s", "itl_slo", allow_zero=False)
-        price = (
-            None
-            if price_per_accelerator_hour is None
-            else as_si(price_per_accelerator_hour, "USD/hour", "price_per_accelerator_hour")
+        ttft_target, itl_target, price = _checked_targets(
+            ttft_slo, itl_slo, price_per_accelerator_hour
         )
         tp, pp, mu = _check_plan_args(tp_size, pp_size, memory_utilization)
+        plan = self._replica(
+            model, hardware, precision, kv_precision, activation_precision, tp, pp,
+            efficiency, fabric, mu, decode_attention_heads_per_block, gate_up_fused,
+            host_time_per_step, host_overlap, tp_allreduce, vocab_parallel,
+        )  # fmt: skip
+        kv = _kv_capacity(plan, prompts, outputs, block, cap_seqs)
+        reason = _capacity_problem(model, plan, kv)
+        es, es2 = _prefill_moments(plan, prompts)
+        steady = _Steady(plan, es, es2, outputs.mean, kv.ctx, max(kv.n_cap, 0.0))
+        lam_max = steady.lam_max if reason is None else 0.0
+        stable = reason is None and lam < lam_max
+        if reason is None and not stable:
+            reason = (
+                f"arrival_rate {lam:g}/s exceeds the replica's capacity "
+                f"{lam_max:.3g}/s (KV cache holds {kv.n_cap:.0f} sequences)"
+            )
+        feasible = reason is None
+        if not feasible and raise_errors:
+            raise InfeasibleError(reason)  # type: ignore[arg-type]
+        out: dict[str, Any] = {"arrival_rate": lam}
+        meets = None
+        if feasible:
+            out.update(_at_rate(steady, lam, es, outputs.mean, kv, price))
+            if ttft_target is not None or itl_target is not None:
+                meets = _meets(out["ttft"], out["itl"], ttft_target, itl_target)
+        else:
+            out.update(dict.fromkeys(_RATE_FIELDS))
+            out["prefill_time"] = es
+        slo_rate = None
+        if (
+            (ttft_target is not None or itl_target is not None)
+            and plan.problem is None
+            and lam_max > 0.0
+        ):
+            slo_rate = _slo_search(steady, ttft_target, itl_target)
+        elif ttft_target is not None or itl_target is not None:
+            slo_rate = 0.0
+        out.update(
+            max_concurrency=max(kv.n_cap, 0.0),
+            kv_capacity_blocks=kv.blocks,
+            kv_block_size=block,
+            kv_waste_fraction=kv.waste_tokens / (kv.ctx + kv.waste_tokens),
+            max_arrival_rate=lam_max,
+            stable=stable,
+            meets_slo=meets,
+            max_arrival_rate_under_slo=slo_rate,
+            ttft_slo=ttft_target,
+            itl_slo=itl_target,
+            mean_prompt_len=prompts.mean,
+            mean_output_len=outputs.mean,
+            mean_context=kv.ctx,
+            accelerators=plan.devices,
+            feasible=feasible,
+            infeasibility_reason=reason,
+        )
+        result = ContinuousBatchingResult(**out)
+        return record(
+            result, self, model=model, hardware=hardware, arrival_rate=arrival_rate,
+            prompt_len=prompt_len, output_len=output_len, precision=precision, tp_size=tp_size,
+        )  # fmt: skip
+
+    def _replica(
+        self,
+        model: Any,
+        hardware: Any,
+        precision: str,
+        kv_precision: str | None,
+        activation_precision: str | None,
+        tp: int,
+        pp: int,
+        efficiency: Any,
+        fabric: Any,
+        mu: float,
+        decode_attention_heads_per_block: Any,
+        gate_up_fused: Any,
+        host_time_per_step: Any,
+        host_overlap: Any,
+        tp_allreduce: Any,
+        vocab_parallel: Any,
+    ) -> _Plan:
+        """The replica's serving plan, the engine's choices filling what is not given."""
         (
             decode_attention_heads_per_block, gate_up_fused, host_time_per_step, host_overlap,
             tp_allreduce, vocab_parallel,
@@ -588,7 +664,7 @@ class ContinuousBatchingModel:
             self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
             host_overlap, tp_allreduce, vocab_parallel,
         )  # fmt: skip
-        plan = _plan(
+        return _plan(
             model,
             hardware,
             precision,
@@ -607,122 +683,112 @@ class ContinuousBatchingModel:
             _flag(vocab_parallel, "vocab_parallel"),
         )
 
-        o_mean = outputs.mean
-        # A decoding sequence, sampled uniformly in time, is a request weighted by its
-        # O − 1 decode steps; over those it holds prompt + O/2 tokens on average.
-        if o_mean > 1.0:
-            ctx = prompts.mean + (outputs.second - o_mean) / (2.0 * (o_mean - 1.0))
-        else:
-            ctx = prompts.mean
-        waste_tokens = 0.5 * (block - 1)
-        p_peak = float(prompts.samples.max()) if prompts.samples is not None else prompts.mean
-        workspace = _activation_workspace(plan, p_peak, 1.0)
-        free = plan.mem_avail - plan.weights_dev - workspace
-        block_bytes = block * plan.kv_per_token_dev
-        blocks = int(free // block_bytes) if free > 0 else 0
-        n_kv = blocks * block / (ctx + waste_tokens)
-        n_cap = n_kv if cap_seqs is None else min(n_kv, float(cap_seqs))
 
-        o_peak = float(outputs.samples.max()) if outputs.samples is not None else o_mean
-        reason = _context_problem(model, p_peak, o_peak) or plan.problem
-        if reason is None and free <= 0:
-            reason = (
-                f"weights ({_gb(plan.weights_dev)} per accelerator) and workspace do "
-                f"not fit in {_gb(plan.mem_avail)} usable memory"
-            )
-        elif reason is None and n_kv < 1.0:
-            reason = (
-                f"KV cache of one sequence ({ctx:.0f} tokens) does not fit in the "
-                f"{_gb(max(free, 0.0))} left per accelerator"
-            )
-        es, es2 = _prefill_moments(plan, prompts)
-        steady = _Steady(plan, es, es2, o_mean, ctx, max(n_cap, 0.0))
-        lam_max = steady.lam_max if reason is None else 0.0
-        stable = reason is None and lam < lam_max
-        if reason is None and not stable:
-            reason = (
-                f"arrival_rate {lam:g}/s exceeds the replica's capacity "
-                f"{lam_max:.3g}/s (KV cache holds {n_cap:.0f} sequences)"
-            )
-        feasible = reason is None
-        if not feasible and raise_errors:
-            raise InfeasibleError(reason)  # type: ignore[arg-type]
+_RATE_FIELDS = (
+    "request_throughput",
+    "tokens_per_second",
+    "tokens_per_second_per_accelerator",
+    "ttft",
+    "queueing_delay",
+    "itl",
+    "decode_step_time",
+    "e2e_latency",
+    "concurrency",
+    "kv_utilization",
+    "prefill_utilization",
+    "cost_per_million_tokens",
+)
 
-        d = plan.devices
-        out: dict[str, Any] = {"arrival_rate": lam}
-        meets = None
-        if feasible:
-            n, t_step, itl, wq, ttft = steady.at(lam)
-            tps = lam * o_mean
-            out.update(
-                request_throughput=lam,
-                tokens_per_second=tps,
-                tokens_per_second_per_accelerator=tps / d,
-                ttft=ttft,
-                queueing_delay=wq,
-                prefill_time=es,
-                itl=itl,
-                decode_step_time=t_step,
-                e2e_latency=ttft + (o_mean - 1.0) * itl,
-                concurrency=n,
-                kv_utilization=n * (ctx + waste_tokens) / (blocks * block),
-                prefill_utilization=lam * es,
-                cost_per_million_tokens=(None if price is None else price * d / 3600.0 / tps * 1e6),
-            )
-            if ttft_target is not None or itl_target is not None:
-                meets = _meets(ttft, itl, ttft_target, itl_target)
-        else:
-            out.update(
-                dict.fromkeys(
-                    (
-                        "request_throughput",
-                        "tokens_per_second",
-                        "tokens_per_second_per_accelerator",
-                        "ttft",
-                        "queueing_delay",
-                        "itl",
-                        "decode_step_time",
-                        "e2e_latency",
-                        "concurrency",
-                        "kv_utilization",
-                        "prefill_utilization",
-                        "cost_per_million_tokens",
-                    )
-                )
-            )
-            out["prefill_time"] = es
-        slo_rate = None
-        if (
-            (ttft_target is not None or itl_target is not None)
-            and plan.problem is None
-            and lam_max > 0.0
-        ):
-            slo_rate = _slo_search(steady, ttft_target, itl_target)
-        elif ttft_target is not None or itl_target is not None:
-            slo_rate = 0.0
-        out.update(
-            max_concurrency=max(n_cap, 0.0),
-            kv_capacity_blocks=blocks,
-            kv_block_size=block,
-            kv_waste_fraction=waste_tokens / (ctx + waste_tokens),
-            max_arrival_rate=lam_max,
-            stable=stable,
-            meets_slo=meets,
-            max_arrival_rate_under_slo=slo_rate,
-            ttft_slo=ttft_target,
-            itl_slo=itl_target,
-            mean_prompt_len=prompts.mean,
-            mean_output_len=o_mean,
-            mean_context=ctx,
-            accelerators=d,
-            feasible=feasible,
-            infeasibility_reason=reason,
+
+def _checked_targets(
+    ttft_slo: Any, itl_slo: Any, price_per_accelerator_hour: Any
+) -> tuple[float | None, float | None, float | None]:
+    """The TTFT and ITL targets (s) and the price (USD per accelerator-hour), if given."""
+    ttft_target = None if ttft_slo is None else as_si(ttft_slo, "s", "ttft_slo", allow_zero=False)
+    itl_target = None if itl_slo is None else as_si(itl_slo, "s", "itl_slo", allow_zero=False)
+    price = (
+        None
+        if price_per_accelerator_hour is None
+        else as_si(price_per_accelerator_hour, "USD/hour", "price_per_accelerator_hour")
+    )
+    return ttft_target, itl_target, price
+
+
+def _kv_capacity(
+    plan: _Plan, prompts: _Lengths, outputs: _Lengths, block: int, cap_seqs: int | None
+) -> SimpleNamespace:
+    """How many sequences the paged KV cache holds at the mean context.
+
+    A decoding sequence, sampled uniformly in time, is a request weighted by its
+    O − 1 decode steps; over those it holds prompt + O/2 tokens on average. Each holds
+    half a block unused on average (Kwon et al. 2023).
+    """
+    o_mean = outputs.mean
+    if o_mean > 1.0:
+        ctx = prompts.mean + (outputs.second - o_mean) / (2.0 * (o_mean - 1.0))
+    else:
+        ctx = prompts.mean
+    waste_tokens = 0.5 * (block - 1)
+    p_peak = float(prompts.samples.max()) if prompts.samples is not None else prompts.mean
+    free = plan.mem_avail - plan.weights_dev - _activation_workspace(plan, p_peak, 1.0)
+    blocks = int(free // (block * plan.kv_per_token_dev)) if free > 0 else 0
+    n_kv = blocks * block / (ctx + waste_tokens)
+    return SimpleNamespace(
+        ctx=ctx,
+        waste_tokens=waste_tokens,
+        p_peak=p_peak,
+        o_peak=float(outputs.samples.max()) if outputs.samples is not None else o_mean,
+        free=free,
+        block=block,
+        blocks=blocks,
+        n_kv=n_kv,
+        n_cap=n_kv if cap_seqs is None else min(n_kv, float(cap_seqs)),
+    )
+
+
+def _capacity_problem(model: Any, plan: _Plan, kv: SimpleNamespace) -> str | None:
+    """Why the replica cannot serve at all (context, plan, memory), or None."""
+    reason = _context_problem(model, kv.p_peak, kv.o_peak) or plan.problem
+    if reason is None and kv.free <= 0:
+        return (
+            f"weights ({_gb(plan.weights_dev)} per accelerator) and workspace do "
+            f"not fit in {_gb(plan.mem_avail)} usable memory"
         )
-        result = ContinuousBatchingResult(**out)
-        return record(
-            result, self, model=model, hardware=hardware, arrival_rate=arrival_rate,
-            prompt_len=prompt_len, output_len=output_len, precision=precision, tp_size=tp_size,
-        )  # fmt: skip
+    if reason is None and kv.n_kv < 1.0:
+        return (
+            f"KV cache of one sequence ({kv.ctx:.0f} tokens) does not fit in the "
+            f"{_gb(max(kv.free, 0.0))} left per accelerator"
+        )
+    return reason
+
+
+def _at_rate(
+    steady: _Steady,
+    lam: float,
+    es: float,
+    o_mean: float,
+    kv: SimpleNamespace,
+    price: float | None,
+) -> dict[str, Any]:
+    """The steady state at arrival rate ``lam`` (requests/s): latencies, throughput, cost."""
+    d = steady.plan.devices
+    n, t_step, itl, wq, ttft = steady.at(lam)
+    tps = lam * o_mean
+    return {
+        "request_throughput": lam,
+        "tokens_per_second": tps,
+        "tokens_per_second_per_accelerator": tps / d,
+        "ttft": ttft,
+        "queueing_delay": wq,
+        "prefill_time": es,
+        "itl": itl,
+        "decode_step_time": t_step,
+        "e2e_latency": ttft + (o_mean - 1.0) * itl,
+        "concurrency": n,
+        "kv_utilization": n * (kv.ctx + kv.waste_tokens) / (kv.blocks * kv.block),
+        "prefill_utilization": lam * es,
+        "cost_per_million_tokens": None if price is None else price * d / 3600.0 / tps * 1e6,
+    }
 
 
 def _meets(ttft: float, itl: float, ttft_target: float | None, itl_target: float | None) -> bool:
