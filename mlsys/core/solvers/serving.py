@@ -969,84 +969,18 @@ def _build_plan(
             "Serving needs the shape (layers, heads, KV heads) to size the KV cache.",
         )
     acc, fab_bw, fab_lat, per_node = _resolve_hardware(hardware, fabric)
-    w = _norm(precision, "precision")
+    w, a, kv, cp = _formats(acc, precision, activation_precision, kv_precision)
     wb = BYTES_PER_ELEMENT[w]
-    if activation_precision is None:
-        a = w if wb >= 2.0 else "fp16"
-    else:
-        a = _norm(activation_precision, "activation_precision")
-    kv = a if kv_precision is None else _norm(kv_precision, "kv_precision")
-    # Weight-and-activation quantised formats (fp8, int8, fp4 ...) run on the tensor
-    # cores of that format where the device has them; otherwise weights are dequantised
-    # and the math runs at the activation precision (weight-only quantisation).
-    available = acc.precisions
-    if w in available and wb < 2.0:
-        cp = w
-    elif a in available:
-        cp = a
-    elif "bf16" in available:
-        cp = "bf16"
-    else:
-        cp = available[0]
     eff_c, eff_m = resolve_efficiency(efficiency, acc, cp)
     shape = _shape(model)
-    # Quantisers leave the output head in the activation precision (it is a small share
-    # of the weights and the logits are sensitive to it), so a narrow-weight model's LM
-    # head reads 16-bit weights and runs on the 16-bit tensor cores (DeepSeek-V3 report,
-    # arXiv:2412.19437, Sec. 3.3.1, for FP8 training; NVIDIA TensorRT Model Optimizer
-    # excludes ``lm_head`` from quantisation by default).
-    head_bytes = wb
-    head_flops = acc.peak_flops_s(cp) * eff_c
-    a_bytes = BYTES_PER_ELEMENT[a]
-    if wb < a_bytes:
-        head_bytes = a_bytes
-        if a in available and a != cp:
-            head_flops = acc.peak_flops_s(a) * resolve_efficiency(efficiency, acc, a)[0]
-
-    problem = None
-    if shape.heads % tp:
-        problem = f"tp_size={tp} does not divide the model's {shape.heads} attention heads"
-    elif tp > shape.kv_heads and tp % shape.kv_heads:
-        problem = f"tp_size={tp} is not a multiple of the model's {shape.kv_heads} KV heads"
-    elif tp <= shape.kv_heads and shape.kv_heads % tp:
-        problem = f"tp_size={tp} does not divide the model's {shape.kv_heads} KV heads"
-    elif pp > shape.layers:
-        problem = f"pp_size={pp} exceeds the model's {int(shape.layers)} layers"
-    elif per_node is not None and tp > per_node:
-        problem = (
-            f"tp_size={tp} exceeds the {per_node} accelerators of one node: tensor "
-            "parallelism is modelled inside one scale-up domain only"
-        )
-    elif (tp > 1 or pp > 1) and fab_bw <= 0.0:
-        problem = (
-            f"{acc.label} has no scale-up link in the catalog; pass fabric= to "
-            "use tensor or pipeline parallelism"
-        )
+    head_bytes, head_flops = _head_format(acc, efficiency, w, a, cp, eff_c)
+    problem = _layout_problem(shape, tp, pp, per_node, fab_bw, acc)
     p2p0, p2p1 = _p2p_coeffs(fab_bw, fab_lat) if (pp > 1 and fab_bw > 0) else (0.0, 0.0)
     # KV heads split by tensor parallelism, replicated once each when tp exceeds them
     kv_heads_dev = shape.kv_heads / tp if tp <= shape.kv_heads else 1.0
     kvb = BYTES_PER_ELEMENT[kv]
-    kv_per_token_dev = kv_cache_bytes(shape.layers / pp, kv_heads_dev, shape.head_dim, 1, 1, kvb)
-    # the query heads of one device that share a KV head, and how often the decode kernel
-    # reads that head to serve them
-    kv_reads = decode_kv_reads(shape.heads / tp, kv_heads_dev, heads_per_block)
     peak = acc.peak_flops_s(cp)
-    # the GEMMs run at the compute fraction of peak (the library's default, below the
-    # device's measured matmul ceiling), then lose their own tile and wave quantisation
-    fab_obj = _fabric_of(hardware, fabric)
-    tp_link = "nvlink" if fab_obj is None or fab_obj.kind == "scale-up" else "net"
-    nvls = bool(fab_obj is not None and fab_obj.in_network_reduction)
-    tp_ll_step = _measured_ll_step(fab_obj, acc) if tp_link == "nvlink" else None
-    # off NVLink (a scale-out fabric, PCIe, ICI) the latency is None and NCCL runs
-    tp_peer_latency = _peer_allreduce_latency(fab_obj, acc) if tp_allreduce == "custom" else None
-    bw = acc.memory_bandwidth_Bps
-    if memory_utilization is None:
-        fixed = default_framework_overhead(acc, 0.0)
-        frac = default_framework_overhead(acc, 1.0) - fixed
-        mem_avail = max(acc.memory_bytes - fixed, 0.0) / (1.0 + frac)
-    else:
-        fixed, frac = acc.memory_bytes * (1.0 - memory_utilization), 0.0
-        mem_avail = acc.memory_bytes * memory_utilization
+    fixed, frac, mem_avail = _memory_budget(acc, memory_utilization)
     return _Plan(
         shape=shape,
         tp=tp,
@@ -1055,41 +989,37 @@ def _build_plan(
         w_bytes=wb,
         a_bytes=BYTES_PER_ELEMENT[a],
         kv_bytes=kvb,
+        # the GEMMs run at the compute fraction of peak (the library's default, below
+        # the device's measured matmul ceiling), then lose their own tile and wave
+        # quantisation
         peak=peak * eff_c,
-        bw=bw * eff_m,
+        bw=acc.memory_bandwidth_Bps * eff_m,
         peak_raw=peak,
         # attention runs in the 16-bit activation format even when the GEMMs are FP8
         # (FlashAttention-2 kernels are 16-bit), as in the training layout model
-        peak_attention=acc.peak_flops_s(a) if a in available else peak,
+        peak_attention=acc.peak_flops_s(a) if a in acc.precisions else peak,
         attention_fractions=fused_attention_fractions(acc),
         attention_unmasked=attention_fractions_unmasked(acc),
         # weight-and-activation quantisation: each GEMM's 16-bit input is quantised by
         # its own kernel first (static scales); weight-only formats dequantise in the GEMM
         cast_bytes=FP8_STATIC_SCALING_CAST_BYTES if (cp == w and wb < 2.0 and a != w) else 0.0,
-        bw_raw=bw,
+        bw_raw=acc.memory_bandwidth_Bps,
         gemm_flops=peak * eff_c,
         sm_count=acc.sm_count,
-        tp_link=tp_link,
         tp_bw=fab_bw,
-        tp_nvls=nvls,
-        tp_ll_step=tp_ll_step,
-        tp_peer_latency=tp_peer_latency,
+        **_tp_link(hardware, fabric, acc, tp_allreduce),
         vocab_split=tp if vocab_parallel else 1,
         p2p0=p2p0,
         p2p1=p2p1,
-        kv_per_token_dev=kv_per_token_dev,
+        kv_per_token_dev=kv_cache_bytes(shape.layers / pp, kv_heads_dev, shape.head_dim, 1, 1, kvb),
         kv_heads_dev=kv_heads_dev,
-        kv_reads=kv_reads,
+        # the query heads of one device that share a KV head, and how often the decode
+        # kernel reads that head to serve them
+        kv_reads=decode_kv_reads(shape.heads / tp, kv_heads_dev, heads_per_block),
         gate_up_split=not gate_up_fused,
         host_step=host_step,
         host_overlap=host_overlap,
-        weights_dev=(
-            shape.total_params * wb
-            + shape.head_params * (head_bytes - wb)
-            # embedding and head whole on every tensor-parallel GPU (both V x h)
-            + (0.0 if vocab_parallel else (tp - 1) * shape.head_params * (head_bytes + wb))
-        )
-        / (tp * pp),
+        weights_dev=_weights_per_device(shape, wb, head_bytes, tp, pp, vocab_parallel),
         head_bytes=head_bytes,
         head_flops=head_flops,
         mem_avail=mem_avail,
@@ -1102,6 +1032,116 @@ def _build_plan(
         compute_precision=cp,
         problem=problem,
     )
+
+
+def _formats(
+    acc: Any, precision: Any, activation_precision: Any, kv_precision: Any
+) -> tuple[str, str, str, str]:
+    """Weight, activation, KV-cache and compute formats of a replica.
+
+    Weight-and-activation quantised formats (fp8, int8, fp4 ...) run on the tensor cores
+    of that format where the device has them; otherwise weights are dequantised and the
+    math runs at the activation precision (weight-only quantisation).
+    """
+    w = _norm(precision, "precision")
+    if activation_precision is None:
+        a = w if BYTES_PER_ELEMENT[w] >= 2.0 else "fp16"
+    else:
+        a = _norm(activation_precision, "activation_precision")
+    kv = a if kv_precision is None else _norm(kv_precision, "kv_precision")
+    available = acc.precisions
+    if w in available and BYTES_PER_ELEMENT[w] < 2.0:
+        cp = w
+    elif a in available:
+        cp = a
+    elif "bf16" in available:
+        cp = "bf16"
+    else:
+        cp = available[0]
+    return w, a, kv, cp
+
+
+def _head_format(
+    acc: Any, efficiency: Any, w: str, a: str, cp: str, eff_c: float
+) -> tuple[float, float]:
+    """Bytes per weight of the output head and the FLOP/s its GEMM runs at.
+
+    Quantisers leave the output head in the activation precision (it is a small share of
+    the weights and the logits are sensitive to it), so a narrow-weight model's LM head
+    reads 16-bit weights and runs on the 16-bit tensor cores (DeepSeek-V3 report,
+    arXiv:2412.19437, Sec. 3.3.1, for FP8 training; NVIDIA TensorRT Model Optimizer
+    excludes ``lm_head`` from quantisation by default).
+    """
+    head_bytes = BYTES_PER_ELEMENT[w]
+    head_flops = acc.peak_flops_s(cp) * eff_c
+    a_bytes = BYTES_PER_ELEMENT[a]
+    if head_bytes < a_bytes:
+        head_bytes = a_bytes
+        if a in acc.precisions and a != cp:
+            head_flops = acc.peak_flops_s(a) * resolve_efficiency(efficiency, acc, a)[0]
+    return head_bytes, head_flops
+
+
+def _layout_problem(
+    shape: Any, tp: int, pp: int, per_node: int | None, fab_bw: float, acc: Any
+) -> str | None:
+    """Why the replica's tensor and pipeline split cannot run, or None."""
+    if shape.heads % tp:
+        return f"tp_size={tp} does not divide the model's {shape.heads} attention heads"
+    if tp > shape.kv_heads and tp % shape.kv_heads:
+        return f"tp_size={tp} is not a multiple of the model's {shape.kv_heads} KV heads"
+    if tp <= shape.kv_heads and shape.kv_heads % tp:
+        return f"tp_size={tp} does not divide the model's {shape.kv_heads} KV heads"
+    if pp > shape.layers:
+        return f"pp_size={pp} exceeds the model's {int(shape.layers)} layers"
+    if per_node is not None and tp > per_node:
+        return (
+            f"tp_size={tp} exceeds the {per_node} accelerators of one node: tensor "
+            "parallelism is modelled inside one scale-up domain only"
+        )
+    if (tp > 1 or pp > 1) and fab_bw <= 0.0:
+        return (
+            f"{acc.label} has no scale-up link in the catalog; pass fabric= to "
+            "use tensor or pipeline parallelism"
+        )
+    return None
+
+
+def _tp_link(hardware: Any, fabric: Any, acc: Any, tp_allreduce: str) -> dict[str, Any]:
+    """The tensor-parallel link: its kind, in-network reduction, NCCL's measured
+    low-latency step, and the custom peer all-reduce's latency (None off NVLink: a
+    scale-out fabric, PCIe or ICI, where NCCL runs)."""
+    fab_obj = _fabric_of(hardware, fabric)
+    tp_link = "nvlink" if fab_obj is None or fab_obj.kind == "scale-up" else "net"
+    return {
+        "tp_link": tp_link,
+        "tp_nvls": bool(fab_obj is not None and fab_obj.in_network_reduction),
+        "tp_ll_step": _measured_ll_step(fab_obj, acc) if tp_link == "nvlink" else None,
+        "tp_peer_latency": (
+            _peer_allreduce_latency(fab_obj, acc) if tp_allreduce == "custom" else None
+        ),
+    }
+
+
+def _memory_budget(acc: Any, memory_utilization: float | None) -> tuple[float, float, float]:
+    """The framework's fixed and proportional overhead and the bytes left for weights,
+    activations and KV cache on one device."""
+    if memory_utilization is None:
+        fixed = default_framework_overhead(acc, 0.0)
+        frac = default_framework_overhead(acc, 1.0) - fixed
+        return fixed, frac, max(acc.memory_bytes - fixed, 0.0) / (1.0 + frac)
+    fixed = acc.memory_bytes * (1.0 - memory_utilization)
+    return fixed, 0.0, acc.memory_bytes * memory_utilization
+
+
+def _weights_per_device(
+    shape: Any, wb: float, head_bytes: float, tp: int, pp: int, vocab_parallel: bool
+) -> float:
+    """Weight bytes on one device: the model split over ``tp × pp``, the head in its own
+    format, embedding and head whole on every tensor-parallel GPU (both V × h) when the
+    vocabulary is not split."""
+    whole = 0.0 if vocab_parallel else (tp - 1) * shape.head_params * (head_bytes + wb)
+    return (shape.total_params * wb + shape.head_params * (head_bytes - wb) + whole) / (tp * pp)
 
 
 def _check_plan_args(
