@@ -38,8 +38,16 @@ class Renderer(MdRenderer):
             return text
         n_incr = 1 if el.flat else 2
         with self._increment_header(n_incr):
-            sections = [self._attribute(x) for x in attrs]
-        return "\n\n".join([text, *sections])
+            sections = "\n\n".join(self._attribute(x) for x in attrs)
+        # under the attributes' summary table (the heading quartodoc writes, then the
+        # table, which ends at the first blank line), else at the end
+        head = f"{'#' * (self.crnt_header_level + 1)} Attributes\n\n"
+        start = text.find(head)
+        if start < 0:
+            return f"{text}\n\n{sections}"
+        end = text.find("\n\n", start + len(head))
+        end = len(text) if end < 0 else end
+        return f"{text[:end]}\n\n{sections}{text[end:]}"
 
     def _attribute(self, el: layout.DocAttribute) -> str:
         """An attribute's section: ``### NAME { #anchor }``, then its docstring."""
