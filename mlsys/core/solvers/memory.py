@@ -357,6 +357,38 @@ def _memory_layout(*args: Any) -> TrainingLayout:
         return _layout_cached.__wrapped__(*args)
 
 
+def _accelerator(hardware: Any) -> Any:
+    """The accelerator of ``hardware`` (an Accelerator, or a Node's)."""
+    # test the common case first: a failed getattr on a pydantic model is slow
+    acc = (
+        hardware
+        if hasattr(hardware, "memory_bytes")
+        else getattr(hardware, "accelerator", hardware)
+    )
+    if not hasattr(acc, "memory_bytes"):
+        raise ParameterError("hardware", hardware, "an Accelerator (e.g. Hardware.H100)")
+    return acc
+
+
+def _sequence_length(shape: Any, seq_len: Any, ep: int) -> int:
+    """Tokens per sample: the model's by default; 1 for a workload without a sequence
+    (which has no experts to split)."""
+    if shape.transformer:
+        return int(shape.seq_len) if seq_len is None else _checks.positive_int("seq_len", seq_len)
+    if ep != 1:
+        raise ParameterError("ep_size", ep, "1 for a non-MoE workload")
+    return 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
+
+
+def _overhead(framework_overhead: Any, mode_key: str, acc: Any, allocated: float) -> float:
+    """Bytes the framework holds beyond the model's: given, else none in training (as in
+    DistributedModel: one answer for one layout) and, in inference, the runtime
+    allowance the serving solvers also use."""
+    if framework_overhead is None:
+        return 0.0 if mode_key == "training" else default_framework_overhead(acc, allocated)
+    return as_si(framework_overhead, "byte", "framework_overhead")
+
+
 class MemoryModel:
     """Memory per accelerator of a training or inference configuration.
 
@@ -494,14 +526,7 @@ class MemoryModel:
             batch that does not split into ``dp_size × microbatch_count`` equal
             micro-batches.
         """
-        # test the common case first: a failed getattr on a pydantic model is slow
-        acc = (
-            hardware
-            if hasattr(hardware, "memory_bytes")
-            else getattr(hardware, "accelerator", hardware)
-        )
-        if not hasattr(acc, "memory_bytes"):
-            raise ParameterError("hardware", hardware, "an Accelerator (e.g. Hardware.H100)")
+        acc = _accelerator(hardware)
         mode_key = _checks.choice("mode", mode, _MODES)
         raise_errors = _checks.flag("raise_errors", raise_errors)
         prec = normalize_precision(precision)
@@ -528,12 +553,7 @@ class MemoryModel:
         e_kv = BYTES_PER_ELEMENT[kv_prec]
         opt_key = str(optimizer).lower()
         shape = _shape(model)
-        if shape.transformer:
-            s = int(shape.seq_len) if seq_len is None else _checks.positive_int("seq_len", seq_len)
-        else:
-            if ep != 1:
-                raise ParameterError("ep_size", ep, "1 for a non-MoE workload")
-            s = 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
+        s = _sequence_length(shape, seq_len, ep)
         psi = (shape.total - shape.experts) / (tp * pp) + shape.experts / (tp * pp * ep)
 
         if mode_key == "training":
@@ -545,12 +565,7 @@ class MemoryModel:
                                      kv_cache_len)  # fmt: skip
         weights, grads, opt, acts, kv_cache, b_local, k_opt, kv_len = parts
         allocated = weights + grads + opt + acts + kv_cache
-        if framework_overhead is None:
-            # training: none by default, as in DistributedModel (one answer for one
-            # layout); inference: the runtime allowance serving solvers also use
-            overhead = 0.0 if mode_key == "training" else default_framework_overhead(acc, allocated)
-        else:
-            overhead = as_si(framework_overhead, "byte", "framework_overhead")
+        overhead = _overhead(framework_overhead, mode_key, acc, allocated)
         total_bytes = allocated + overhead
         capacity = acc.memory_bytes
         feasible = total_bytes <= capacity
