@@ -83,7 +83,7 @@ _LAZY: dict[str, str] = {
     "Platforms": "mlsys.compat.systems",
     "Infrastructure": "mlsys.compat.systems",
     "calibration": "mlsys.compat.systems",
-    "PlacementOptimizer": "mlsys.compat.solvers",
+    "PlacementOptimizer": "mlsys.compat.placement",
     "Datasets": "mlsys.compat.systems",
     "Applications": "mlsys.compat.scenarios",
     "Scenario": "mlsys.compat.scenarios",
