@@ -135,6 +135,47 @@ def _count_words(minimum: int) -> str:
     return f"an integer >= {minimum}"
 
 
+def counts(name: str, value: Any, minimum: int = 1) -> Any:
+    """A count, or an array of counts for a formula's array path, checked as :func:`count`.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name.
+    value : int, float or array-like
+        Whole numbers of at least ``minimum``.
+    minimum : int
+        The smallest value allowed.
+
+    Returns
+    -------
+    int or ndarray
+        A scalar as an ``int``; an array as given (as a float array if it was a list).
+
+    Raises
+    ------
+    ParameterError
+        When any element is not a whole number of at least ``minimum`` (NaN, infinity,
+        a fraction, a bool, a string), naming the whole value.
+    """
+    if isinstance(value, (int, float, str)) or value is None:
+        return count(name, value, minimum)
+    import numpy as np
+
+    words = _count_words(minimum)
+    if isinstance(value, np.bool_) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
+        raise ParameterError(name, value, words)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(name, value, words) from None
+    if arr.ndim == 0:
+        return count(name, arr.item(), minimum)
+    if not (np.all(np.isfinite(arr)) and np.all(arr >= minimum) and np.all(arr == np.round(arr))):
+        raise ParameterError(name, value, words)
+    return value if isinstance(value, np.ndarray) else arr
+
+
 def positive_int(name: str, value: Any) -> int:
     """``value`` as an int ≥ 1 (integral floats accepted), else ParameterError.
 

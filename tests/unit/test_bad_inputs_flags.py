@@ -29,6 +29,7 @@ from mlsys import (
     TransformerWorkload,
 )
 from mlsys.core.checks import count, flag, positive_ints
+from mlsys.core.formulas import pipeline_bubble_fraction
 from mlsys.core.layout import TrainingLayout
 from mlsys.core.types import ConfigurationError
 
@@ -246,3 +247,20 @@ def test_workload_flags_read_words(field):
 def test_fleet_count_is_a_whole_number(value):
     with pytest.raises(ConfigurationError, match=r"count=.*: expected a whole number"):
         Fleet(node=Nodes.DGX_H100, count=value, fabric=Fabrics.IB_NDR)
+
+
+# a formula's counts, scalar or array ----------------------------------------------------
+@pytest.mark.parametrize(
+    "args", [(0, 8), (4, 0), (4, 8, 0), (True, 8), ("4", 8), (math.nan, 8), ([0, 2], 8)]
+)
+def test_pipeline_bubble_counts(args):
+    # (0, 8) gave a bubble of -1/7 = -0.143 and (4, 0) a ZeroDivisionError
+    with pytest.raises(ParameterError, match="expected a positive integer"):
+        pipeline_bubble_fraction(*args)
+
+
+def test_pipeline_bubble_arrays_still_broadcast():
+    # p = 8, m = 32: 7/39 = 0.1795 of the step; p = 2: 1/33
+    np.testing.assert_allclose(
+        pipeline_bubble_fraction(np.array([2, 8]), 32), [1 / 33, 7 / 39], rtol=1e-12
+    )

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from mlsys.core.checks import counts
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas._ops import num
 
@@ -266,6 +267,10 @@ def pipeline_bubble_ratio(
     >>> round(pipeline_bubble_ratio(8, 32), 4), round(pipeline_bubble_ratio(8, 32, 2), 4)
     (0.2188, 0.1094)
     """
+    # counts: 0 stages gave a negative bubble, 0 micro-batches a ZeroDivisionError
+    pp_size = counts("pp_size", pp_size)
+    microbatch_count = counts("microbatch_count", microbatch_count)
+    v_stages = counts("v_stages", v_stages)
     _schedule(schedule, v_stages)
     return interleaved_bubble_ratio(pp_size, microbatch_count, v_stages)
 
