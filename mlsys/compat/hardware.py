@@ -138,13 +138,19 @@ class BookAccelerator:
             "capacity": entry.memory_capacity,
             "bandwidth": entry.memory_bandwidth,
         }
-        if "l2_cache" in extras:
-            memory["l2_cache"] = field_value(extras["l2_cache"])
+        for field in ("l2_cache", "register_file_per_sm", "shared_memory_per_sm"):
+            if field in extras:
+                memory[field] = field_value(extras[field])
         self.__dict__.update(
             book_name=book_name,
             key=key,
             entry=entry,
-            compute=_Attrs(f"{book_name}.compute", peak_flops=peak16, precision_flops=flops),
+            compute=_Attrs(
+                f"{book_name}.compute",
+                peak_flops=peak16,
+                precision_flops=flops,
+                **({"sm_count": entry.sm_count} if entry.sm_count else {}),
+            ),
             memory=_Attrs(f"{book_name}.memory", **memory),
             nvlink=_Attrs(f"{book_name}.nvlink", bandwidth=2 * entry.scaleup_bandwidth),
             tdp=entry.tdp,

@@ -169,3 +169,15 @@ def test_ridge_point_in_the_books_counts_and_h100_storage():
     # 989.4 TFLOP/s dense BF16 over 3.35 TB/s
     assert h100.ridge_point().m_as(flop / byte) == pytest.approx(989.4e12 / 3.35e12, rel=1e-3)
     assert h100.storage.bandwidth.m_as("GB/s") == pytest.approx(7.0)  # one Gen4 NVMe drive
+
+
+def test_sm_level_figures_and_horowitz_adds():
+    h100 = Hardware.Cloud.H100
+    assert h100.compute.sm_count == 132  # H100 SXM5: 132 SMs
+    # 132 SMs x 256 KB of registers = 33 MiB on the die (H100 whitepaper, Table 3)
+    total = h100.compute.sm_count * h100.memory.register_file_per_sm
+    assert total.m_as("MiB") == pytest.approx(132 * 256 / 1024)
+    assert Hardware.Tech.Op.AddFp32.energy.m_as("pJ") == pytest.approx(0.9)  # Horowitz 2014
+    # an fp32 add costs about a quarter of an fp32 multiply-add (0.9 vs 3.7 pJ)
+    fma = Hardware.Tech.Op.FlopFp32.energy.m_as("pJ/flop_count")
+    assert Hardware.Tech.Op.AddFp32.energy.m_as("pJ") / fma == pytest.approx(0.9 / 3.7)
