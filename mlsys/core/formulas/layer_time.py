@@ -56,6 +56,7 @@ __all__ = [
     "LAYER_KERNELS",
     "linear_gemm_times",
     "linear_layers_time",
+    "output_layer_time",
     "transformer_layer_kernel_times",
     "transformer_layer_time",
 ]
@@ -498,6 +499,64 @@ def linear_layers_time(
         # a pure function of floats: a solver asking again (a book, a sweep) pays once
         return _linear_layers_time_cached(*args)
     return _linear_layers_time(*args)
+
+
+def output_layer_time(
+    tokens: Any,
+    vocab: Any,
+    hidden: Any,
+    tp_size: Any,
+    flops_per_s: Any,
+    memory_Bps: Any,
+) -> Any:
+    """Training time of the output layer (LM head) for one micro-batch on one device.
+
+    The head multiplies each token's hidden state by the ``V × h`` embedding matrix,
+    split over the tensor-parallel ranks by vocabulary: ``2·V·h·T/t`` FLOP a pass, three
+    passes (forward, data gradient, weight gradient), the ``6·B·s·h·V`` term of
+    Narayanan et al.'s step FLOPs. The logits are kept in fp32 for the loss: written,
+    read and written by the softmax, read again by its gradient — ``4 · 3 · 4·V·T/t``
+    bytes, memory-bound. The two add (one waits for the other).
+
+    Parameters
+    ----------
+    tokens : float or ndarray
+        Tokens of the micro-batch on this device, ``T`` (sequences × sequence length,
+        divided by the context-parallel size).
+    vocab : float or ndarray
+        Vocabulary size, ``V``.
+    hidden : float or ndarray
+        Hidden size, ``h``.
+    tp_size : float or ndarray
+        Tensor-parallel ranks the vocabulary is split over, ``t``.
+    flops_per_s : float or ndarray
+        Achieved FLOP/s of the head's GEMMs (16-bit under FP8 training), in FLOP/s.
+    memory_Bps : float or ndarray
+        Achieved HBM bandwidth, in bytes per second.
+
+    Returns
+    -------
+    float or ndarray
+        Seconds.
+
+    References
+    ----------
+    Narayanan et al. (2021), "Efficient Large-Scale Language Model Training on GPU
+    Clusters Using Megatron-LM", SC'21, Eq. (3) (the logit layer's ``6·B·s·h·V``
+    FLOPs); NVIDIA Megatron-LM, ``megatron/core/tensor_parallel/cross_entropy.py``
+    (vocabulary-parallel cross entropy on fp32 logits).
+
+    Examples
+    --------
+    GPT-3 (``V = 50257``, ``h = 12288``), one 2048-token sequence on TP 8, at 156 TFLOP/s
+    and 2.039 TB/s × 0.85: 6.08 ms of GEMMs and 0.36 ms of logits, 6.44 ms.
+
+    >>> round(output_layer_time(2048.0, 50257.0, 12288.0, 8.0, 156e12, 2.039e12 * 0.85) * 1e3, 2)
+    6.44
+    """
+    head_flops = 2.0 * (vocab * hidden) * tokens / tp_size * 3.0
+    logits_bytes = 4.0 * 3.0 * 4.0 * vocab * tokens / tp_size
+    return head_flops / flops_per_s + logits_bytes / memory_Bps
 
 
 def linear_gemm_times(

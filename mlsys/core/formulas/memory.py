@@ -40,6 +40,7 @@ __all__ = [
     "OPTIMIZER_STATE_BYTES",
     "optimizer_state_bytes_per_param",
     "optimizer_step_bytes_per_param",
+    "optimizer_step_time",
     "zero_model_state_bytes",
     "zero_model_state_breakdown",
     "zero_communication_elements",
@@ -739,6 +740,64 @@ def optimizer_step_bytes_per_param(
     if loss_scaling:
         update += 2.0 * fp32
     return float(update)
+
+
+def optimizer_step_time(
+    dense_params: Any,
+    expert_params: Any,
+    dense_shards: Any,
+    expert_shards: Any,
+    step_bytes_per_param: Any,
+    memory_Bps: Any,
+) -> Any:
+    """Time of one optimizer step on one device: the parameters it owns, each moving
+    :func:`optimizer_step_bytes_per_param` bytes through HBM.
+
+    Under ZeRO (stage 1 and above) each data-parallel rank updates only its shard of the
+    optimizer state, so a device owns ``Ψ_dense / n_dense + Ψ_expert / n_expert``
+    parameters: the dense ones sharded over every rank that holds a replica of them
+    (``dp·ep·cp``), the experts' over the ranks that hold a replica of theirs
+    (``dp·cp``). Without ZeRO both shard counts are 1. The step's kernels are
+    memory-bound, so its time is bytes over bandwidth.
+
+    Parameters
+    ----------
+    dense_params : float or ndarray
+        Dense (non-expert) parameters of the device's model shard (its pipeline stage
+        and tensor slice).
+    expert_params : float or ndarray
+        Expert parameters of the device's model shard.
+    dense_shards, expert_shards : float or ndarray
+        Ranks the optimizer state of each is split over (1 without ZeRO).
+    step_bytes_per_param : float or ndarray
+        Bytes one step moves per owned parameter
+        (:func:`optimizer_step_bytes_per_param`; 38 in bf16 with Adam).
+    memory_Bps : float or ndarray
+        Achieved HBM bandwidth, in bytes per second.
+
+    Returns
+    -------
+    float or ndarray
+        Seconds.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", SC'20, Sec. 5.1 (each rank updates its partition of the optimizer
+    states); NVIDIA Megatron-LM, ``megatron/optimizer/distrib_optimizer.py`` (the
+    distributed optimizer's per-rank shard).
+
+    Examples
+    --------
+    GPT-3 175B on TP 8 × PP 8 holds 2.73e9 parameters per device; ZeRO-1 over 4
+    data-parallel ranks leaves it 6.8e8 to update at 38 bytes each: 26 GB, 15.0 ms at
+    2.039 TB/s × 0.85.
+
+    >>> round(optimizer_step_time(175e9 / 64, 0.0, 4.0, 4.0, 38.0, 2.039e12 * 0.85) * 1e3, 1)
+    15.0
+    """
+    owned = dense_params / dense_shards + expert_params / expert_shards
+    return owned * step_bytes_per_param / memory_Bps
 
 
 def zero_model_state_bytes(

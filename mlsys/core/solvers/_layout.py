@@ -148,6 +148,7 @@ from mlsys.core.formulas.layer_time import (
     gradient_accumulation_bytes,
     linear_gemm_times,
     linear_layers_time,
+    output_layer_time,
     rotary_embedding_bytes,
 )
 from mlsys.core.formulas.memory import (
@@ -156,6 +157,7 @@ from mlsys.core.formulas.memory import (
     interleaved_activation_factor,
     optimizer_state_bytes_per_param,
     optimizer_step_bytes_per_param,
+    optimizer_step_time,
     pipeline_inflight_microbatches,
     zero_model_state_breakdown,
 )
@@ -173,6 +175,7 @@ from mlsys.core.formulas.overheads import (
 )
 from mlsys.core.formulas.overlap import (
     OVERLAPPED_COMPUTE_SLOWDOWN,
+    data_parallel_overlap_windows,
     fsdp_edge_exposed_time,
     fsdp_edge_fraction,
     overlap_slowdown_time,
@@ -1743,10 +1746,8 @@ def _moe_host_layer_time(P: Problem, L: _Lay, t_layer: Any) -> Any:
 def _lm_head_time(P: Problem, L: _Lay) -> Any:
     """The output layer: ``2·V·h·T/t`` FLOP a pass, three passes, at its own rate (16-bit
     under FP8), and the fp32 logits written, softmaxed and differentiated (``4·3·4·V·T/t``
-    bytes) at ``HBM × η_memory``."""
-    head_flops = 2.0 * P.n_head * L.T / L.tp * 3.0
-    logits_bytes = 4.0 * 3.0 * 4.0 * P.V * L.T / L.tp
-    return head_flops / P.head_flops_s + logits_bytes / (P.hbm_bw * P.eta_m)
+    bytes) at ``HBM × η_memory`` (:func:`mlsys.core.formulas.layer_time.output_layer_time`)."""
+    return output_layer_time(L.T, P.V, P.h, L.tp, P.head_flops_s, P.hbm_bw * P.eta_m)
 
 
 def _local_params(P: Problem, L: _Lay) -> Any:
@@ -1840,7 +1841,8 @@ def _dp_exposed_time(
     part runs beside, and the whole: ``(exposed, slowdown, total)``. The reduction hides
     behind the last micro-batch's backward (ZeRO-2: every one's; ZeRO-3: all compute),
     the parameter all-gather behind the next forward; FSDP's first and last collectives of
-    a micro-batch run alone (:func:`mlsys.core.formulas.overlap.fsdp_edge_exposed_time`);
+    a micro-batch run alone (:func:`mlsys.core.formulas.overlap.fsdp_edge_exposed_time`;
+    the windows: :func:`mlsys.core.formulas.overlap.data_parallel_overlap_windows`);
     what is hidden slows its neighbours by
     :data:`~mlsys.core.formulas.overlap.OVERLAPPED_COMPUTE_SLOWDOWN` (Lee et al. 2025)."""
     o, m, zero, scalar = L.o, L.m, L.zero, L.scalar
@@ -1849,11 +1851,9 @@ def _dp_exposed_time(
     if not L.overlap:
         return total, 0.0, total
     z2, z3 = zero >= 2, zero >= 3
-    fwd_one = t_mb_compute / L.fwd_passes
-    bwd_one = t_mb_compute * (2.0 / L.fwd_passes) + t_mb_comm * 0.5
-    compute_all = m * t_mb_compute
-    grad_window = o.where(z3, compute_all, o.where(z2, m * bwd_one, bwd_one))
-    param_window = o.where(z3, compute_all, fwd_one)
+    grad_window, param_window, compute_all = data_parallel_overlap_windows(
+        t_mb_compute, t_mb_comm, L.fwd_passes, m, zero
+    )
     edge_g = edge_p = 0.0
     if (L.flat_params or L.per_parameter) and (not scalar or z2):
         dp_one = (L.dp * L.ep * L.cp <= 1.0) * 1.0
@@ -1885,15 +1885,19 @@ def _tied_embedding_time(P: Problem, L: _Lay, bw: float, lat: float) -> Any:
 
 
 def _optimizer_time(P: Problem, L: _Lay) -> Any:
-    """The optimizer step over the locally owned (ZeRO-sharded) parameters:
-    :func:`mlsys.core.formulas.memory.optimizer_step_bytes_per_param` bytes each at
+    """The optimizer step over the locally owned (ZeRO-sharded: dense over ``dp·ep·cp``,
+    experts over ``dp·cp``) parameters, :func:`mlsys.core.formulas.memory.optimizer_step_time`
+    of :func:`~mlsys.core.formulas.memory.optimizer_step_bytes_per_param` bytes each at
     ``HBM × η_memory``."""
     o, z1 = L.o, L.zero >= 1
-    psi_dense = P.params_dense / (L.tp * L.pp)
-    psi_exp = P.params_expert / (L.tp * L.pp * L.ep)
-    dense_shards = o.where(z1, L.dp * L.ep * L.cp, 1.0)
-    owned = psi_dense / dense_shards + psi_exp / o.where(z1, L.dp * L.cp, 1.0)
-    return owned * P.opt_step_bytes / (P.hbm_bw * P.eta_m)
+    return optimizer_step_time(
+        P.params_dense / (L.tp * L.pp),
+        P.params_expert / (L.tp * L.pp * L.ep),
+        o.where(z1, L.dp * L.ep * L.cp, 1.0),
+        o.where(z1, L.dp * L.cp, 1.0),
+        P.opt_step_bytes,
+        P.hbm_bw * P.eta_m,
+    )
 
 
 def _step_flops(P: Problem, L: _Lay) -> tuple[Any, Any]:

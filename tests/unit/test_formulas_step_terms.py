@@ -1,0 +1,147 @@
+"""Cost terms of a training step as cited formulas: the output layer, the optimizer step
+and the windows data-parallel collectives hide behind.
+
+Each is checked against a derivation written here, on floats and on arrays (one code
+path), and the step model must call it (no private copy of its arithmetic).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+
+from mlsys import Fabrics, Fleet, Models, Nodes
+from mlsys.core.formulas.layer_time import output_layer_time
+from mlsys.core.formulas.memory import optimizer_step_bytes_per_param, optimizer_step_time
+from mlsys.core.formulas.overlap import data_parallel_overlap_windows
+from mlsys.core.solvers import _layout
+from mlsys.core.solvers.distributed import DistributedModel
+from mlsys.core.solvers.search import ParallelismSearch
+
+A100_HBM_Bps = 2.039e12  # A100 80GB SXM datasheet
+ETA_M = 0.85
+
+
+def _megatron_step_flops(B, s, l, h, V):
+    """Narayanan et al. (2021), SC'21, Eq. (3): FLOPs of one training iteration
+    (forward and backward, no recomputation) of a GPT model."""
+    return 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h))
+
+
+def test_output_layer_flops_are_the_logit_term_of_megatrons_step_count():
+    # Eq. (3) without recomputation has the prefactor 72 (96 counts a full recompute);
+    # its V term, 72·B·s·l·h²·V/(12·l·h) = 6·B·s·h·V, is the output layer's three passes.
+    # At 1 FLOP/s and unbounded bandwidth the formula's seconds are its FLOPs.
+    B, s, l, h, V = 4.0, 2048.0, 96.0, 12288.0, 51200.0
+    logit_term = _megatron_step_flops(B, s, l, h, V) - _megatron_step_flops(B, s, l, h, 0.0)
+    flops = output_layer_time(B * s, V, h, 1.0, 1.0, math.inf)
+    assert flops == pytest.approx(logit_term, rel=1e-12)
+    assert flops == pytest.approx(6.0 * B * s * h * V, rel=1e-12)
+
+
+def test_output_layer_time_of_gpt3_on_tp8():
+    # one 2048-token sequence, vocabulary split 8 ways: 6·V·h·T/8 FLOP at 156 TFLOP/s,
+    # fp32 logits written, softmaxed and differentiated, 4 bytes × 3 × 4 passes per
+    # logit at 2.039 TB/s × 0.85
+    V, h, T, t = 50257.0, 12288.0, 2048.0, 8.0
+    expected = 6.0 * V * h * T / t / 156e12 + 48.0 * V * T / t / (A100_HBM_Bps * ETA_M)
+    got = output_layer_time(T, V, h, t, 156e12, A100_HBM_Bps * ETA_M)
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert got == pytest.approx(6.437e-3, rel=1e-3)
+    # tensor parallelism splits both halves: 8 ranks take an eighth of one rank's time
+    one_rank = output_layer_time(T, V, h, 1.0, 156e12, A100_HBM_Bps * ETA_M)
+    assert got == pytest.approx(one_rank / 8.0, rel=1e-12)
+
+
+def test_optimizer_step_time_shards_dense_and_expert_state_separately():
+    step_bytes = optimizer_step_bytes_per_param(12.0, 4.0, 2.0)  # Adam, bf16: 38 bytes
+    assert step_bytes == 38.0
+    bw = A100_HBM_Bps * ETA_M
+    # GPT-3 175B on TP 8 × PP 8: 175e9 / 64 parameters a device; ZeRO-1 over 4 ranks
+    psi = 175e9 / 64
+    alone = optimizer_step_time(psi, 0.0, 1.0, 1.0, step_bytes, bw)
+    assert alone == pytest.approx(psi * 38.0 / bw, rel=1e-12)
+    sharded = optimizer_step_time(psi, 0.0, 4.0, 4.0, step_bytes, bw)
+    assert sharded == pytest.approx(alone / 4.0, rel=1e-12)
+    assert sharded == pytest.approx(0.014988, rel=1e-4)
+    # experts: their state split over dp·cp only (here 2), the dense over dp·ep·cp (16)
+    mixed = optimizer_step_time(1e9, 3e9, 16.0, 2.0, step_bytes, bw)
+    assert mixed == pytest.approx((1e9 / 16.0 + 3e9 / 2.0) * 38.0 / bw, rel=1e-12)
+
+
+def test_overlap_windows_by_zero_stage():
+    compute, comm, passes, m = 0.3, 0.04, 3.0, 8.0
+    forward = compute / passes  # 0.1 s
+    backward = 2.0 * forward + comm / 2.0  # 0.22 s
+    for stage in (0.0, 1.0):  # the reduction behind the last backward, the gather
+        grad, param, everything = data_parallel_overlap_windows(compute, comm, passes, m, stage)
+        assert (grad, param) == pytest.approx((backward, forward), rel=1e-12)
+        assert everything == pytest.approx(m * compute, rel=1e-12)
+    grad, param, _ = data_parallel_overlap_windows(compute, comm, passes, m, 2.0)
+    assert (grad, param) == pytest.approx((m * backward, forward), rel=1e-12)  # every backward
+    grad, param, everything = data_parallel_overlap_windows(compute, comm, passes, m, 3.0)
+    assert grad == param == everything == pytest.approx(2.4, rel=1e-12)  # all compute
+    # a full recompute makes four forwards of the same compute: shorter windows
+    grad4, param4, _ = data_parallel_overlap_windows(compute, comm, 4.0, m, 1.0)
+    assert (grad4, param4) == pytest.approx((0.15 + 0.02, 0.075), rel=1e-12)
+
+
+def test_one_code_path_for_floats_and_arrays():
+    rng = np.random.default_rng(7)
+    n = 64
+    compute, comm = rng.uniform(0.01, 1.0, n), rng.uniform(0.0, 0.2, n)
+    passes, m = rng.choice([3.0, 4.0], n), rng.choice([1.0, 4.0, 16.0], n)
+    zero = rng.choice([0.0, 1.0, 2.0, 3.0], n)
+    arrays = data_parallel_overlap_windows(compute, comm, passes, m, zero)
+    for i in range(n):
+        one = data_parallel_overlap_windows(
+            float(compute[i]), float(comm[i]), float(passes[i]), float(m[i]), float(zero[i])
+        )
+        assert [float(a[i]) for a in arrays] == list(one)
+    tokens, tp = rng.uniform(1e3, 1e5, n), rng.choice([1.0, 2.0, 8.0], n)
+    heads = output_layer_time(tokens, 32000.0, 4096.0, tp, 3e14, 2e12)
+    shards = rng.choice([1.0, 8.0, 64.0], n)
+    steps = optimizer_step_time(7e9 / tp, 0.0, shards, shards, 38.0, 2e12)
+    for i in range(n):
+        t, k = float(tokens[i]), float(tp[i])
+        assert float(heads[i]) == output_layer_time(t, 32000.0, 4096.0, k, 3e14, 2e12)
+        assert float(steps[i]) == optimizer_step_time(7e9 / k, 0.0, float(shards[i]),
+                                                      float(shards[i]), 38.0, 2e12)  # fmt: skip
+
+
+FLEET = Fleet(node=Nodes.DGX_A100, count=2, fabric=Fabrics.IB_HDR)
+
+
+def _solve():
+    kw = dict(batch_size=16, tp_size=4, pp_size=2, microbatch_count=4, zero_stage=1)
+    return DistributedModel().solve(Models.Llama2_13B, FLEET, **kw).si("step_time")
+
+
+def _search():
+    res = ParallelismSearch().solve(Models.Llama2_13B, FLEET, batch_size=16, zero_stages=(0, 1))
+    return float(res.table["step_time"][0])
+
+
+@pytest.mark.parametrize(
+    "name", ["output_layer_time", "optimizer_step_time", "data_parallel_overlap_windows"]
+)
+def test_the_step_model_calls_the_formula(monkeypatch, name):
+    before = [_solve(), _search()]
+    original = getattr(_layout, name)
+    assert original.__module__.startswith("mlsys.core.formulas"), name
+    calls = {"n": 0}
+
+    @functools.wraps(original)
+    def counted(*args, **kwargs):
+        calls["n"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_layout, name, counted)
+    for solve, expected in zip((_solve, _search), before, strict=True):
+        calls["n"] = 0
+        _layout.build_problem.memo.clear()
+        assert solve() == expected  # the wrapper is the formula: same answer
+        assert calls["n"] > 0, f"{solve.__name__} does not call {name}"
