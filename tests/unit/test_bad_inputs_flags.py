@@ -9,6 +9,7 @@ never a bool, a string, NaN or infinity.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ from mlsys import (
     TransformerWorkload,
 )
 from mlsys.core.checks import count, flag, positive_ints
-from mlsys.core.formulas import pipeline_bubble_fraction
+from mlsys.core.formulas import pipeline_bubble_fraction, transformer_param_count
 from mlsys.core.layout import TrainingLayout
 from mlsys.core.types import ConfigurationError
 
@@ -264,3 +265,19 @@ def test_pipeline_bubble_arrays_still_broadcast():
     np.testing.assert_allclose(
         pipeline_bubble_fraction(np.array([2, 8]), 32), [1 / 33, 7 / 39], rtol=1e-12
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [((-1, 8, 2, 10), "layers=-1"), ((4, 8.5, 2, 10), "hidden=8.5"), ((4, 8, 0, 10), "heads=0")],
+)
+def test_transformer_param_count_counts(args, named):
+    # layers=-1 gave -776 parameters
+    with pytest.raises(ParameterError, match=re.escape(named)):
+        transformer_param_count(*args)
+
+
+def test_transformer_param_count_vocab_zero_is_a_layer_alone():
+    # no embedding: one layer of h = 8 with 2 heads, MLP 4h, LayerNorms and biases:
+    # 12h² + 13h = 768 + 104 = 872, plus the final norm's 2h = 16
+    assert transformer_param_count(1, 8, 2, 0) == 888

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from mlsys.core.checks import counts
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas._ops import num, ret
 from mlsys.core.formulas.memory import recompute_mode
@@ -194,10 +195,11 @@ def transformer_param_breakdown(
     6.74
     """
     f64 = float
-    nl = np.asarray(layers, dtype=f64)
-    h = np.asarray(hidden, dtype=f64)
-    a = np.asarray(heads, dtype=f64)
-    V = np.asarray(vocab, dtype=f64)
+    # the shape's counts (scalars or arrays): -1 layers gave -776 parameters
+    nl = np.asarray(counts("layers", layers), dtype=f64)
+    h = np.asarray(counts("hidden", hidden), dtype=f64)
+    a = np.asarray(counts("heads", heads), dtype=f64)
+    V = np.asarray(counts("vocab", vocab, 0), dtype=f64)  # 0: no embedding (a layer alone)
     kv = a if kv_heads is None else np.asarray(kv_heads, dtype=f64)
     hd = h / a if head_dim is None else np.asarray(head_dim, dtype=f64)
     f = 4.0 * h if ffn_hidden is None else np.asarray(ffn_hidden, dtype=f64)
