@@ -30,7 +30,11 @@ from mlsys import (
     TransformerWorkload,
 )
 from mlsys.core.checks import count, flag, positive_ints
-from mlsys.core.formulas import pipeline_bubble_fraction, transformer_param_count
+from mlsys.core.formulas import (
+    pipeline_bubble_fraction,
+    ring_allreduce_time,
+    transformer_param_count,
+)
 from mlsys.core.layout import TrainingLayout
 from mlsys.core.types import ConfigurationError
 
@@ -281,3 +285,9 @@ def test_transformer_param_count_vocab_zero_is_a_layer_alone():
     # no embedding: one layer of h = 8 with 2 heads, MLP 4h, LayerNorms and biases:
     # 12h² + 13h = 768 + 104 = 872, plus the final norm's 2h = 16
     assert transformer_param_count(1, 8, 2, 0) == 888
+
+
+def test_collective_ranks_are_not_text():
+    # "4" was read as 4 ranks
+    with pytest.raises(ParameterError, match="ranks='4'"):
+        ring_allreduce_time(1e9, "4", 1e11, 1e-6)

@@ -167,8 +167,8 @@ def _lat(value: Any, name: str = "latency_s") -> Any:
 
 
 def _ranks(value: Any, name: str = "ranks") -> Any:
-    """Participant counts: integers >= 1 (float or array of floats)."""
-    if isinstance(value, bool) or value is None:
+    """Participant counts: integers >= 1 (float or array of floats), never text."""
+    if isinstance(value, (bool, str, bytes)) or value is None:
         raise ParameterError(name, value, "an integer number of ranks >= 1")
     try:
         arr = np.asarray(value, dtype=float)
