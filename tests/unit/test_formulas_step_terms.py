@@ -1,5 +1,5 @@
-"""Cost terms of a training step as cited formulas: the output layer, the optimizer step
-and the windows data-parallel collectives hide behind.
+"""Cost terms of a training step as cited formulas: the output layer, the optimizer step,
+the windows data-parallel collectives hide behind and ring attention's K/V exchange.
 
 Each is checked against a derivation written here, on floats and on arrays (one code
 path), and the step model must call it (no private copy of its arithmetic).
@@ -14,9 +14,13 @@ import numpy as np
 import pytest
 
 from mlsys import Fabrics, Fleet, Models, Nodes
+from mlsys.core.formulas.collectives import p2p_time
 from mlsys.core.formulas.layer_time import output_layer_time
 from mlsys.core.formulas.memory import optimizer_step_bytes_per_param, optimizer_step_time
-from mlsys.core.formulas.overlap import data_parallel_overlap_windows
+from mlsys.core.formulas.overlap import (
+    data_parallel_overlap_windows,
+    ring_attention_exchange_time,
+)
 from mlsys.core.solvers import _layout
 from mlsys.core.solvers.distributed import DistributedModel
 from mlsys.core.solvers.search import ParallelismSearch
@@ -89,6 +93,30 @@ def test_overlap_windows_by_zero_stage():
     assert (grad4, param4) == pytest.approx((0.15 + 0.02, 0.075), rel=1e-12)
 
 
+def test_ring_exchange_hides_behind_each_block_of_attention():
+    # a ring of 4 takes 3 steps; each forward step sends K and V (one block), each backward
+    # step K, V and their gradients (two blocks), each beside one block's attention
+    kv, cp, bw, lat = 4e6, 4.0, 10e9, 2e-6
+    attention, passes = 1.4e-3, 3.5  # a fused kernel: forward, and 2.5 passes backward
+    fwd_block, bwd_block = attention / passes / cp, attention / passes * 2.5 / cp
+    send, send2 = lat + kv / bw, lat + 2.0 * kv / bw
+    assert p2p_time(kv, bw, lat) == pytest.approx(send, rel=1e-12)
+    exposed, total = ring_attention_exchange_time(kv, cp, attention, passes, 0.0, bw, lat)
+    assert total == pytest.approx(3.0 * (send + send2), rel=1e-12)
+    assert exposed == pytest.approx(3.0 * ((send - fwd_block) + (send2 - bwd_block)), rel=1e-12)
+    # a recomputed forward sends K and V again, beside a backward one pass shorter
+    attention_rc = attention / passes * (passes + 1.0)
+    exposed_rc, total_rc = ring_attention_exchange_time(kv, cp, attention_rc, passes + 1.0, 1.0,
+                                                        bw, lat)  # fmt: skip
+    assert total_rc == pytest.approx(3.0 * (2.0 * send + send2), rel=1e-12)
+    assert exposed_rc == pytest.approx(
+        3.0 * (2.0 * (send - fwd_block) + (send2 - bwd_block)), rel=1e-12
+    )
+    # a fast link hides every step; no ring, no exchange
+    assert ring_attention_exchange_time(kv, cp, attention, passes, 0.0, 1e12, 0.0)[0] == 0.0
+    assert ring_attention_exchange_time(kv, 1.0, attention, passes, 0.0, bw, lat) == (0.0, 0.0)
+
+
 def test_one_code_path_for_floats_and_arrays():
     rng = np.random.default_rng(7)
     n = 64
@@ -101,6 +129,13 @@ def test_one_code_path_for_floats_and_arrays():
             float(compute[i]), float(comm[i]), float(passes[i]), float(m[i]), float(zero[i])
         )
         assert [float(a[i]) for a in arrays] == list(one)
+    cp, attention = rng.choice([1.0, 2.0, 8.0], n), rng.uniform(1e-4, 1e-2, n)
+    rings = ring_attention_exchange_time(4e6, cp, attention, passes, passes - 3.0, 5e10, 1e-6)
+    for i in range(n):
+        k = float(passes[i])
+        one = ring_attention_exchange_time(4e6, float(cp[i]), float(attention[i]), k, k - 3.0,
+                                           5e10, 1e-6)  # fmt: skip
+        assert [float(a[i]) for a in rings] == list(one)
     tokens, tp = rng.uniform(1e3, 1e5, n), rng.choice([1.0, 2.0, 8.0], n)
     heads = output_layer_time(tokens, 32000.0, 4096.0, tp, 3e14, 2e12)
     shards = rng.choice([1.0, 8.0, 64.0], n)
@@ -125,11 +160,28 @@ def _search():
     return float(res.table["step_time"][0])
 
 
+def _solve_cp():
+    kw = dict(batch_size=8, tp_size=4, cp_size=2, seq_len=16384, microbatch_count=4)
+    return DistributedModel().solve(Models.Llama2_13B, FLEET, **kw).si("step_time")
+
+
+def _solve_pp_deepspeed():
+    kw = dict(batch_size=16, tp_size=4, pp_size=2, microbatch_count=4, pipeline_p2p="deepspeed")
+    return DistributedModel().solve(Models.Llama2_13B, FLEET, **kw).si("step_time")
+
+
 @pytest.mark.parametrize(
-    "name", ["output_layer_time", "optimizer_step_time", "data_parallel_overlap_windows"]
+    ("name", "solvers"),
+    [
+        ("output_layer_time", (_solve, _search)),
+        ("optimizer_step_time", (_solve, _search)),
+        ("data_parallel_overlap_windows", (_solve, _search)),
+        ("ring_attention_exchange_time", (_solve_cp,)),
+        ("pipeline_p2p_bytes", (_solve, _solve_pp_deepspeed, _search)),
+    ],
 )
-def test_the_step_model_calls_the_formula(monkeypatch, name):
-    before = [_solve(), _search()]
+def test_the_step_model_calls_the_formula(monkeypatch, name, solvers):
+    before = [solve() for solve in solvers]
     original = getattr(_layout, name)
     assert original.__module__.startswith("mlsys.core.formulas"), name
     calls = {"n": 0}
@@ -140,7 +192,7 @@ def test_the_step_model_calls_the_formula(monkeypatch, name):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(_layout, name, counted)
-    for solve, expected in zip((_solve, _search), before, strict=True):
+    for solve, expected in zip(solvers, before, strict=True):
         calls["n"] = 0
         _layout.build_problem.memo.clear()
         assert solve() == expected  # the wrapper is the formula: same answer

@@ -179,10 +179,11 @@ from mlsys.core.formulas.overlap import (
     fsdp_edge_exposed_time,
     fsdp_edge_fraction,
     overlap_slowdown_time,
+    ring_attention_exchange_time,
     userbuffers_exposed_time,
 )
 from mlsys.core.formulas.parallel import group_placement, tp_reductions_per_layer
-from mlsys.core.formulas.pipeline import interleaved_bubble_ratio
+from mlsys.core.formulas.pipeline import interleaved_bubble_ratio, pipeline_p2p_bytes
 from mlsys.core.formulas.transformer import residual_rerun_share, training_flops_per_token
 from mlsys.core.layout import (
     RECOMPUTE_NAMES,
@@ -1682,7 +1683,8 @@ def _tp_layer_time(P: Problem, L: _Lay) -> tuple[Any, Any]:
 def _cp_layer_time(P: Problem, L: _Lay, t_attn: Any, attn_passes: Any) -> tuple[Any, Any, Any]:
     """Context parallelism's K/V exchange of a layer: nodes the ring spans, the time
     exposed and the whole. A ring passes K, V round ``cp − 1`` steps, each beside one
-    block's attention, only the excess exposed (Liu, Zaharia & Abbeel 2023, Sec. 3);
+    block's attention, only the excess exposed (Liu, Zaharia & Abbeel 2023, Sec. 3;
+    :func:`mlsys.core.formulas.overlap.ring_attention_exchange_time`);
     ``cp_all_gather`` all-gathers K, V and reduce-scatters their gradients, exposed
     (Dubey et al. 2024, Sec. 3.3.2)."""
     o, cp, tp, full = L.o, L.cp, L.tp, L.full
@@ -1698,14 +1700,8 @@ def _cp_layer_time(P: Problem, L: _Lay, t_attn: Any, attn_passes: Any) -> tuple[
     else:
         bw = o.where(cp_n > 1.0, P.inter_bw, P.intra_bw)
         lat = o.where(cp_n > 1.0, P.inter_lat, P.intra_lat)
-        t_pass = t_attn / attn_passes  # one forward-equivalent of attention
-        block_fwd, block_bwd = t_pass / cp, t_pass * (attn_passes - 1.0 - full) / cp
-        step_fwd = coll.p2p_time(kv_block, bw, lat)
-        step_bwd = coll.p2p_time(2.0 * kv_block, bw, lat)
-        steps = o.max(cp - 1.0, 0.0)
-        total = steps * ((1.0 + full) * step_fwd + step_bwd)
-        exposed = steps * (
-            (1.0 + full) * o.max(step_fwd - block_fwd, 0.0) + o.max(step_bwd - block_bwd, 0.0)
+        exposed, total = ring_attention_exchange_time(
+            kv_block, cp, t_attn, attn_passes, full, bw, lat
         )
     ring = cp > 1.0
     return cp_n, o.where(ring, exposed, 0.0), o.where(ring, total, 0.0)
@@ -1789,7 +1785,8 @@ def _pipeline_send_time(P: Problem, L: _Lay) -> tuple[Any, float, float]:
     ``2·v`` transfers of ``T·h·e/t`` (Megatron's scatter/gather, Narayanan et al. 2021,
     Sec. 4.1) or DeepSpeed's ``4·v`` of the whole ``T·h·e``
     (:func:`mlsys.core.formulas.collectives.p2p_time`)."""
-    M = L.T * P.h * P.e_act if L.deepspeed_p2p else L.T * P.h * P.e_act / L.tp
+    # DeepSpeed sends the whole activation; Megatron each rank's 1/t slice
+    M = pipeline_p2p_bytes(L.T, 1.0, P.h, P.e_act, L.tp, sequence_parallel=not L.deepspeed_p2p)
     transfers = 4.0 if L.deepspeed_p2p else 2.0
     cross = P.total > P.accelerators_per_node  # pp outermost: a stage boundary crosses nodes
     bw = P.inter_bw if cross else P.intra_bw
