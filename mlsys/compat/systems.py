@@ -511,6 +511,7 @@ Infrastructure = Namespace(
             lazy=True,
         ),
         "AIR_COOLING_LIMIT_KW": lambda: field_value({"ref": "AIR_COOLING_LIMIT_KW"}),
+        "Capacity": lambda: _values_ns("Infrastructure.Capacity", _table("capacity")),
     },
     lazy=True,
 )
@@ -518,7 +519,7 @@ Infrastructure = Namespace(
 ``Cloud.GpuTrainingPerHour.rate`` ...), ``Racks``, ``FacilityCooling``, ``Grids`` (the
 catalog's grids under the book's names and every catalog key and alias; ``pue`` and ``wue``
 those of the cooling tier the book pairs with the region), ``Datacenters`` and
-``AIR_COOLING_LIMIT_KW``."""
+``AIR_COOLING_LIMIT_KW`` and ``Capacity`` (build-out lead times)."""
 
 Datasets = Namespace(
     "Datasets",

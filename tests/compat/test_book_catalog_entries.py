@@ -181,3 +181,9 @@ def test_sm_level_figures_and_horowitz_adds():
     # an fp32 add costs about a quarter of an fp32 multiply-add (0.9 vs 3.7 pJ)
     fma = Hardware.Tech.Op.FlopFp32.energy.m_as("pJ/flop_count")
     assert Hardware.Tech.Op.AddFp32.energy.m_as("pJ") / fma == pytest.approx(0.9 / 3.7)
+
+
+def test_capacity_lead_times():
+    cap = Infrastructure.Capacity
+    assert (cap.GpuLeadTimeMonths, cap.SubstationLeadTimeMonths) == (6, 24)
+    assert cap.sources["GridInterconnectionQueueGw"]["kind"] == "estimate"
