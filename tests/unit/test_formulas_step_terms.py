@@ -1,5 +1,6 @@
-"""Cost terms of a training step as cited formulas: the output layer, the optimizer step,
-the windows data-parallel collectives hide behind and ring attention's K/V exchange.
+"""Cost terms of a training step as cited formulas: the output layer, attention with its
+scores in memory, the optimizer step, the windows data-parallel collectives hide behind
+and ring attention's K/V exchange.
 
 Each is checked against a derivation written here, on floats and on arrays (one code
 path), and the step model must call it (no private copy of its arithmetic).
@@ -15,7 +16,7 @@ import pytest
 
 from mlsys import Fabrics, Fleet, Models, Nodes
 from mlsys.core.formulas.collectives import p2p_time
-from mlsys.core.formulas.layer_time import output_layer_time
+from mlsys.core.formulas.layer_time import materialized_attention_time, output_layer_time
 from mlsys.core.formulas.memory import optimizer_step_bytes_per_param, optimizer_step_time
 from mlsys.core.formulas.overlap import (
     data_parallel_overlap_windows,
@@ -58,6 +59,27 @@ def test_output_layer_time_of_gpt3_on_tp8():
     # tensor parallelism splits both halves: 8 ranks take an eighth of one rank's time
     one_rank = output_layer_time(T, V, h, 1.0, 156e12, A100_HBM_Bps * ETA_M)
     assert got == pytest.approx(one_rank / 8.0, rel=1e-12)
+
+
+def test_materialized_attention_is_the_roofline_of_its_flops_and_score_traffic():
+    # GPT-3, one 2048-token sequence on TP 8, three passes in bf16
+    T, s, a, d, t, passes, e = 2048.0, 2048.0, 96.0, 12288.0, 8.0, 3.0, 2.0
+    args = (T, s, a, d, t, passes, e)
+    # QK^T and AV: 2·s·d FLOP each per query token, over the t ranks, every pass
+    flops = 2.0 * (2.0 * s * d) * T / t * passes
+    assert materialized_attention_time(*args, True, 1.0, math.inf) == pytest.approx(flops)
+    # a·s scores per query token: 4e bytes (QK^T write, softmax read+write, AV read), and
+    # with dropout 2e + 1 more (probabilities read and written, one-byte mask)
+    scores = a * s * T / t
+    with_dropout = materialized_attention_time(*args, True, math.inf, 1.0)
+    assert with_dropout == pytest.approx((6.0 * e + 1.0) * scores * passes, rel=1e-12)
+    without = materialized_attention_time(*args, False, math.inf, 1.0)
+    assert without == pytest.approx(4.0 * e * scores * passes, rel=1e-12)
+    # on an A100 (156 TFLOP/s, 2.039 TB/s x 0.85) the score traffic is the longer
+    bw = A100_HBM_Bps * ETA_M
+    got = materialized_attention_time(*args, True, 156e12, bw)
+    assert got == pytest.approx(max(flops / 156e12, with_dropout / bw), rel=1e-12)
+    assert got == pytest.approx(with_dropout / bw, rel=1e-12) and flops / 156e12 < got
 
 
 def test_optimizer_step_time_shards_dense_and_expert_state_separately():
@@ -138,11 +160,16 @@ def test_one_code_path_for_floats_and_arrays():
         assert [float(a[i]) for a in rings] == list(one)
     tokens, tp = rng.uniform(1e3, 1e5, n), rng.choice([1.0, 2.0, 8.0], n)
     heads = output_layer_time(tokens, 32000.0, 4096.0, tp, 3e14, 2e12)
+    cores = materialized_attention_time(tokens, 4096.0, 32.0, 4096.0, tp, passes, 2.0, True,
+                                        3e14, 2e12)  # fmt: skip
     shards = rng.choice([1.0, 8.0, 64.0], n)
     steps = optimizer_step_time(7e9 / tp, 0.0, shards, shards, 38.0, 2e12)
     for i in range(n):
         t, k = float(tokens[i]), float(tp[i])
         assert float(heads[i]) == output_layer_time(t, 32000.0, 4096.0, k, 3e14, 2e12)
+        assert float(cores[i]) == materialized_attention_time(
+            t, 4096.0, 32.0, 4096.0, k, float(passes[i]), 2.0, True, 3e14, 2e12
+        )
         assert float(steps[i]) == optimizer_step_time(7e9 / k, 0.0, float(shards[i]),
                                                       float(shards[i]), 38.0, 2e12)  # fmt: skip
 
@@ -165,6 +192,18 @@ def _solve_cp():
     return DistributedModel().solve(Models.Llama2_13B, FLEET, **kw).si("step_time")
 
 
+def _solve_unfused():
+    kw = dict(batch_size=16, tp_size=4, pp_size=2, microbatch_count=4, flash_attention=False)
+    return DistributedModel().solve(Models.Llama2_13B, FLEET, **kw).si("step_time")
+
+
+def _search_unfused():
+    res = ParallelismSearch().solve(
+        Models.Llama2_13B, FLEET, batch_size=16, zero_stages=(1,), flash_attention=False
+    )
+    return float(res.table["step_time"][0])
+
+
 def _solve_pp_deepspeed():
     kw = dict(batch_size=16, tp_size=4, pp_size=2, microbatch_count=4, pipeline_p2p="deepspeed")
     return DistributedModel().solve(Models.Llama2_13B, FLEET, **kw).si("step_time")
@@ -177,6 +216,7 @@ def _solve_pp_deepspeed():
         ("optimizer_step_time", (_solve, _search)),
         ("data_parallel_overlap_windows", (_solve, _search)),
         ("ring_attention_exchange_time", (_solve_cp,)),
+        ("materialized_attention_time", (_solve_unfused, _search_unfused)),
         ("pipeline_p2p_bytes", (_solve, _solve_pp_deepspeed, _search)),
     ],
 )

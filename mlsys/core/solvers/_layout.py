@@ -148,6 +148,7 @@ from mlsys.core.formulas.layer_time import (
     gradient_accumulation_bytes,
     linear_gemm_times,
     linear_layers_time,
+    materialized_attention_time,
     output_layer_time,
     rotary_embedding_bytes,
 )
@@ -1557,18 +1558,17 @@ def _attention_time(P: Problem, L: _Lay) -> tuple[Any, Any]:
     passes: the fused kernel at its measured fractions of peak
     (:func:`mlsys.core.formulas.gemm.attention_time`), or, with the scores materialised,
     a roofline of ``4·s·d_attn·T/t`` FLOP and ``(6e + 1)`` bytes per score a pass
-    (Korthikanti et al. 2022, Sec. 4)."""
+    (Korthikanti et al. 2022, Sec. 4;
+    :func:`mlsys.core.formulas.layer_time.materialized_attention_time`)."""
     o, T, tp, full, dots = L.o, L.T, L.tp, L.full, L.dots
     if P.flash:  # FlashAttention-2: scores recomputed backward (3.5 passes), none in HBM
         t = _fused_attention_time(P, L.b, L.cp, tp, full + dots, o, L.dropout)
         return t, 3.5 + full + dots
     passes = 3.0 + full + L.sel + dots
-    flops = 4.0 * P.s * P.d_attn * T / tp * passes  # local queries attend to all s keys
-    # write QK^T, read and write the softmax, read for AV (4e); dropout reads and writes
-    # the probabilities again and writes a one-byte mask (2e + 1)
-    e = P.e_act
-    score_bytes = (4.0 * e + (2.0 * e + 1.0 if L.dropout else 0.0)) * P.a * P.s * T / tp
-    t = o.max(flops / (P.peak_attn * P.eta_c), score_bytes * passes / (P.hbm_bw * P.eta_m))
+    t = materialized_attention_time(
+        T, P.s, P.a, P.d_attn, tp, passes, P.e_act, L.dropout,
+        P.peak_attn * P.eta_c, P.hbm_bw * P.eta_m,
+    )  # fmt: skip
     return t, passes
 
 
