@@ -102,8 +102,9 @@ def test_executed_check_of_the_chapters(executed):
 
 def _shown(text):
     """What the reader sees of an inline value: fmt wraps a number in a Pandoc span
-    carrying its provenance, ``[1,287 MWh]{.mlsys-num title="..."}``."""
-    return re.sub(r"\[([^\]]*)\]\{[^}]*\}", r"\1", text)
+    carrying its provenance, ``[1,287 MWh]{.mlsys-num title="..."}``, its number and unit
+    joined by a no-break space (read here as a space)."""
+    return re.sub(r"\[([^\]]*)\]\{[^}]*\}", r"\1", text).replace("\u00a0", " ")
 
 
 def _number(text):
