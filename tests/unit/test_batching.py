@@ -316,3 +316,23 @@ def test_decode_kernel_heads_per_block_reaches_the_decode_step():
     assert ctx == 576.0
     assert twice.si("decode_step_time") == pytest.approx(_decode(plan, n, ctx)[0], rel=1e-6)
     assert twice.si("decode_step_time") > once.si("decode_step_time")
+
+
+def test_fp8_decode_at_low_load_prices_an_empty_batch():
+    """At a low arrival rate the fixed point starts from an empty decode batch; with FP8
+    GEMMs (whose inputs are quantised per token) that batch must price as the weights'
+    read, not divide by its zero tokens. Floor: every weight byte crosses HBM once a step,
+    6.74e9 parameters x 1 byte / 3.35e12 B/s = 2.01 ms (Llama-2-7B on an H100)."""
+    from mlsys import ContinuousBatchingModel, Hardware, Models
+
+    res = ContinuousBatchingModel().solve(
+        Models.Llama2_7B,
+        Hardware.H100,
+        arrival_rate=0.5,
+        prompt_len=512,
+        output_len={"mean": 400, "std": 100},
+        precision="fp8",
+    )
+    floor_s = Models.Llama2_7B.total_params * 1.0 / Hardware.H100.memory_bandwidth_Bps
+    assert res.feasible
+    assert floor_s < res.si("decode_step_time") < 3 * floor_s

@@ -69,6 +69,8 @@ each of the two norms reads and writes the hidden state (2 × 2) and each of the
 residual adds reads two and writes one (2 × 3)."""
 
 _PHASES = ("inference", "forward", "backward")
+# a denominator for "per token" that an empty batch cannot make zero (any real count is larger)
+_NO_TOKENS = 1e-300
 
 FP8_CURRENT_SCALING_CAST_BYTES = 6.0
 """Bytes moved per element to hand a 16-bit tensor to an FP8 GEMM under per-tensor
@@ -1066,8 +1068,12 @@ def transformer_layer_kernel_times(
     act_elems = (3.0 if gated_mlp else 2.0) * f_dev * experts_run * m_ffn
     elementwise = (2.0 if backward else 1.0) * (tokens * h_elems + act_elems) * e / bandwidth_Bps
     if activation_cast_bytes_per_element:
-        # quantise each GEMM's input (the MLP's per token routed to it)
-        ffn_width = ffn_hidden * experts_run * m_ffn / tokens
+        # quantise each GEMM's input (the MLP's per token routed to it); an empty batch
+        # (a decode step at zero concurrency) routes nothing and quantises nothing
+        routed_per_token = (
+            1.0 if ffn_tokens is None else m_ffn / ops(tokens).max(tokens, _NO_TOKENS)
+        )
+        ffn_width = ffn_hidden * experts_run * routed_per_token
         cast = fp8_cast_bytes(
             tokens, hidden, heads, kv_heads, head_dim, ffn_width, gated_mlp, tp,
             sequence_parallel, backward, activation_cast_bytes_per_element,
