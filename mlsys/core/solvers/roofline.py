@@ -53,7 +53,7 @@ optimizer) over step time over the accelerator's dense peak — never taken from
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.gemm import gemm_time
@@ -310,111 +310,29 @@ class SingleNodeModel:
         prec = _CANONICAL.get(precision) if isinstance(precision, str) else None
         if prec is None:
             prec = normalize_precision(precision)
-        e = BYTES_PER_ELEMENT[prec]
         peak = acc.peak_flops_s(prec)
-        bw = acc.memory_bandwidth_Bps
-        eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
-        shape = _shape(model)
-        pc, pm = peak * eta_c, bw * eta_m
-
-        if shape[0] == "generic":
-            if phase_key == "decode":
-                raise ParameterError(
-                    "phase", phase, "'inference' or 'training' for a non-transformer Workload"
-                )
-            s = 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
-            ops, mem = _generic_ops(shape, b, e, phase_key == "training")
-            tokens = b
-            kv_len = 0
-            times = None
-        else:
-            s = int(shape[17]) if seq_len is None else _checks.positive_int("seq_len", seq_len)
-            if phase_key == "inference":
-                phase_key = "prefill"
-            if kv_cache_len is None:
-                kv_len = s if phase_key == "decode" else 0
-            else:
-                kv_len = _checks.nonneg_int("kv_cache_len", kv_cache_len)
-            plan = _serving_plan(model, acc, prec, efficiency)
-            eta_c, eta_m = plan.gemm_flops / plan.peak_raw, plan.bw / plan.bw_raw
-            pc, pm = plan.gemm_flops, plan.bw
-            if phase_key == "training":
-                widths = (e, e, e)
-            else:  # an inference engine's storage: serving's weight, activation, KV bytes
-                widths = (plan.w_bytes, plan.a_bytes, plan.kv_bytes)
-            ops, mem, tokens = _transformer_ops(shape, b, s, kv_len, widths, phase_key)
-            times = _kernel_times(plan, b, s, kv_len, phase_key)
-
-        operators: dict[str, dict[str, Any]] = {}
-        latency = t_compute = t_memory = flops_all = bytes_all = model_flops = 0.0
-        t_compute_bound = 0.0
-        for name, flops, nbytes, is_model in ops:
-            tc = flops / pc
-            tm = nbytes / pm
-            bound = "compute" if tc >= tm else "memory"
-            # the time is the kernel model's (ServingModel's per-layer formulas) for a
-            # transformer; the roofline of the operator's totals says what bounds it
-            t = times.get(name) if times is not None else None
-            if t is None:  # a generic workload's operators and the optimizer update
-                t = tc if tc >= tm else tm
-            if bound == "compute":
-                t_compute_bound += t
-            latency += t
-            t_compute += tc
-            t_memory += tm
-            flops_all += flops
-            bytes_all += nbytes
-            if is_model:
-                model_flops += flops
-            operators[name] = {
-                "flops": flops,
-                "bytes": nbytes,
-                "time": t,
-                "intensity": flops / nbytes if nbytes else math.inf,
-                "bound": bound,
-            }
-        if times is not None:
-            # every kernel's fixed launch and synchronisation cost, bound by neither roof
-            t = times["kernel_overhead"]
-            latency += t
-            operators["kernel_overhead"] = {
-                "flops": 0.0,
-                "bytes": 0.0,
-                "time": t,
-                "intensity": 0.0,
-                "bound": "overhead",
-            }
-
-        weights, kv_bytes, act, grads, opt = mem
-        allocated = weights + kv_bytes + act + grads + opt
-        overhead = default_framework_overhead(acc, allocated)
-        footprint = allocated + overhead
-        capacity = acc.memory_bytes
-        feasible = footprint <= capacity
-        reason = None
-        if not feasible:
-            reason = (
-                f"needs {_gb(footprint)} (weights {_gb(weights)}, KV cache {_gb(kv_bytes)}, "
-                f"activations {_gb(act)}, gradients + optimizer {_gb(grads + opt)}, "
-                f"framework {_gb(overhead)}) but {acc.label} has {_gb(capacity)}"
-            )
-            if raise_errors:
-                raise InfeasibleError(reason)
-        cb_frac = t_compute_bound / latency if latency > 0 else 0.0
+        step = _step_work(
+            model, acc, b, seq_len, prec, peak, phase, phase_key, kv_cache_len, efficiency
+        )
+        priced = _price_operators(step.ops, step.times, step.pc, step.pm)
+        weights, kv_bytes, act, grads, opt = step.mem
+        overhead, footprint, feasible, reason = _fit(acc, step.mem, raise_errors)
+        latency, model_flops = priced.latency, priced.model_flops
+        cb_frac = priced.t_compute_bound / latency if latency > 0 else 0.0
         result = SingleNodeResult(
             latency=latency,
-            tokens_per_second=tokens / latency if latency > 0 else math.inf,
-            tokens_per_step=tokens,
-            compute_time=t_compute,
-            memory_time=t_memory,
-            total_flops=flops_all,
+            tokens_per_second=step.tokens / latency if latency > 0 else math.inf,
+            tokens_per_step=step.tokens,
+            compute_time=priced.t_compute,
+            memory_time=priced.t_memory,
+            total_flops=priced.flops,
             model_flops=model_flops,
-            total_bytes=bytes_all,
-            arithmetic_intensity=flops_all / bytes_all if bytes_all else math.inf,
-            ridge_point=pc / pm,
+            total_bytes=priced.nbytes,
+            arithmetic_intensity=priced.flops / priced.nbytes if priced.nbytes else math.inf,
+            ridge_point=step.pc / step.pm,
             bound="compute" if cb_frac >= 0.5 else "memory",
             compute_bound_fraction=cb_frac,
-            operators=operators,
+            operators=priced.operators,
             mfu=model_flops / latency / peak if latency > 0 else 0.0,
             achieved_flops=model_flops / latency if latency > 0 else 0.0,
             memory_footprint=footprint,
@@ -424,21 +342,172 @@ class SingleNodeModel:
             gradient_bytes=grads,
             optimizer_bytes=opt,
             framework_overhead=overhead,
-            memory_capacity=capacity,
+            memory_capacity=acc.memory_bytes,
             feasible=feasible,
             infeasibility_reason=reason,
-            phase=phase_key,
+            phase=step.phase,
             precision=prec,
             batch_size=b,
-            seq_len=s,
-            kv_cache_len=kv_len,
-            compute_efficiency=eta_c,
-            memory_efficiency=eta_m,
+            seq_len=step.seq_len,
+            kv_cache_len=step.kv_len,
+            compute_efficiency=step.eta_c,
+            memory_efficiency=step.eta_m,
         )
         return record(
             result, self, model=model, hardware=hardware, batch_size=batch_size,
             seq_len=seq_len, phase=phase_key, precision=precision,
         )  # fmt: skip
+
+
+class _StepWork(NamedTuple):
+    """What one step does and the rates it runs at: the operators' flops and bytes,
+    the memory it holds, the kernel model's times (None for a generic workload), and
+    the achieved compute and memory rates (flop/s, B/s) with their fractions of peak."""
+
+    phase: str
+    seq_len: int
+    kv_len: int
+    ops: Any
+    mem: tuple[float, float, float, float, float]
+    tokens: float
+    times: dict[str, float] | None
+    pc: float
+    pm: float
+    eta_c: float
+    eta_m: float
+
+
+def _step_work(
+    model: Any,
+    acc: Any,
+    b: int,
+    seq_len: int | None,
+    prec: str,
+    peak: float,
+    phase: str,
+    phase_key: str,
+    kv_cache_len: int | None,
+    efficiency: Any,
+) -> _StepWork:
+    """The operators, memory and rates of one step of ``model`` on ``acc`` (``peak``
+    its flop/s at ``prec``): the
+    generic roofline for a :class:`~mlsys.Workload`, ServingModel's plan and kernel
+    formulas for a transformer (see :func:`_kernel_times`)."""
+    e = BYTES_PER_ELEMENT[prec]
+    bw = acc.memory_bandwidth_Bps
+    eta_c, eta_m = resolve_efficiency(efficiency, acc, prec)
+    shape = _shape(model)
+    pc, pm = peak * eta_c, bw * eta_m
+    if shape[0] == "generic":
+        if phase_key == "decode":
+            raise ParameterError(
+                "phase", phase, "'inference' or 'training' for a non-transformer Workload"
+            )
+        s = 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
+        ops, mem = _generic_ops(shape, b, e, phase_key == "training")
+        return _StepWork(phase_key, s, 0, ops, mem, b, None, pc, pm, eta_c, eta_m)
+    s = int(shape[17]) if seq_len is None else _checks.positive_int("seq_len", seq_len)
+    if phase_key == "inference":
+        phase_key = "prefill"
+    if kv_cache_len is None:
+        kv_len = s if phase_key == "decode" else 0
+    else:
+        kv_len = _checks.nonneg_int("kv_cache_len", kv_cache_len)
+    plan = _serving_plan(model, acc, prec, efficiency)
+    eta_c, eta_m = plan.gemm_flops / plan.peak_raw, plan.bw / plan.bw_raw
+    pc, pm = plan.gemm_flops, plan.bw
+    # training stores everything at ``prec``; an inference engine uses serving's
+    # weight, activation and KV-cache bytes
+    inference_widths = (plan.w_bytes, plan.a_bytes, plan.kv_bytes)
+    widths = (e, e, e) if phase_key == "training" else inference_widths
+    ops, mem, tokens = _transformer_ops(shape, b, s, kv_len, widths, phase_key)
+    times = _kernel_times(plan, b, s, kv_len, phase_key)
+    return _StepWork(phase_key, s, kv_len, ops, mem, tokens, times, pc, pm, eta_c, eta_m)
+
+
+class _Priced(NamedTuple):
+    """The operators of a step priced: each one's row, and the sums (s, flop, B)."""
+
+    operators: dict[str, dict[str, Any]]
+    latency: float
+    t_compute: float
+    t_memory: float
+    t_compute_bound: float
+    flops: float
+    nbytes: float
+    model_flops: float
+
+
+def _price_operators(ops: Any, times: dict[str, float] | None, pc: float, pm: float) -> _Priced:
+    """Each operator's time and bound (roofline, Williams et al. 2009): the kernel
+    model's time when ``times`` has it, else the larger of flops / ``pc`` and bytes /
+    ``pm``; plus the kernels' fixed overhead for a transformer step."""
+    operators: dict[str, dict[str, Any]] = {}
+    latency = t_compute = t_memory = flops_all = bytes_all = model_flops = 0.0
+    t_compute_bound = 0.0
+    for name, flops, nbytes, is_model in ops:
+        tc = flops / pc
+        tm = nbytes / pm
+        bound = "compute" if tc >= tm else "memory"
+        # the time is the kernel model's (ServingModel's per-layer formulas) for a
+        # transformer; the roofline of the operator's totals says what bounds it
+        t = times.get(name) if times is not None else None
+        if t is None:  # a generic workload's operators and the optimizer update
+            t = tc if tc >= tm else tm
+        if bound == "compute":
+            t_compute_bound += t
+        latency += t
+        t_compute += tc
+        t_memory += tm
+        flops_all += flops
+        bytes_all += nbytes
+        if is_model:
+            model_flops += flops
+        operators[name] = {
+            "flops": flops,
+            "bytes": nbytes,
+            "time": t,
+            "intensity": flops / nbytes if nbytes else math.inf,
+            "bound": bound,
+        }
+    if times is not None:
+        # every kernel's fixed launch and synchronisation cost, bound by neither roof
+        t = times["kernel_overhead"]
+        latency += t
+        operators["kernel_overhead"] = {
+            "flops": 0.0,
+            "bytes": 0.0,
+            "time": t,
+            "intensity": 0.0,
+            "bound": "overhead",
+        }
+    return _Priced(
+        operators, latency, t_compute, t_memory, t_compute_bound, flops_all, bytes_all,
+        model_flops,
+    )  # fmt: skip
+
+
+def _fit(
+    acc: Any, mem: tuple[float, float, float, float, float], raise_errors: bool
+) -> tuple[float, float, bool, str | None]:
+    """Framework overhead, footprint (B), whether it fits ``acc`` and why not;
+    raises :class:`~mlsys.InfeasibleError` instead when ``raise_errors``."""
+    weights, kv_bytes, act, grads, opt = mem
+    allocated = weights + kv_bytes + act + grads + opt
+    overhead = default_framework_overhead(acc, allocated)
+    footprint = allocated + overhead
+    capacity = acc.memory_bytes
+    feasible = footprint <= capacity
+    reason = None
+    if not feasible:
+        reason = (
+            f"needs {_gb(footprint)} (weights {_gb(weights)}, KV cache {_gb(kv_bytes)}, "
+            f"activations {_gb(act)}, gradients + optimizer {_gb(grads + opt)}, "
+            f"framework {_gb(overhead)}) but {acc.label} has {_gb(capacity)}"
+        )
+        if raise_errors:
+            raise InfeasibleError(reason)
+    return overhead, footprint, feasible, reason
 
 
 def _serving_plan(model: Any, acc: Any, precision: str, efficiency: Any) -> Any:
