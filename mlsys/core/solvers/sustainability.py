@@ -174,6 +174,122 @@ def _count(fleet: Any, accelerators: Any) -> int | None:
     return int(total)
 
 
+def _device_seconds(
+    acc: Any, fleet: Any, accelerators: Any, duration: Any, accelerator_hours: Any
+) -> tuple[int | None, float | None, float]:
+    """The accelerator count, the wall-clock duration (s) and the accelerator-time
+    (device-seconds) of the job: ``accelerator_hours`` if given, else duration × count."""
+    n = _count(fleet, accelerators)
+    if n is None and acc is not None and accelerator_hours is None:
+        n = 1
+    t = None if duration is None else one_si(duration, "s", "duration")
+    if accelerator_hours is not None:
+        device_s = one_si(accelerator_hours, "hour", "accelerator_hours") * _HOUR
+    elif t is not None and n is not None:
+        device_s = t * n
+    else:
+        raise ParameterError(
+            "duration",
+            duration,
+            "a duration with a fleet (or accelerator and accelerators), or accelerator_hours",
+        )
+    return n, t, device_s
+
+
+def _power(
+    acc: Any,
+    fleet: Any,
+    utilization: Any,
+    power_per_accelerator: Any,
+    idle_power: Any,
+    host_power: Any,
+) -> tuple[float, float | None, float]:
+    """Average power (W) of one accelerator, its idle power (None when measured) and
+    its host share: the measured ``power_per_accelerator``, else the linear
+    utilisation model between idle power and TDP (:func:`utilization_power_W`)."""
+    u = utilization
+    if isinstance(u, bool) or not isinstance(u, Real) or not 0.0 <= u <= 1.0:
+        raise ParameterError("utilization", utilization, "a fraction in [0, 1]")
+    if power_per_accelerator is not None:
+        p_acc = one_si(power_per_accelerator, "W", "power_per_accelerator")
+        p_host = 0.0 if host_power is None else one_si(host_power, "W", "host_power")
+        return p_acc, None, p_host
+    if acc is None:
+        raise ParameterError(
+            "power_per_accelerator",
+            None,
+            "a measured power, or an accelerator / fleet whose TDP models it",
+        )
+    tdp = acc.tdp_W
+    if idle_power is not None:
+        idle = one_si(idle_power, "W", "idle_power")
+    elif acc.idle_power_W is not None:
+        idle = acc.idle_power_W
+    else:
+        idle = DEFAULT_IDLE_FRACTION * tdp
+    p_acc = float(utilization_power_W(float(u), tdp, idle))
+    if host_power is not None:
+        p_host = one_si(host_power, "W", "host_power")
+    elif fleet is not None and hasattr(fleet, "node"):
+        p_host = fleet.node.host_power_W / fleet.node.accelerators_per_node
+    else:
+        p_host = 0.0
+    return p_acc, idle, p_host
+
+
+def _facility_factors(
+    datacenter: Any,
+    grid: Any,
+    pue: Any,
+    carbon_intensity: Any,
+    wue: Any,
+    grid_water_intensity: Any,
+) -> tuple[float, float, float, float]:
+    """PUE, carbon intensity (kgCO2e/kWh), on-site WUE and off-site water intensity
+    (L/kWh): each given value, else the data centre's or grid's, else the default."""
+    grid_obj = grid if grid is not None else getattr(datacenter, "grid", None)
+    if pue is not None:
+        pue_v = one_si(pue, "dimensionless", "pue")
+    else:
+        pue_v = datacenter.pue if datacenter is not None else DEFAULT_PUE
+    if pue_v < 1.0:
+        raise ParameterError("pue", pue, "a number >= 1 (facility energy / IT energy)")
+    if carbon_intensity is not None:
+        ci = one_si(carbon_intensity, "kgCO2e/kWh", "carbon_intensity")
+    elif grid_obj is not None:
+        ci = grid_obj.carbon_kg_per_kwh
+    else:
+        ci = DEFAULT_CARBON_KG_PER_KWH
+    if wue is not None:
+        wue_v = one_si(wue, "L/kWh", "wue")
+    else:
+        wue_v = datacenter.wue_L_per_kwh if datacenter is not None else 0.0
+    if grid_water_intensity is not None:
+        gw = one_si(grid_water_intensity, "L/kWh", "grid_water_intensity")
+    else:
+        gw = grid_obj.water_L_per_kwh if grid_obj is not None else 0.0
+    return pue_v, ci, wue_v, gw
+
+
+def _embodied_kg(acc: Any, embodied_carbon: Any, lifetime: Any, device_s: float) -> float:
+    """Embodied carbon (kgCO2e) of one accelerator's manufacture amortised over the
+    job's accelerator-time (:func:`amortized_embodied_carbon_kg`); 0 when unknown."""
+    per_device = (
+        one_si(embodied_carbon, "kgCO2e", "embodied_carbon")
+        if embodied_carbon is not None
+        else getattr(acc, "embodied_carbon_kg", None)
+    )
+    # checked even without embodied carbon to amortise: a bad value is a mistake
+    life = (
+        DEFAULT_LIFETIME_S
+        if lifetime is None
+        else one_si(lifetime, "s", "lifetime", allow_zero=False)
+    )
+    if per_device:
+        return float(amortized_embodied_carbon_kg(per_device, 1.0, device_s, life))
+    return 0.0
+
+
 class SustainabilityModel:
     """Energy, carbon and water of a job on a fleet, from its power and its facility.
 
@@ -284,94 +400,19 @@ class SustainabilityModel:
         """
         acc = _accelerator(fleet, accelerator)
         _facility(datacenter, grid)
-        n = _count(fleet, accelerators)
-        if n is None and acc is not None and accelerator_hours is None:
-            n = 1
-        t = None if duration is None else one_si(duration, "s", "duration")
-        if accelerator_hours is not None:
-            device_s = one_si(accelerator_hours, "hour", "accelerator_hours") * _HOUR
-        elif t is not None and n is not None:
-            device_s = t * n
-        else:
-            raise ParameterError(
-                "duration",
-                duration,
-                "a duration with a fleet (or accelerator and accelerators), or accelerator_hours",
-            )
-
-        u = utilization
-        if isinstance(u, bool) or not isinstance(u, Real) or not 0.0 <= u <= 1.0:
-            raise ParameterError("utilization", utilization, "a fraction in [0, 1]")
-        u = float(u)
-        idle = None
-        if power_per_accelerator is not None:
-            p_acc = one_si(power_per_accelerator, "W", "power_per_accelerator")
-            p_host = 0.0 if host_power is None else one_si(host_power, "W", "host_power")
-        else:
-            if acc is None:
-                raise ParameterError(
-                    "power_per_accelerator",
-                    None,
-                    "a measured power, or an accelerator / fleet whose TDP models it",
-                )
-            tdp = acc.tdp_W
-            if idle_power is not None:
-                idle = one_si(idle_power, "W", "idle_power")
-            elif acc.idle_power_W is not None:
-                idle = acc.idle_power_W
-            else:
-                idle = DEFAULT_IDLE_FRACTION * tdp
-            p_acc = float(utilization_power_W(u, tdp, idle))
-            if host_power is not None:
-                p_host = one_si(host_power, "W", "host_power")
-            elif fleet is not None and hasattr(fleet, "node"):
-                p_host = fleet.node.host_power_W / fleet.node.accelerators_per_node
-            else:
-                p_host = 0.0
+        n, t, device_s = _device_seconds(acc, fleet, accelerators, duration, accelerator_hours)
+        p_acc, idle, p_host = _power(
+            acc, fleet, utilization, power_per_accelerator, idle_power, host_power
+        )
         p_net = one_si(network_power, "W", "network_power")
         p_total = p_acc + p_host + p_net
-
-        grid_obj = grid if grid is not None else getattr(datacenter, "grid", None)
-        if pue is not None:
-            pue_v = one_si(pue, "dimensionless", "pue")
-        else:
-            pue_v = datacenter.pue if datacenter is not None else DEFAULT_PUE
-        if pue_v < 1.0:
-            raise ParameterError("pue", pue, "a number >= 1 (facility energy / IT energy)")
-        if carbon_intensity is not None:
-            ci = one_si(carbon_intensity, "kgCO2e/kWh", "carbon_intensity")
-        elif grid_obj is not None:
-            ci = grid_obj.carbon_kg_per_kwh
-        else:
-            ci = DEFAULT_CARBON_KG_PER_KWH
-        if wue is not None:
-            wue_v = one_si(wue, "L/kWh", "wue")
-        else:
-            wue_v = datacenter.wue_L_per_kwh if datacenter is not None else 0.0
-        if grid_water_intensity is not None:
-            gw = one_si(grid_water_intensity, "L/kWh", "grid_water_intensity")
-        else:
-            gw = grid_obj.water_L_per_kwh if grid_obj is not None else 0.0
-
+        pue_v, ci, wue_v, gw = _facility_factors(
+            datacenter, grid, pue, carbon_intensity, wue, grid_water_intensity
+        )
         it_energy = p_total * device_s
         energy = it_energy * pue_v
         op_carbon = energy / J_PER_KWH * ci
-
-        embodied = 0.0
-        per_device = (
-            one_si(embodied_carbon, "kgCO2e", "embodied_carbon")
-            if embodied_carbon is not None
-            else getattr(acc, "embodied_carbon_kg", None)
-        )
-        # checked even without embodied carbon to amortise: a bad value is a mistake
-        life = (
-            DEFAULT_LIFETIME_S
-            if lifetime is None
-            else one_si(lifetime, "s", "lifetime", allow_zero=False)
-        )
-        if per_device:
-            embodied = float(amortized_embodied_carbon_kg(per_device, 1.0, device_s, life))
-
+        embodied = _embodied_kg(acc, embodied_carbon, lifetime, device_s)
         water_on = it_energy / J_PER_KWH * wue_v
         water_off = energy / J_PER_KWH * gw
         if not math.isfinite(energy + op_carbon + embodied + water_on + water_off):
