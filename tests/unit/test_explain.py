@@ -187,3 +187,24 @@ def test_ring_attention_exchange_shows_what_hides_under_the_attention_blocks():
     hidden = res.si("cp_communication_total") - res.si("cp_communication_time")
     assert cp.hidden == pytest.approx(hidden, rel=1e-12) and cp.hidden > 0.0
     assert "attention blocks (" in res.explain().to_text()  # the hidden time beside it
+
+
+def test_every_formula_a_term_names_exists_and_the_head_and_optimizer_name_theirs(gpt3):
+    # the LM head and the optimizer step are priced by output_layer_time and
+    # optimizer_step_time (_layout.py); their terms must say so, and every dotted
+    # mlsys.core.formulas path any term names must import
+    import importlib
+    import re
+
+    tree = gpt3.explain()
+    assert "layer_time.output_layer_time" in tree.find("lm_head").source
+    assert "memory.optimizer_step_time" in tree.find("optimizer").source
+    named = set()
+    stack = [tree]
+    while stack:
+        term = stack.pop()
+        stack.extend(term.children)
+        named.update(re.findall(r"mlsys\.core\.formulas\.(\w+)\.(\w+)", term.source or ""))
+    assert ("layer_time", "output_layer_time") in named
+    for module, name in sorted(named):
+        assert hasattr(importlib.import_module(f"mlsys.core.formulas.{module}"), name), name

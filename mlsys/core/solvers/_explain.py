@@ -50,7 +50,12 @@ _INFO: dict[str, tuple[str, str, str]] = {
         f"{_F}.overheads.kernels_per_layer × KERNEL_OVERHEAD_S",
         "",
     ),
-    "lm_head": ("output layer and logits", "2·V·h·T/t FLOP ×3; fp32 logits at HBM·η", ""),
+    "lm_head": (
+        "output layer and logits",
+        f"{_F}.layer_time.output_layer_time: 2·V·h·T/t FLOP ×3 at peak·η, fp32 logits "
+        "at HBM·η (Narayanan et al. 2021, Eq. 3)",
+        "",
+    ),
     "grad_accumulation": (
         "gradient accumulation kernels",
         f"{_F}.layer_time.gradient_accumulation_bytes",
@@ -63,6 +68,7 @@ _INFO: dict[str, tuple[str, str, str]] = {
     ),
     "optimizer": (
         "optimizer step",
+        f"{_F}.memory.optimizer_step_time: owned parameters × "
         f"{_F}.memory.optimizer_step_bytes_per_param at HBM·η (Megatron mixed precision)",
         "",
     ),
