@@ -20,7 +20,10 @@ from mlsys.core.errors import ParameterError
 from mlsys.core.solvers._layout import STEP_TERMS, TERM_PREFIX, Problem, evaluate
 from mlsys.core.terms import Term
 
-__all__ = ["step_tree", "step_sensitivity", "memory_tree", "decode_tree", "SENSITIVITY_INPUTS"]
+__all__ = [
+    "step_tree", "step_sensitivity", "memory_tree", "decode_tree", "prefill_tree",
+    "SENSITIVITY_INPUTS",
+]  # fmt: skip
 
 _F = "mlsys.core.formulas"
 # key -> (name, formula and citation, what it runs beside)
@@ -414,5 +417,51 @@ def decode_tree(terms: dict[str, float], inputs: dict[str, str] | None = None) -
     ]
     return Term.tree(
         "time per output token", "s", parts, key="itl", source="the sum of its terms",
+        inputs=inputs or {},
+    )  # fmt: skip
+
+
+_PREFILL_INFO: dict[str, tuple[str, str]] = {
+    **_DECODE_INFO,
+    "embedding": (
+        "embedding gather",
+        "one row of h values read and written per prompt token, at HBM",
+    ),
+    "layers": (
+        "transformer layers",
+        f"{_F}.layer_time.transformer_layer_time over the prompt: GEMMs, causal attention, "
+        "kernel costs",
+    ),
+    "lm_head": (
+        "LM head",
+        f"{_F}.gemm.gemm_time of the vocabulary projection of each sequence's last position",
+    ),
+    "pp": ("pipeline sends (PP)", "one point-to-point hop of the prompt's activations per stage"),
+}
+
+
+def prefill_tree(terms: dict[str, float], inputs: dict[str, str] | None = None) -> Term:
+    """One prefill pass (time to first token) as a tree of the terms the serving solver
+    summed, in its order, so the root is its ``ttft`` exactly; zero terms left out.
+
+    Parameters
+    ----------
+    terms : dict of str to float
+        ``embedding, layers, lm_head, tp, pp, host`` in s.
+    inputs : dict of str to str, optional
+        What the root shows as its inputs.
+
+    Returns
+    -------
+    Term
+        Root ``"time to first token"`` in s.
+    """
+    parts = [
+        Term(_PREFILL_INFO[k][0], float(v), "s", key=k, source=_PREFILL_INFO[k][1])
+        for k, v in terms.items()
+        if v != 0.0
+    ]
+    return Term.tree(
+        "time to first token", "s", parts, key="ttft", source="the sum of its terms",
         inputs=inputs or {},
     )  # fmt: skip

@@ -100,7 +100,7 @@ from mlsys.core.formulas.transformer import kv_cache_bytes
 from mlsys.core.precision import BYTES_PER_ELEMENT, normalize_precision
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
-from mlsys.core.solvers._explain import decode_tree
+from mlsys.core.solvers._explain import decode_tree, prefill_tree
 from mlsys.core.solvers._memo import MISSING, IdentityMemo, freeze, identity_memo
 from mlsys.core.solvers.efficiency import (
     attention_fractions_unmasked,
@@ -295,22 +295,31 @@ class ServingResult(Result):
         "throughput": "tokens_per_second",
     }
 
-    def explain(self) -> Term:
-        """What each millisecond of a decode step is: the embedding gather, the
-        transformer layers, the LM head, the tensor-parallel all-reduces, the pipeline
-        sends and the engine's host work the device waits for — the terms the solver
-        summed into ``itl``, so the root is ``itl`` exactly.
+    def explain(self, phase: str = "decode") -> Term:
+        """What each millisecond of a token is: for ``"decode"`` a decode step (the
+        time per output token), for ``"prefill"`` the time to first token. Either is
+        the embedding gather, the transformer layers, the LM head, the tensor-parallel
+        all-reduces, the pipeline sends and the engine's host work the device waits
+        for — the terms the solver summed into ``itl`` or ``ttft``, so the root is
+        that field exactly.
+
+        Parameters
+        ----------
+        phase : {"decode", "prefill"}
+            The decode step (root ``itl``) or one request's prefill pass (root
+            ``ttft``; the whole batch's under ``batched_prefill=True``).
 
         Returns
         -------
         Term
-            Root ``"time per output token"`` in s; renders as a Markdown table in a
-            Quarto cell or notebook, as aligned text with ``print``.
+            Root ``"time per output token"`` or ``"time to first token"`` in s;
+            renders as a Markdown table in a Quarto cell or notebook, as aligned text
+            with ``print``.
 
         Raises
         ------
         ParameterError
-            For a result not made by ``ServingModel.solve``.
+            For a result not made by ``ServingModel.solve``, or an unknown ``phase``.
 
         Examples
         --------
@@ -318,12 +327,17 @@ class ServingResult(Result):
         >>> res = ServingModel().solve(Models.Llama2_7B, Hardware.H100, batch_size=1)
         >>> res.explain().value == res.si("itl")
         True
+        >>> res.explain("prefill").value == res.si("ttft")
+        True
         """
-        priced = self.__dict__.get("_itl_terms")
+        if phase not in ("decode", "prefill"):
+            raise ParameterError("phase", phase, "'decode' or 'prefill'")
+        priced = self.__dict__.get("_itl_terms" if phase == "decode" else "_ttft_terms")
         if priced is None:
             raise ParameterError("result", type(self).__name__, "a result of ServingModel.solve")
         terms, tp, pp = priced
-        return decode_tree(terms, {"tp": f"{tp:g}", "pp": f"{pp:g}"})
+        inputs = {"tp": f"{tp:g}", "pp": f"{pp:g}"}
+        return decode_tree(terms, inputs) if phase == "decode" else prefill_tree(terms, inputs)
 
 
 # ---------------------------------------------------------------------------------
@@ -708,9 +722,11 @@ def _allreduce(plan: _Plan, message_bytes: float) -> float:
     return hit
 
 
-def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
-    """(time, flops, bytes, tp_comm, pp_comm, t_compute, t_memory) of prefilling
-    ``n_seq`` prompts of ``prompt`` tokens in one pass, whole replica."""
+def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[Any, ...]:
+    """(time, flops, bytes, tp_comm, pp_comm, t_compute, t_memory, terms) of prefilling
+    ``n_seq`` prompts of ``prompt`` tokens in one pass, whole replica; ``terms`` the
+    named parts of ``time`` in s (embedding, layers, LM head, TP all-reduces, PP sends,
+    host work), whose sum it is."""
     s = plan.shape
     tokens = prompt * n_seq
     flops = n_seq * (
@@ -728,17 +744,25 @@ def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[float, ...]:
     tp_comm = s.tp_reductions * s.layers * _allreduce(plan, m)
     pp_comm = (plan.pp - 1) * (plan.p2p0 + plan.p2p1 * m) if plan.pp > 1 else 0.0
     # One pass crosses every stage in turn: all layers, then the LM head of the last
-    # positions, kernel by kernel.
-    compute = (
-        _embedding(plan, tokens)
-        + s.layers * _layer(plan, tokens, n_seq, prompt, prompt)
-        + _lm_head(plan, n_seq)
+    # positions, kernel by kernel: the pass is the sum of these terms (what
+    # ServingResult.explain("prefill") shows)
+    terms = {
+        "embedding": _embedding(plan, tokens),
+        "layers": s.layers * _layer(plan, tokens, n_seq, prompt, prompt),
+        "lm_head": _lm_head(plan, n_seq),
+        "tp": tp_comm,
+        "pp": pp_comm,
+    }
+    device = terms["embedding"] + terms["layers"] + terms["lm_head"] + tp_comm + pp_comm
+    # the pass is one iteration of the engine's loop: the host work the device waits
+    # for (engine_step_time less the device's)
+    terms["host"] = (
+        engine_step_time(device, plan.host_step, plan.host_overlap) - device
+        if plan.host_step
+        else 0.0
     )
-    time = compute + tp_comm + pp_comm
-    if plan.host_step:
-        # the pass is one iteration of the engine's loop, with its host work
-        time = engine_step_time(time, plan.host_step, plan.host_overlap)
-    return time, flops, bytes_, tp_comm, pp_comm, plan.pp * tc, plan.pp * tm
+    time = device + terms["host"]
+    return time, flops, bytes_, tp_comm, pp_comm, plan.pp * tc, plan.pp * tm, terms
 
 
 def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
@@ -1629,4 +1653,5 @@ def _solve_plan(
     result = ServingResult(**out)
     # what explain() reads: the terms this step summed, and the links they rode
     object.__setattr__(result, "_itl_terms", (dec[7], plan.tp, plan.pp))
+    object.__setattr__(result, "_ttft_terms", (pre1[7], plan.tp, plan.pp))
     return result
