@@ -10,7 +10,8 @@ Examples
 ``mlsys solve roofline --model Llama2_70B --hardware H100 --set phase=decode``
 ``mlsys solve distributed --model GPT3_175B --node DGX_A100 --nodes 8 --fabric IB_HDR
 --set tp_size=8 --set pp_size=8 --set batch_size=64``
-(add ``--explain`` for the step time as a tree of its terms)
+(add ``--explain`` for the step time as a tree of its terms; for ``serving``, the time to
+first token's and the time per output token's trees)
 """
 
 from __future__ import annotations
@@ -78,8 +79,19 @@ SOLVERS: dict[str, tuple[str, str]] = {
 }
 
 
-EXPLAINED = frozenset({"distributed"})
+EXPLAINED = frozenset({"distributed", "serving"})
 """Solvers whose result has ``explain()`` (``--explain``)."""
+
+
+def _trees(solver: str, result: Any) -> dict[str, tuple[str, Any]]:
+    """The trees ``--explain`` shows for ``solver``'s ``result``: key -> (title, tree).
+    A serving result has two, the time to first token and the time per output token."""
+    if solver == "serving":
+        return {
+            "prefill": ("Where the time to first token goes", result.explain("prefill")),
+            "decode": ("Where the time per output token goes", result.explain("decode")),
+        }
+    return {"step": ("Where the step time goes", result.explain())}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,7 +124,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--explain",
         action="store_true",
-        help="also print where the time goes: the result's terms as a tree (distributed)",
+        help="also print where the time goes: the result's terms as a tree (distributed; "
+        "serving: the time to first token and the time per output token)",
     )
 
 
@@ -369,14 +382,16 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--explain", args.solver, "a solver that explains its result: "
                              + ", ".join(sorted(EXPLAINED)))  # fmt: skip
     result = solve(args.solver, build_inputs(args), params)
+    trees = _trees(args.solver, result) if explain else {}
     if args.json:
         data = result.to_dict(quantities=False)
-        if explain:
-            data["explain"] = result.explain().to_dict()
+        if explain:  # one tree, or a serving result's two by phase
+            as_data = {key: tree.to_dict() for key, (_, tree) in trees.items()}
+            data["explain"] = as_data.get("step", as_data)
         print(json.dumps(data, indent=2, default=str))
     else:
         print(_render(result))
-        if explain:
-            print("\nWhere the step time goes\n")
-            print(result.explain().to_text())
+        for title, tree in trees.values():
+            print(f"\n{title}\n")
+            print(tree.to_text())
     return 0 if getattr(result, "get", lambda *_: True)("feasible", True) is not False else 1

@@ -43,3 +43,26 @@ def test_explain_of_a_solver_without_a_tree_is_refused(capsys):
     args = ["solve", "roofline", "--model", "Llama2_70B", "--hardware", "H100", "--explain"]
     assert main(args) == 2
     assert "--explain" in capsys.readouterr().err
+
+
+SERVING = [
+    "solve", "serving", "--model", "Llama2_70B", "--hardware", "H100",
+    "--set", "tp_size=4", "--set", "batch_size=8",
+]  # fmt: skip
+
+
+def test_serving_explain_prints_the_first_token_and_the_next_ones(capsys):
+    from mlsys import Hardware
+    from mlsys.core.solvers.serving import ServingModel
+
+    res = ServingModel().solve(Models.Llama2_70B, Hardware.H100, tp_size=4, batch_size=8)
+    assert main([*SERVING, "--explain"]) == 0
+    out = capsys.readouterr().out
+    first = out.split("Where the time to first token goes\n\n")[1]
+    first, later = first.split("\n\nWhere the time per output token goes\n\n")
+    assert first.rstrip("\n") == res.explain("prefill").to_text()
+    assert later.rstrip("\n") == res.explain("decode").to_text()
+    assert main([*SERVING, "--explain", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["explain"]["prefill"]["value"] == res.si("ttft")
+    assert data["explain"]["decode"]["value"] == res.si("itl")
