@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlsys.compat.results import as_book
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
 from mlsys.core.solvers.economics import EconomicsModel as _Economics
 from mlsys.core.solvers.reliability import ReliabilityModel as _Reliability
@@ -95,10 +96,12 @@ class DistributedModel(_Distributed):
 
         Returns
         -------
-        DistributedResult
+        BookDistributedResult
+            mlsys's result, also answering the book's names
+            (:class:`~mlsys.compat.results.BookDistributedResult`).
         """
         args, kwargs = _catalog_args(args, _renamed(dict(kwargs), "overlap_comm", "overlap"))
-        return super().solve(*args, **kwargs)
+        return as_book(super().solve(*args, **kwargs))
 
 
 class ServingModel(_Serving):
@@ -116,23 +119,27 @@ class ServingModel(_Serving):
 
         Returns
         -------
-        ServingResult
+        BookServingResult
+            mlsys's result, also answering the book's memory fields
+            (:class:`~mlsys.compat.results.BookServingResult`).
         """
         args, kwargs = _catalog_args(args, _renamed(dict(kwargs), "seq_len", "prompt_len"))
-        return super().solve(*args, **kwargs)
+        return as_book(super().solve(*args, **kwargs))
 
 
 def _passing_views(base: type) -> type:
     def solve(self: Any, *args: Any, **kwargs: Any) -> Any:
         args, kwargs = _catalog_args(args, dict(kwargs))
-        return base.solve(self, *args, **kwargs)
+        return as_book(base.solve(self, *args, **kwargs))
 
     solve.__doc__ = (
         f"Solve as :meth:`mlsys.{base.__name__}.solve`, views of the book's registries "
         "accepted (:func:`as_catalog`).\n\n"
         "Parameters\n----------\n*args, **kwargs\n"
         f"    As :meth:`mlsys.{base.__name__}.solve`.\n\n"
-        f"Returns\n-------\nobject\n    The result of :meth:`mlsys.{base.__name__}.solve`.\n"
+        f"Returns\n-------\nobject\n    The result of :meth:`mlsys.{base.__name__}.solve` "
+        "(a single-node one also answers the book's ``bottleneck`` and ``energy``, "
+        ":mod:`mlsys.compat.results`).\n"
     )
     doc = f":class:`mlsys.{base.__name__}`, taking the book's registry views."
     return type(base.__name__, (base,), {"solve": solve, "__doc__": doc, "__module__": __name__})
