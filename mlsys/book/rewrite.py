@@ -118,6 +118,7 @@ _BOOK_SOLVERS = (
     "ReliabilityModel",
     "SustainabilityModel",
     "EconomicsModel",
+    "TrainingMemoryModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from mlsys.core.results import Result
 from mlsys.core.solvers.distributed import DistributedResult
+from mlsys.core.solvers.memory import MemoryResult
 from mlsys.core.solvers.roofline import SingleNodeResult
 from mlsys.core.solvers.serving import ServingResult
 
@@ -22,6 +23,7 @@ __all__ = [
     "BookDistributedResult",
     "BookServingResult",
     "BookSingleNodeResult",
+    "BookTrainingMemoryResult",
     "NodeProfile",
     "as_book",
 ]
@@ -215,7 +217,8 @@ def as_book(result: Any) -> Any:
     Parameters
     ----------
     result : object
-        A result of mlsys's ServingModel, DistributedModel or SingleNodeModel.
+        A result of mlsys's ServingModel, DistributedModel, SingleNodeModel or
+        MemoryModel.
 
     Returns
     -------
@@ -231,3 +234,69 @@ def as_book(result: Any) -> Any:
     object.__setattr__(copy, "_origin", result._origin)
     copy.__dict__.update(result.__dict__)
     return copy
+
+
+class BookTrainingMemoryResult(MemoryResult):
+    """:class:`mlsys.core.solvers.memory.MemoryResult` with the book's training names.
+
+    The book's TrainingMemoryModel (``mlsysim/engine/solvers/training.py``) reports one
+    device's training memory; each name here reads mlsys's field of the same solve.
+
+    Attributes
+    ----------
+    total_memory : Quantity [byte]
+        ``total``: weights, gradients, optimizer state, activations and the framework
+        allowance on one device.
+    available_memory : Quantity [byte]
+        ``capacity``: the device's memory.
+    memory_utilization : float
+        ``utilization`` = ``total / capacity``.
+    communication_buffers : Quantity [byte]
+        ``framework_overhead``: mlsys's allowance for runtime buffers (collective
+        buckets among them) and allocator fragmentation, where the book sizes a
+        gradient bucket and pipeline send/receive buffers.
+    activation_checkpointing : str
+        ``recompute``: ``"none"``, ``"selective"`` or ``"full"``.
+    parallelism : dict
+        ``{"dp", "tp", "pp", "ep"}`` sizes.
+    """
+
+    __slots__ = ()
+
+    @property
+    def total_memory(self) -> Any:
+        """Memory one device needs, bytes (``total``)."""
+        return self.total
+
+    @property
+    def available_memory(self) -> Any:
+        """Device memory, bytes (``capacity``)."""
+        return self.capacity
+
+    @property
+    def memory_utilization(self) -> float:
+        """``total / capacity`` (``utilization``)."""
+        return self.utilization
+
+    @property
+    def communication_buffers(self) -> Any:
+        """Runtime-buffer allowance, bytes (``framework_overhead``)."""
+        return self.framework_overhead
+
+    @property
+    def activation_checkpointing(self) -> str:
+        """The recomputation policy solved (``recompute``)."""
+        return self.recompute
+
+    @property
+    def parallelism(self) -> dict[str, int]:
+        """Data-, tensor-, pipeline- and expert-parallel sizes."""
+        return {
+            "dp": int(self.dp_size),
+            "tp": int(self.tp_size),
+            "pp": int(self.pp_size),
+            "ep": int(self.ep_size),
+        }
+
+
+_BOOK_CLASSES[MemoryResult] = BookTrainingMemoryResult

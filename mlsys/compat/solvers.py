@@ -19,6 +19,7 @@ from typing import Any
 from mlsys.compat.results import as_book
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
 from mlsys.core.solvers.economics import EconomicsModel as _Economics
+from mlsys.core.solvers.memory import MemoryModel as _Memory
 from mlsys.core.solvers.reliability import ReliabilityModel as _Reliability
 from mlsys.core.solvers.roofline import SingleNodeModel as _SingleNode
 from mlsys.core.solvers.serving import ServingModel as _Serving
@@ -29,6 +30,7 @@ __all__ = [
     "DistributedModel",
     "ServingModel",
     "SingleNodeModel",
+    "TrainingMemoryModel",
     "ReliabilityModel",
     "SustainabilityModel",
     "EconomicsModel",
@@ -149,3 +151,110 @@ SingleNodeModel = _passing_views(_SingleNode)
 ReliabilityModel = _passing_views(_Reliability)
 SustainabilityModel = _passing_views(_Sustainability)
 EconomicsModel = _passing_views(_Economics)
+
+
+class TrainingMemoryModel:
+    """The book's TrainingMemoryModel: one device's training memory, by mlsys's MemoryModel.
+
+    ``TrainingMemoryModel().solve(model, hardware, batch_size, seq_len=2048,
+    precision="fp16", optimizer="adam", activation_checkpointing="selective", tp_size=1,
+    pp_size=1, dp_size=1, ep_size=1, zero_stage=0, gradient_accumulation_steps=1)`` is
+    :meth:`mlsys.core.solvers.memory.MemoryModel.solve` in ``mode="training"`` with the
+    book's keywords renamed: ``activation_checkpointing`` -> ``recompute``,
+    ``gradient_accumulation_steps`` -> ``microbatch_count`` (both divide the global batch
+    into the micro-batch one replica holds at once). The accounting is mlsys's: model
+    states of Rajbhandari et al. (2020), "ZeRO", Sec. 3.1, sharded by TP·PP·EP then by
+    ZeRO stage; activations of Korthikanti et al. (2023), "Reducing Activation
+    Recomputation in Large Transformer Models", Sec. 4.
+    """
+
+    def solve(
+        self,
+        model: Any,
+        hardware: Any,
+        batch_size: int,
+        seq_len: int = 2048,
+        precision: str = "fp16",
+        optimizer: str = "adam",
+        activation_checkpointing: str = "selective",
+        tp_size: int = 1,
+        pp_size: int = 1,
+        dp_size: int = 1,
+        ep_size: int = 1,
+        zero_stage: int = 0,
+        gradient_accumulation_steps: int = 1,
+        trainable_fraction: float = 1.0,
+        communication_buffer_fraction: float = 0.05,
+    ) -> Any:
+        """Memory per device of training ``model`` on ``hardware``.
+
+        Parameters
+        ----------
+        model : BookModel or TransformerWorkload
+            The network (a view of the book's registries is accepted).
+        hardware : BookAccelerator or Accelerator
+            The device.
+        batch_size : int
+            Global batch, sequences.
+        seq_len : int
+            Tokens per sequence.
+        precision : str
+            Compute precision (``"fp16"``).
+        optimizer : str
+            As :meth:`mlsys.core.solvers.memory.MemoryModel.solve` (``"adam"``, ``"sgd"``).
+        activation_checkpointing : {"none", "selective", "full"}
+            mlsys's ``recompute``.
+        tp_size, pp_size, dp_size, ep_size : int
+            Parallel degrees.
+        zero_stage : {0, 1, 2, 3}
+            ZeRO partitioning over ``dp_size``.
+        gradient_accumulation_steps : int
+            mlsys's ``microbatch_count``: ``batch_size / (dp_size ·
+            gradient_accumulation_steps)`` must be whole.
+        trainable_fraction : float
+            Only 1.0 (every parameter trained): mlsys prices full training.
+        communication_buffer_fraction : float
+            Only the book's default 0.05: mlsys sizes runtime buffers by its own
+            framework allowance (``communication_buffers`` of the result).
+
+        Returns
+        -------
+        BookTrainingMemoryResult
+            mlsys's MemoryResult, also answering the book's names
+            (:class:`~mlsys.compat.results.BookTrainingMemoryResult`).
+
+        Raises
+        ------
+        ParameterError
+            For a ``trainable_fraction`` or ``communication_buffer_fraction`` mlsys does
+            not model, and as MemoryModel for any other bad input.
+        """
+        from mlsys.core.errors import ParameterError
+
+        if trainable_fraction != 1.0:
+            raise ParameterError(
+                "trainable_fraction", trainable_fraction, "1.0 (mlsys prices full training)"
+            )
+        if communication_buffer_fraction != 0.05:
+            raise ParameterError(
+                "communication_buffer_fraction",
+                communication_buffer_fraction,
+                "the default 0.05 (mlsys sizes runtime buffers by its framework allowance)",
+            )
+        result = _Memory().solve(
+            as_catalog(model),
+            as_catalog(hardware),
+            batch_size=batch_size,
+            seq_len=seq_len,
+            precision=precision,
+            mode="training",
+            optimizer=optimizer,
+            dp_size=dp_size,
+            tp_size=tp_size,
+            pp_size=pp_size,
+            ep_size=ep_size,
+            zero_stage=zero_stage,
+            recompute=activation_checkpointing,
+            microbatch_count=gradient_accumulation_steps,
+        )
+        return as_book(result)

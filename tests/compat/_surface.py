@@ -23,7 +23,14 @@ DATA = Path(__file__).with_name("data") / "mlsysim_surface.csv"
 
 # the book's module -> the mlsys modules that serve its names, in lookup order
 SERVED_BY: dict[str, tuple[str, ...]] = {
-    "mlsysim": ("mlsys", "mlsys.constants", "mlsys.compat.physics", "mlsys.formatting"),
+    # mlsys.compat.solvers: the solver classes migrate routes there (mlsys.book.rewrite.NAME_MAP)
+    "mlsysim": (
+        "mlsys",
+        "mlsys.constants",
+        "mlsys.compat.physics",
+        "mlsys.formatting",
+        "mlsys.compat.solvers",
+    ),
     "mlsysim.core.constants": ("mlsys.constants",),
     "mlsysim.physics": ("mlsys.compat.physics",),
     "mlsysim.fmt": ("mlsys.formatting",),
