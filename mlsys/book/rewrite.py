@@ -119,6 +119,7 @@ _BOOK_SOLVERS = (
     "SustainabilityModel",
     "EconomicsModel",
     "TrainingMemoryModel",
+    "DataModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

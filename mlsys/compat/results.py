@@ -24,6 +24,7 @@ __all__ = [
     "BookServingResult",
     "BookSingleNodeResult",
     "BookTrainingMemoryResult",
+    "DataResult",
     "NodeProfile",
     "as_book",
 ]
@@ -300,3 +301,34 @@ class BookTrainingMemoryResult(MemoryResult):
 
 
 _BOOK_CLASSES[MemoryResult] = BookTrainingMemoryResult
+
+
+class DataResult(Result):
+    """What the book's ``DataModel().solve`` returns: can storage feed the accelerator?
+
+    Attributes
+    ----------
+    demand_bw : Quantity [byte/s]
+        The ingestion rate the workload needs.
+    supply_bw : Quantity [byte/s]
+        The slowest described path from storage to the device (local drive, host
+        link); 0 when the hardware describes neither.
+    bottleneck : str
+        ``"Storage"``, ``"Interconnect"`` or ``"Unknown"``: which path ``supply_bw`` is.
+    utilization : float
+        ``demand_bw / supply_bw`` (inf when nothing is described).
+    is_stalled : bool
+        ``utilization > 1``: the device waits for data.
+    margin : Quantity [byte/s]
+        ``supply_bw − demand_bw`` (negative when stalled).
+    """
+
+    _title: ClassVar[str] = "Data pipeline"
+    _units: ClassVar[dict[str, str | None]] = {
+        "demand_bw": "byte/s",
+        "supply_bw": "byte/s",
+        "bottleneck": None,
+        "utilization": None,
+        "is_stalled": None,
+        "margin": "byte/s",
+    }

@@ -27,6 +27,7 @@ from mlsys.core.solvers.sustainability import SustainabilityModel as _Sustainabi
 
 __all__ = [
     "as_catalog",
+    "DataModel",
     "DistributedModel",
     "ServingModel",
     "SingleNodeModel",
@@ -258,3 +259,64 @@ class TrainingMemoryModel:
             microbatch_count=gradient_accumulation_steps,
         )
         return as_book(result)
+
+
+def _data_paths(hardware: Any) -> list[tuple[str, float]]:
+    """(name, bytes/s) of each data path a book device describes, zero ones left out."""
+    paths = []
+    for name, attr in (("Storage", "storage"), ("Interconnect", "interconnect")):
+        part = getattr(hardware, attr, None)
+        bandwidth = getattr(part, "bandwidth", None)
+        if bandwidth is not None and bandwidth.m_as("B/s") > 0:
+            paths.append((name, float(bandwidth.m_as("B/s"))))
+    return paths
+
+
+class DataModel:
+    """The book's DataModel: does the storage path feed the device fast enough?
+
+    A pipeline of stages in series delivers at most its slowest stage's rate, so the
+    data path's supply is the smaller of the device's local-storage and host-link
+    bandwidths, and the accelerator stalls when the workload's ingestion rate exceeds
+    it (Mohan et al. 2021, "Analyzing and Mitigating Data Stalls in DNN Training",
+    VLDB 14(5), Sec. 3: fetch stalls when storage cannot deliver the samples a GPU
+    consumes). A path the hardware does not describe is left out, not taken as 0.
+    """
+
+    def solve(self, workload_data_rate: Any, hardware: Any) -> Any:
+        """Compare the ingestion rate a workload needs with what the data path supplies.
+
+        Parameters
+        ----------
+        workload_data_rate : Quantity [byte/s]
+            Ingestion rate the workload needs (``Q_(2, "GB/s")``, ``TB/hour``, ...).
+        hardware : BookAccelerator
+            A book device with ``storage.bandwidth`` and/or ``interconnect.bandwidth``
+            (``Hardware.Cloud.H100``).
+
+        Returns
+        -------
+        DataResult
+            ``demand_bw``, ``supply_bw``, ``bottleneck``, ``utilization``,
+            ``is_stalled``, ``margin`` (:class:`~mlsys.compat.results.DataResult`).
+
+        Raises
+        ------
+        ParameterError
+            When ``workload_data_rate`` is not one finite, non-negative data rate.
+        """
+        from mlsys.compat.results import DataResult
+        from mlsys.core.solvers._checks import one_si
+
+        demand = one_si(workload_data_rate, "B/s", "workload_data_rate")
+        paths = _data_paths(hardware)
+        name, supply = min(paths, key=lambda p: p[1]) if paths else ("Unknown", 0.0)
+        utilization = demand / supply if supply > 0 else float("inf")
+        return DataResult(
+            demand_bw=demand,
+            supply_bw=supply,
+            bottleneck=name,
+            utilization=utilization,
+            is_stalled=utilization > 1.0,
+            margin=supply - demand,
+        )
