@@ -88,6 +88,7 @@ _LAZY: dict[str, str] = {
     "Applications": "mlsys.compat.scenarios",
     "Scenario": "mlsys.compat.scenarios",
     "plot_evaluation_scorecard": "mlsys.compat.viz",
+    "plot_roofline": "mlsys.compat.viz",
     # the formatter a chapter calls most (`from mlsys import Hardware, fmt`)
     "fmt": "mlsys.formatting",
     # the newest chapters use MarkdownStr after `from mlsysim import *`

@@ -43,6 +43,7 @@ __all__ = [
     "Applications",
     "Scenario",
     "plot_evaluation_scorecard",
+    "plot_roofline",
     "solvers",
 ]
 
@@ -65,6 +66,7 @@ _LAZY = {
     "Applications": "mlsys.compat.scenarios",
     "Scenario": "mlsys.compat.scenarios",
     "plot_evaluation_scorecard": "mlsys.compat.viz",
+    "plot_roofline": "mlsys.compat.viz",
 }
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["COLORS", "plot_evaluation_scorecard", "set_book_style", "setup_plot"]
+__all__ = ["COLORS", "plot_evaluation_scorecard", "plot_roofline", "set_book_style", "setup_plot"]
 
 COLORS: dict[str, str] = {
     # text, grid and the accent colour
@@ -138,3 +138,68 @@ def plot_evaluation_scorecard(evaluation: Any) -> tuple:
     ax.set_xlabel("Resource utilization (demand / supply)")
     ax.set_title(f"System evaluation: {evaluation.scenario_name}")
     return fig, ax
+
+
+def _achievable_roofs(profile: Any) -> tuple[float, float]:
+    """(FLOP/s, bytes/s) a single-node result's step could reach: the device's peak at
+    the solved precision and its memory bandwidth, each times the efficiency solved."""
+    from mlsys.core.errors import ParameterError
+
+    origin = getattr(profile, "origin", None)
+    if origin is None or "hardware" not in origin.inputs or "ridge_point" not in profile:
+        raise ParameterError("profile", type(profile).__name__, "a result of SingleNodeModel.solve")
+    hardware = origin.inputs["hardware"]
+    acc = getattr(hardware, "accelerator", hardware)
+    peak = acc.peak_flops_s(origin.inputs["precision"]) * float(profile.compute_efficiency)
+    bandwidth = acc.memory_bandwidth_Bps * float(profile.memory_efficiency)
+    return float(peak), float(bandwidth)
+
+
+def plot_roofline(profile: Any, title: str = "System Roofline Analysis") -> Any:
+    """The device's roofline and the step's point on it (the book's ``plot_roofline``).
+
+    The line is ``min(peak, I × bandwidth)`` (Williams, Waterman & Patterson 2009,
+    :func:`mlsys.core.formulas.roofline.attainable_flops`) with the achievable peak and
+    bandwidth the solve used, over two decades either side of the ridge point; the
+    marker is the step's arithmetic intensity at the roof's height there.
+
+    Parameters
+    ----------
+    profile : SingleNodeResult
+        ``SingleNodeModel().solve(...)`` (the compat solver's result).
+    title : str
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: line 0 the roofline, line 1 the workload point; x in FLOP/byte, y in
+        GFLOP/s, both logarithmic.
+
+    Raises
+    ------
+    ParameterError
+        When ``profile`` is not a single-node result that recorded its hardware.
+    """
+    import numpy as np
+
+    from mlsys.core.formulas.roofline import attainable_flops
+
+    peak, bandwidth = _achievable_roofs(profile)
+    ridge = peak / bandwidth
+    intensity = float(profile.arithmetic_intensity.m_as("flop/byte"))
+    x = np.logspace(np.log10(ridge / 100), np.log10(ridge * 100), 100)
+    fig, ax, colors, _ = setup_plot()
+    ax.plot(x, np.asarray(attainable_flops(peak, bandwidth, x)) / 1e9, color=colors["primary"],
+            linewidth=2, label="Roofline")  # fmt: skip
+    point = float(attainable_flops(peak, bandwidth, intensity)) / 1e9
+    ax.plot([intensity], [point], marker="o", markersize=10, linestyle="none",
+            color=colors["RedLine"], label=f"Workload (AI={intensity:.1f})")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Arithmetic Intensity (FLOP/Byte)")
+    ax.set_ylabel("Performance (GFLOP/s)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.2)
+    ax.legend()
+    return fig
