@@ -77,6 +77,7 @@ _LAZY: dict[str, str] = {
     "Systems": "mlsys.compat.systems",
     "Literature": "mlsys.compat.systems",
     "Monitoring": "mlsys.compat.systems",
+    "Ops": "mlsys.compat.systems",
     "Tiers": "mlsys.compat.tiers",
     "Engine": "mlsys.compat.engine",
     "Scenarios": "mlsys.compat.systems",

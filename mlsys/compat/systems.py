@@ -32,6 +32,7 @@ __all__ = [
     "Systems",
     "Literature",
     "Monitoring",
+    "Ops",
     "calibration",
     "Scenarios",
     "Platforms",
@@ -307,11 +308,14 @@ Systems = Namespace(
         "Pods": _pods,
         "NetworkEnergy": lambda: _values_ns("Systems.NetworkEnergy", _table("network_energy")),
         "SwitchFabric": lambda: _values_ns("Systems.SwitchFabric", _table("switch_fabric")),
+        "Orchestration": lambda: _values_ns("Systems.Orchestration", _table("orchestration")),
     },
     lazy=True,
 )
 """The book's ``Systems`` registry: ``Fabrics``, ``Nodes``, ``Clusters``, ``Reliability``,
-``Pods``, ``NetworkEnergy`` and ``SwitchFabric``."""
+``Pods``, ``NetworkEnergy``, ``SwitchFabric`` and ``Orchestration`` (the scheduling
+assumptions: ``target_cluster_utilization``, ``queue_discipline``,
+``average_researcher_job_days``)."""
 
 Literature = Namespace(
     "Literature",
@@ -330,6 +334,10 @@ Monitoring = Namespace(
     lazy=True,
 )
 """The book's monitoring thresholds: ``PsiReviewThreshold`` (population stability index)."""
+
+Ops = Namespace("Ops", {"Monitoring": lambda: Monitoring}, lazy=True)
+"""The book's ``Ops`` registry: its ``Monitoring`` thresholds (the same view as
+:data:`Monitoring`). Its runtime- and training-run overhead tables are not served."""
 
 calibration = Namespace(
     "calibration",
