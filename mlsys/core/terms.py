@@ -157,9 +157,10 @@ class Term:
         depth : int
             Depth of this node.
 
-        Yields
-        ------
-        tuple of (int, Term)
+        Returns
+        -------
+        Iterator of tuple of (int, Term)
+            Each node with its depth, parents before children.
         """
         yield depth, self
         for child in self.children:
