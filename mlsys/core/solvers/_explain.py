@@ -394,6 +394,23 @@ _DECODE_INFO: dict[str, tuple[str, str]] = {
 }
 
 
+def _serving_tree(
+    info: dict[str, tuple[str, str]],
+    root: str,
+    key: str,
+    terms: dict[str, float],
+    inputs: dict[str, str] | None,
+) -> Term:
+    """The serving solver's named terms, in its order and without the zero ones, under a
+    root that is their sum (what it returned)."""
+    parts = [
+        Term(info[k][0], float(v), "s", key=k, source=info[k][1])
+        for k, v in terms.items()
+        if v != 0.0
+    ]
+    return Term.tree(root, "s", parts, key=key, source="the sum of its terms", inputs=inputs or {})
+
+
 def decode_tree(terms: dict[str, float], inputs: dict[str, str] | None = None) -> Term:
     """One decode step (time per output token) as a tree of the terms the serving solver
     summed, in its order, so the root is its ``itl`` exactly; zero terms left out.
@@ -410,15 +427,7 @@ def decode_tree(terms: dict[str, float], inputs: dict[str, str] | None = None) -
     Term
         Root ``"time per output token"`` in s.
     """
-    parts = [
-        Term(_DECODE_INFO[k][0], float(v), "s", key=k, source=_DECODE_INFO[k][1])
-        for k, v in terms.items()
-        if v != 0.0
-    ]
-    return Term.tree(
-        "time per output token", "s", parts, key="itl", source="the sum of its terms",
-        inputs=inputs or {},
-    )  # fmt: skip
+    return _serving_tree(_DECODE_INFO, "time per output token", "itl", terms, inputs)
 
 
 _PREFILL_INFO: dict[str, tuple[str, str]] = {
@@ -456,12 +465,4 @@ def prefill_tree(terms: dict[str, float], inputs: dict[str, str] | None = None) 
     Term
         Root ``"time to first token"`` in s.
     """
-    parts = [
-        Term(_PREFILL_INFO[k][0], float(v), "s", key=k, source=_PREFILL_INFO[k][1])
-        for k, v in terms.items()
-        if v != 0.0
-    ]
-    return Term.tree(
-        "time to first token", "s", parts, key="ttft", source="the sum of its terms",
-        inputs=inputs or {},
-    )  # fmt: skip
+    return _serving_tree(_PREFILL_INFO, "time to first token", "ttft", terms, inputs)
