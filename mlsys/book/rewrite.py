@@ -71,7 +71,7 @@ IMPORT_MAP: tuple[tuple[str, str], ...] = (
     ("mlsysim.core.hardware", "mlsys.hardware"),
     ("mlsysim.core.engine", "mlsys.compat.engine"),
     ("mlsysim.core", "mlsys"),
-    ("mlsysim.fmt", "mlsys.formatting"),
+    ("mlsysim.fmt", "mlsys.compat.fmt"),
     ("mlsysim.physics", "mlsys.compat.physics"),
     ("mlsysim.engine", "mlsys.compat"),
     # the engine's own modules: their solvers and scenarios are mlsys's top-level names

@@ -33,7 +33,7 @@ SERVED_BY: dict[str, tuple[str, ...]] = {
     ),
     "mlsysim.core.constants": ("mlsys.constants",),
     "mlsysim.physics": ("mlsys.compat.physics",),
-    "mlsysim.fmt": ("mlsys.formatting",),
+    "mlsysim.fmt": ("mlsys.compat.fmt", "mlsys.formatting"),
     "mlsysim.core.formulas": ("mlsys.formulas",),
 }
 

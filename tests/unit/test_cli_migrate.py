@@ -50,7 +50,7 @@ def test_only_import_lines_change():
     assert len(new.splitlines()) == len(CHAPTER.splitlines())
     assert "from mlsys import *" in new
     assert "from mlsys.constants import (" in new
-    assert "from mlsys.formatting import fmt, check" in new
+    assert "from mlsys.compat.fmt import fmt, check" in new
     assert "import mlsys as mlsysim" in new
     assert "    from mlsys.compat.physics import calc_pipeline_bubble" in new
     # prose and a non-executed block keep their text
@@ -90,12 +90,12 @@ def test_cli_writes_and_dry_run_diffs(tmp_path, capsys):
     assert main(["migrate", str(tmp_path / "book"), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "-from mlsysim.fmt import fmt, check" in out
-    assert "+from mlsys.formatting import fmt, check" in out
+    assert "+from mlsys.compat.fmt import fmt, check" in out
     assert chapter.read_text(encoding="utf-8") == CHAPTER  # dry run writes nothing
 
     assert main(["migrate", str(tmp_path / "book")]) == 0
-    assert "from mlsys.formatting import fmt, check" in chapter.read_text(encoding="utf-8")
-    assert helper.read_text(encoding="utf-8") == "import mlsys.formatting as f\n"
+    assert "from mlsys.compat.fmt import fmt, check" in chapter.read_text(encoding="utf-8")
+    assert helper.read_text(encoding="utf-8") == "import mlsys.compat.fmt as f\n"
     assert migrate_path(tmp_path / "book") == {}  # nothing left to migrate
 
 
@@ -164,7 +164,7 @@ def test_every_rewrite_target_imports() -> None:
 
     targets = rewrite_targets()
     # the flat shim, the registries' top level, the book-only views, the figures
-    assert {"mlsys.constants", "mlsys.formatting", "mlsys.compat.physics"} <= set(targets)
+    assert {"mlsys.constants", "mlsys.compat.fmt", "mlsys.compat.physics"} <= set(targets)
     for target in targets:
         assert importlib.import_module(target).__name__ == target
 

@@ -1,0 +1,52 @@
+"""``mlsysim.fmt`` after migration: the book's whole-number rule for a plain ``fmt_int``."""
+
+import math
+
+import pytest
+
+from mlsys.book.rewrite import rewrite_imports
+from mlsys.core.errors import MlsysError
+
+
+def test_plain_fmt_int_rounds_as_the_book_prints_it():
+    """The book's fmt_int is fmt(round(x), precision=0): 45.49 prints "45" (the
+    fault-tolerance chapter's checkpoint interval), 16,384.4 prints "16,384"."""
+    from mlsys.compat.fmt import fmt_int
+
+    assert str(fmt_int(45.49)) == "45"
+    assert str(fmt_int(16384.4)) == "16,384"
+    assert str(fmt_int(16384.4, commas=False)) == "16384"
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, "45"])
+def test_plain_fmt_int_still_refuses_what_is_not_a_number(bad):
+    from mlsys.compat.fmt import fmt_int
+
+    with pytest.raises(MlsysError):
+        fmt_int(bad)
+
+
+def test_mlsys_own_fmt_int_keeps_refusing_a_fraction():
+    """Only the migrated book import takes the book's rule; mlsys.formatting's plain
+    call still refuses to hide a fraction."""
+    from mlsys.formatting import fmt_int
+
+    with pytest.raises(MlsysError):
+        fmt_int(45.49)
+
+
+def test_migrated_chapter_code_runs_the_books_fmt_int():
+    code = rewrite_imports("from mlsysim.fmt import fmt_int, fmt\nx = fmt_int(45.49)\n")
+    assert "mlsys.compat.fmt" in code
+    namespace: dict = {}
+    exec(code, namespace)  # the rewritten chapter line, as a kernel runs it
+    assert str(namespace["x"]) == "45"
+
+
+def test_every_other_name_is_mlsys_formatting():
+    import mlsys.compat.fmt as book
+    import mlsys.formatting as formatting
+
+    for name in formatting.__all__:
+        if name != "fmt_int":
+            assert getattr(book, name) is getattr(formatting, name), name
