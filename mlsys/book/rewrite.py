@@ -269,7 +269,7 @@ def rewrite_imports(source: str) -> str:
     Examples
     --------
     >>> rewrite_imports("from mlsysim.fmt import fmt\\nx = 1\\n")
-    'from mlsys.formatting import fmt\\nx = 1\\n'
+    'from mlsys.compat.fmt import fmt\\nx = 1\\n'
     >>> rewrite_imports("from mlsysim.core import constants\\n")
     'from mlsys import constants\\n'
     """
