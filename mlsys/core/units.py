@@ -63,7 +63,8 @@ def cache_dir() -> None:
 
     Returns
     -------
-    None
+    NoneType
+        No folder: mlsys keeps no cache.
     """
     return None
 
