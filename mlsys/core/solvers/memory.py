@@ -46,6 +46,7 @@ import functools
 from typing import Any, ClassVar, NamedTuple
 
 from mlsys.core.errors import InfeasibleError, ParameterError
+from mlsys.core.fmt import _split
 from mlsys.core.formulas.memory import (
     OPTIMIZER_STATE_BYTES,
     optimizer_state_bytes_per_param,
@@ -713,9 +714,27 @@ def _infeasibility(acc: Any, total: float, capacity: float, parts: tuple[float, 
     )
 
 
+_BYTE_PREFIXES = ("", "k", "M", "G", "T", "P", "E")
+
+
 def _bytes_text(x_bytes: float) -> str:
     """A size in a message, as the display policy writes it: three significant digits
-    and the SI prefix that suits it ("489 GB", "1.34 TB", never "1.34e+03 GB")."""
+    and the SI prefix that suits it ("489 GB", "1.34 TB", never "1.34e+03 GB").
+
+    From 1 B to just under 1,000 EB the text is placed here from ``fmt``'s own rounding
+    of the digits (a refusal message names six sizes, and a sweep may refuse thousands of
+    layouts: the whole formatter costs ~10 µs a size); it is what
+    :func:`mlsys.core.fmt.fmt` prints at ``digits=3`` (a test compares the two), and
+    every other size is left to ``fmt`` itself."""
+    if x_bytes == 0.0:
+        return "0 B"
+    if 1.0 <= x_bytes < 1e21:
+        digits, exponent = _split(x_bytes, 3)
+        power = exponent // 3
+        if power < len(_BYTE_PREFIXES):
+            e = exponent - 3 * power
+            integer, fraction = digits[: e + 1].ljust(e + 1, "0"), digits[e + 1 :]
+            return f"{integer}{'.' + fraction if fraction else ''} {_BYTE_PREFIXES[power]}B"
     from mlsys.core.fmt import fmt
     from mlsys.core.units import Q_
 
