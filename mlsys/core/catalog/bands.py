@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib as _toml
@@ -102,3 +103,24 @@ def error_band(solver: str, field: str, moe: bool = False) -> ErrorBand | None:
     if moe and kind == "training dense":
         kind = "training MoE"
     return error_bands().get(kind)
+
+
+def result_error_band(origin: Any, solver: str, field: str) -> ErrorBand | None:
+    """The band of a solved result's field: :func:`error_band` for the model the solve
+    was given (a mixture of experts takes the MoE cases' band).
+
+    Parameters
+    ----------
+    origin : ResultOrigin or None
+        The result's origin (its solver inputs); ``None`` for a result not made by a solve.
+    solver : str
+        The solver's class name.
+    field : str
+        The result field.
+
+    Returns
+    -------
+    ErrorBand or None
+    """
+    model = None if origin is None else origin.inputs.get("model")
+    return error_band(solver, field, getattr(model, "experts", 1) > 1)

@@ -196,12 +196,9 @@ class DistributedResult(Result):
         return None if band is None else band.source
 
     def _band(self) -> Any:
-        from mlsys.core.catalog.bands import error_band
+        from mlsys.core.catalog.bands import result_error_band
 
-        origin = self._origin
-        model = None if origin is None else origin.inputs.get("model")
-        moe = getattr(model, "experts", 1) > 1
-        return error_band("DistributedModel", "step_time", moe)
+        return result_error_band(self._origin, "DistributedModel", "step_time")
 
     _units: ClassVar[dict[str, str | None]] = {
         "step_time": "s",

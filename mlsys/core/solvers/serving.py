@@ -240,12 +240,9 @@ class ServingResult(Result):
         return None if band is None else band.source
 
     def _band(self) -> Any:
-        from mlsys.core.catalog.bands import error_band
+        from mlsys.core.catalog.bands import result_error_band
 
-        origin = self._origin
-        model = None if origin is None else origin.inputs.get("model")
-        moe = getattr(model, "experts", 1) > 1
-        return error_band("ServingModel", "itl", moe)
+        return result_error_band(self._origin, "ServingModel", "itl")
 
     _units: ClassVar[dict[str, str | None]] = {
         "ttft": "s",
