@@ -265,15 +265,6 @@ def calc_paged_kv_cache_size(
     return Q_(size, "byte"), float(paged_kv_waste_fraction(tokens, page))
 
 
-def _erlang_c(servers: int, load: float) -> float:
-    """Probability an arrival waits in M/M/c, computed in the log domain."""
-    rho = load / servers
-    log_busy = servers * math.log(load) - math.lgamma(servers + 1) - math.log(1.0 - rho)
-    logs = [i * math.log(load) - math.lgamma(i + 1) for i in range(servers)] + [log_busy]
-    top = max(logs)
-    return math.exp(log_busy - top) / sum(math.exp(v - top) for v in logs)
-
-
 def calc_queue_latency_mmc(arrival_rate_hz: Any, service_rate_hz: Any, num_servers: Any) -> tuple:
     """M/M/c queue: utilization and the median and 99th-percentile waits.
 
@@ -317,14 +308,13 @@ def calc_queue_latency_mmc(arrival_rate_hz: Any, service_rate_hz: Any, num_serve
         return 1.0, Q_(math.inf, "s"), Q_(math.inf, "s")
     if lam == 0.0:
         return 0.0, Q_(0.0, "s"), Q_(0.0, "s")
-    waits = _erlang_c(servers, lam / mu)
-    rate = servers * mu * (1.0 - rho)
+    from mlsys.core.formulas.queueing import mmc_wait_quantile
 
-    def quantile(q: float) -> Any:
-        tail = 1.0 - q
-        return Q_(0.0 if waits <= tail else math.log(waits / tail) / rate, "s")
-
-    return rho, quantile(0.5), quantile(0.99)
+    return (
+        rho,
+        Q_(mmc_wait_quantile(0.5, lam, mu, servers), "s"),
+        Q_(mmc_wait_quantile(0.99, lam, mu, servers), "s"),
+    )
 
 
 def calc_population_stability_index(

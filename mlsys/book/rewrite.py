@@ -120,6 +120,8 @@ _BOOK_SOLVERS = (
     "EconomicsModel",
     "TrainingMemoryModel",
     "DataModel",
+    "ServingCapacityModel",
+    "TailLatencyModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

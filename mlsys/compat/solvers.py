@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
 from mlsys.compat.results import as_book
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
 from mlsys.core.solvers.economics import EconomicsModel as _Economics
@@ -35,6 +36,8 @@ __all__ = [
     "ReliabilityModel",
     "SustainabilityModel",
     "EconomicsModel",
+    "ServingCapacityModel",
+    "TailLatencyModel",
 ]
 
 

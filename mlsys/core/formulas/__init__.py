@@ -3,7 +3,7 @@
 One small module per topic; this package re-exports every module's ``__all__`` so that
 ``from mlsys.core.formulas import roofline_time, kv_cache_bytes`` works. The topic
 modules (collectives, sharding, pipeline, reliability, sustainability,
-economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce, moe) are
+economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce, moe, queueing) are
 re-exported when present; a missing one is skipped.
 """
 
@@ -37,6 +37,7 @@ _OPTIONAL_MODULES = (
     "eager",
     "peer_allreduce",
     "moe",
+    "queueing",
 )
 
 
