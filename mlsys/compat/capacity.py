@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from mlsys.compat._unwrap import as_catalog
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.queueing import kingman_wait_factor, mmc_wait_quantile
 from mlsys.core.results import Result
@@ -308,8 +309,6 @@ class ServingCapacityModel:
             For non-positive rates or targets, counts that are not whole numbers of at
             least 1, a negative ``service_time_cv``, and as the serving solvers do.
         """
-        from mlsys.compat.solvers import as_catalog
-
         lam = _rate_hz(qps, "qps")
         target_s = _milliseconds(target_p99_latency_ms, "target_p99_latency_ms") / 1e3
         seq = _whole(seq_len, "seq_len")

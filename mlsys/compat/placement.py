@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlsys.compat.solvers import as_catalog
+from mlsys.compat._unwrap import as_catalog
 from mlsys.core.solvers.sustainability import SustainabilityModel as _Sustainability
 
 __all__ = ["PlacementOptimizer", "PlacementResult"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
 from mlsys.compat.results import as_book
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
@@ -39,39 +40,6 @@ __all__ = [
     "ServingCapacityModel",
     "TailLatencyModel",
 ]
-
-
-def as_catalog(value: Any) -> Any:
-    """The catalog object a view of the book's registries shows (anything else unchanged).
-
-    Parameters
-    ----------
-    value : object
-        A book view: a model (its catalog workload, or a ``Workload`` of its cited
-        figures), an accelerator or node (the catalog entry), a book device (its
-        :meth:`~mlsys.compat.hardware.BookDevice.as_accelerator`), a cluster (a
-        :class:`~mlsys.core.types.Fleet` of its nodes on its fabric), a fabric or grid.
-
-    Returns
-    -------
-    object
-        What mlsys's solvers take.
-    """
-    from mlsys.compat.hardware import BookAccelerator, BookDevice
-    from mlsys.compat.models import BookModel
-    from mlsys.compat.systems import BookCluster, BookFabric, BookGrid, BookNode
-
-    if isinstance(value, BookModel):
-        return value.as_workload()
-    if isinstance(value, BookDevice):
-        return value.as_accelerator()
-    if isinstance(value, (BookAccelerator, BookNode, BookFabric, BookGrid)):
-        return value.entry
-    if isinstance(value, BookCluster):
-        from mlsys.core.types import Fleet
-
-        return Fleet(node=value.node.entry, count=value.count, fabric=value.fabric.entry)
-    return value
 
 
 def _catalog_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple, dict]:
