@@ -116,10 +116,15 @@ def default_grad_dtype(precision: str) -> str:
     accumulates gradients over micro-batches and all-reduces them in fp32 whenever the
     compute format has too few mantissa bits to sum many small updates: Megatron-LM
     forces ``accumulate_allreduce_grads_in_fp32`` for bf16 training (7 mantissa bits)
-    unless ``--grad-reduce-in-bf16`` is given, and FP8 training keeps fp32 gradients
-    for accumulation (DeepSeek-V3). Loss-scaled fp16 training (Micikevicius et al.
-    2018) keeps fp16 gradients, the convention of the ZeRO paper's ``2Ψ + 2Ψ + KΨ``.
-    fp64 training keeps fp64 gradients (never narrower than the weights); every other
+    unless ``--grad-reduce-in-bf16`` is given. Loss-scaled fp16 training (Micikevicius et
+    al. 2018) keeps fp16 gradients, the convention of the ZeRO paper's ``2Ψ + 2Ψ + KΨ``.
+    fp64 training keeps fp64 gradients (never narrower than the weights). Narrow-format
+    training (FP8, FP4) keeps bf16 gradient buffers and reduces them in bf16, as the
+    frameworks that publish such runs configure it: NeMo's performance scripts set
+    ``grad_reduce_in_fp32 = False`` whenever FP8 is on, its recipes' performance mode
+    does the same (Nemotron-4 340B's among them), and Megatron-Bridge's performance
+    configurations run ``grad_reduce_in_fp32: false``. (DeepSeek-V3's own framework keeps
+    fp32 gradients under FP8: pass ``grad_dtype="fp32"`` for such a run.) Every other
     precision reduces in fp32.
 
     Parameters
@@ -131,7 +136,7 @@ def default_grad_dtype(precision: str) -> str:
     -------
     str
         Canonical name of the gradient precision: ``"fp16"`` for fp16, ``"fp64"`` for
-        fp64, else ``"fp32"`` (4 bytes per gradient element).
+        fp64, ``"bf16"`` for fp8 and fp4, else ``"fp32"`` (4 bytes per gradient element).
 
     Raises
     ------
@@ -141,21 +146,29 @@ def default_grad_dtype(precision: str) -> str:
     References
     ----------
     NVIDIA Megatron-LM, ``megatron/training/arguments.py``: "bfloat16 requires gradient
-    accumulation and all-reduce to be done in fp32". Micikevicius et al. (2018), "Mixed
-    Precision Training", ICLR. DeepSeek-AI (2024), "DeepSeek-V3 Technical Report",
+    accumulation and all-reduce to be done in fp32". NVIDIA NeMo,
+    ``scripts/llm/performance/`` (``if args.fp8: ... plugins.grad_reduce_in_fp32 =
+    False``) and ``nemo/collections/llm/recipes/nemotron4_340b.py``,
+    ``pretrain_performance_optimizations`` (``recipe.trainer.plugins.grad_reduce_in_fp32
+    = False``); NVIDIA-NeMo/Megatron-Bridge, ``scripts/performance/configs``
+    (``grad_reduce_in_fp32: False``). Micikevicius et al. (2018), "Mixed Precision
+    Training", ICLR. DeepSeek-AI (2024), "DeepSeek-V3 Technical Report",
     arXiv:2412.19437, Sec. 3.3.3. Rajbhandari et al. (2020), "ZeRO: Memory Optimizations
     Toward Training Trillion Parameter Models", SC'20, Sec. 3.1.
 
     Examples
     --------
-    bf16 training of a 1e9-parameter model holds fp32 gradients: 4 B × 1e9 = 4 GB.
+    bf16 training of a 1e9-parameter model holds fp32 gradients: 4 B × 1e9 = 4 GB; FP8
+    training of the same model holds bf16 gradients, 2 GB.
 
-    >>> default_grad_dtype("bfloat16"), default_grad_dtype("fp16")
-    ('fp32', 'fp16')
+    >>> default_grad_dtype("bfloat16"), default_grad_dtype("fp16"), default_grad_dtype("fp8")
+    ('fp32', 'fp16', 'bf16')
     >>> BYTES_PER_ELEMENT[default_grad_dtype("bf16")] * 1e9 / 1e9
     4.0
     """
     prec = normalize_precision(precision)
     if prec in ("fp16", "fp64"):
         return prec
+    if prec in ("fp8", "fp4"):
+        return "bf16"
     return "fp32"

@@ -77,6 +77,7 @@ def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
             memory.activation_cases,
             training.layout_fit_cases,
             tpu.tpu_layout_fit_cases,
+            memory.ran_layout_fit_cases,
         ],
         "compute": [compute.param_cases, compute.flop_cases],
         "parallelism": [parallelism.parallelism_cases, collectives.nccl_tests_cases],

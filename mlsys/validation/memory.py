@@ -1,16 +1,24 @@
-"""Memory cases: ZeRO model states (Rajbhandari et al. 2020) and activations per layer
-(Korthikanti et al. 2022)."""
+"""Memory cases: ZeRO model states (Rajbhandari et al. 2020), activations per layer
+(Korthikanti et al. 2022), and published layouts that ran, which must fit."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.formulas import (
     activation_bytes_per_layer,
     optimizer_state_bytes_per_param,
     zero_model_state_bytes,
 )
-from mlsys.validation._case import Case, load_data
+from mlsys.core.solvers.distributed import DistributedModel
+from mlsys.core.types import Fleet
+from mlsys.validation._case import Case, layout_fit_case, load_data, records
 
-__all__ = ["activation_cases", "zero_cases"]
+__all__ = ["activation_cases", "ran_layout_fit_cases", "ran_layout_solve", "zero_cases"]
+
+# memory.toml sections of layouts that ran on DGX H100 nodes (8 GPUs, NDR InfiniBand)
+_RAN_SECTIONS = ("nemotron4_340b_report", "nemo_performance")
 
 
 def zero_cases() -> list[Case]:
@@ -68,4 +76,66 @@ def activation_cases() -> list[Case]:
                 url=k["url"],
             )
         )
+    return out
+
+
+def ran_layout_solve(row: dict, section: str) -> Any:
+    """DistributedModel's result for one published layout of a ``memory.toml`` section of
+    layouts that ran (DGX H100 nodes), with the library's defaults for all the source does
+    not state.
+
+    Parameters
+    ----------
+    row : dict
+        A row of ``records("memory", section)``: model, GPUs, global and micro-batch,
+        sequence length, TP, PP, CP, VP.
+    section : str
+        ``"nemotron4_340b_report"`` or ``"nemo_performance"``.
+
+    Returns
+    -------
+    DistributedResult
+    """
+    sec = load_data("memory")[section]
+    tp, pp, cp = row["tp"], row["pp"], row["cp"]
+    dp = row["gpus"] // (tp * pp * cp)
+    fleet = Fleet(node=Nodes.DGX_H100, count=row["gpus"] // 8, fabric=Fabrics.IB_NDR)
+    return DistributedModel().solve(
+        Models[row["model"]], fleet, batch_size=row["global_batch"],
+        precision=sec["precision"], seq_len=row["seq_len"], tp_size=tp, pp_size=pp,
+        cp_size=cp, v_stages=row["vp"],
+        microbatch_count=row["global_batch"] // (dp * row["micro_batch"]), zero_stage=1,
+        sequence_parallel=tp > 1,
+    )  # fmt: skip
+
+
+def _ran_name(row: dict, section: str) -> str:
+    dp = row["gpus"] // (row["tp"] * row["pp"] * row["cp"])
+    source = {"nemotron4_340b_report": "technical report", "nemo_performance": "NeMo 24.07"}
+    prec = load_data("memory")[section]["precision"].upper()
+    return (f"{Models[row['model']].display_name} {prec} on {row['gpus']} H100 (TP {row['tp']}, "
+            f"PP {row['pp']}, VP {row['vp']}, DP {dp}; {source[section]})")  # fmt: skip
+
+
+def ran_layout_fit_cases() -> list[Case]:
+    """Published layouts that ran without a step time in this suite must fit: memory
+    needed per GPU over the memory an H100 exposes, judged one-sided (at most 1), as
+    :func:`mlsys.validation.training.layout_fit_cases` judges the training runs.
+
+    Nemotron-4 340B's three layouts of its technical report's batch ramp-up (TP 8, PP 12,
+    DP 16 to 64, bf16) and NeMo's FP8 benchmark of it on 128 H100 (TP 8, PP 8, VP 12),
+    which needs 78.0 GB of the 85.5 GB an H100 exposes with the library's defaults (it
+    came out "does not fit", 88.6 GB, while FP8 training defaulted to fp32 gradient
+    buffers; NeMo's FP8 configurations reduce gradients in bf16).
+
+    Returns
+    -------
+    list of Case
+    """
+    data = load_data("memory")
+    out = []
+    for section in _RAN_SECTIONS:
+        for row in records("memory", section):
+            res = ran_layout_solve(row, section)
+            out.append(layout_fit_case(data[section], _ran_name(row, section), res))
     return out

@@ -122,17 +122,25 @@ def test_zero3_moves_one_and_a_half_times_the_bytes_of_zero0():
     assert ratio == pytest.approx(1.5, rel=0.01)
 
 
-def test_fp8_compute_does_not_shrink_the_gradient_allreduce():
+def test_fp8_compute_alone_does_not_shrink_the_gradient_allreduce():
     kw = dict(tp_size=8, pp_size=1, microbatch_count=1, sequence_parallel=True)
     bf16 = DistributedModel().solve(Models.Llama2_70B, FLEET_H100, batch_size=64, **kw)
     fp8 = DistributedModel().solve(
-        Models.Llama2_70B, FLEET_H100, batch_size=64, precision="fp8", **kw
+        Models.Llama2_70B, FLEET_H100, batch_size=64, precision="fp8", grad_dtype="fp32", **kw
     )
     assert fp8.si("dp_communication_total") == pytest.approx(bf16.si("dp_communication_total"))
     assert fp8.si("compute_time") < bf16.si("compute_time")
-    # the default gradient dtype is fp32: 4 bytes per parameter in memory too
+    # the default gradient dtype of bf16 training is fp32: 4 bytes per parameter in memory
     shard = Models.Llama2_70B.total_params / 8
     assert bf16.memory_per_accelerator.si("gradients") == pytest.approx(4 * shard)
+    # FP8 training by default keeps and reduces bf16 gradients (NeMo's FP8 recipes:
+    # grad_reduce_in_fp32 = False): 2 bytes per parameter, and a smaller reduction
+    fp8_default = DistributedModel().solve(
+        Models.Llama2_70B, FLEET_H100, batch_size=64, precision="fp8", **kw
+    )
+    mem = fp8_default.memory_per_accelerator
+    assert mem.si("gradients") == pytest.approx(2 * shard)
+    assert fp8_default.si("dp_communication_total") < fp8.si("dp_communication_total")
 
 
 def test_tp_group_spanning_two_nodes_is_slower_than_inside_one():

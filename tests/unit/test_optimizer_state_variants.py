@@ -62,7 +62,8 @@ def test_the_refusal_names_what_would_fit():
     # Megatron's 12-byte Adam and fp32 gradients; the reason says what stores less
     fleet = Fleet(node=Nodes.DGX_H100, count=16, fabric=Fabrics.IB_NDR)
     kw = dict(batch_size=32, precision="fp8", tp_size=8, pp_size=8, v_stages=12,
-              microbatch_count=16, zero_stage=1, sequence_parallel=True)  # fmt: skip
+              microbatch_count=16, zero_stage=1, sequence_parallel=True,
+              grad_dtype="fp32")  # fmt: skip
     res = DistributedModel().solve(NEMOTRON_340B, fleet, **kw)
     assert not res.feasible and "adam_param_remainders" in res.infeasibility_reason
     # the remainders save 2 bytes of each parameter's state: 2·ψ/dp

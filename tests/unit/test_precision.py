@@ -45,9 +45,11 @@ def test_every_precision_has_bytes():
         # Megatron-LM forces fp32 accumulation/all-reduce for bf16 (arguments.py)
         ("bf16", "fp32"),
         ("bfloat16", "fp32"),
-        # FP8 recipes accumulate gradients in fp32 (DeepSeek-V3 report, Sec. 3.3.3)
-        ("fp8", "fp32"),
-        ("e4m3", "fp32"),
+        # NeMo's and Megatron-Bridge's FP8 and FP4 recipes keep and reduce bf16 gradients
+        # (grad_reduce_in_fp32 = False)
+        ("fp8", "bf16"),
+        ("e4m3", "bf16"),
+        ("nvfp4", "bf16"),
         # loss-scaled fp16 keeps fp16 gradients (Micikevicius et al. 2018; ZeRO's 2Ψ)
         ("fp16", "fp16"),
         ("half", "fp16"),

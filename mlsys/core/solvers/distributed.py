@@ -19,9 +19,10 @@ Conventions
   of at most a node's accelerators rides NVLink, anything larger the scale-out fabric;
   the context-parallel ring sits inside the node before data parallelism.
 * Gradients are stored and reduced at ``grad_dtype``: by default
-  :func:`mlsys.core.precision.default_grad_dtype` — fp32 for bf16 and fp8 compute
-  (Megatron-LM forces fp32 gradient accumulation and all-reduce for bf16) and fp16 for
-  fp16. FP8 compute therefore never shrinks the gradient all-reduce. Weights and
+  :func:`mlsys.core.precision.default_grad_dtype` — fp32 for bf16 compute
+  (Megatron-LM forces fp32 gradient accumulation and all-reduce for bf16), bf16 for fp8
+  and fp4 compute (NeMo's and Megatron-Bridge's narrow-format recipes set
+  ``grad_reduce_in_fp32 = False``) and fp16 for fp16. Weights and
   activations are 16-bit below 32-bit compute (FP8 casts are made per matmul).
   :class:`~mlsys.core.solvers.memory.MemoryModel`'s training path is the same memory
   function (:func:`mlsys.core.solvers._layout.memory_terms`), so the two solvers
@@ -525,15 +526,14 @@ class DistributedModel:
             Overlap data-parallel communication with the backward pass.
         grad_dtype : str, optional
             Precision of the gradient buffers and their reduction (default
-            :func:`mlsys.core.precision.default_grad_dtype`: fp32, fp16 for fp16
-            training). The memory defaults stand for Megatron-LM's bf16 training: fp32
-            gradient buffers, fp32 master weights and Adam moments (``optimizer="adam"``)
-            and dropout masks (``dropout=True``). Recipes that reduce gradients in bf16
-            (NeMo's ``optim.grad_sync_dtype: bf16``, Megatron-Bridge's
-            ``grad_reduce_in_fp32: False``) need ``grad_dtype="bf16"``: NeMo's Nemotron-4
-            340B layout on 128 H100 (TP 8, PP 8, VP 12, FP8) needs 88.6 GB a GPU with the
-            defaults, which no H100 has, and 76.0 GB with its own bf16 gradients and no
-            dropout.
+            :func:`mlsys.core.precision.default_grad_dtype`: fp32 for bf16, bf16 for
+            fp8 and fp4, fp16 for fp16 training). The memory defaults stand for
+            Megatron-LM's bf16 training (fp32 gradient buffers, fp32 master weights and
+            Adam moments, ``optimizer="adam"``) and for NeMo's and Megatron-Bridge's FP8
+            recipes (``grad_reduce_in_fp32 = False``: bf16 gradient buffers). NeMo's
+            Nemotron-4 340B layout on 128 H100 (TP 8, PP 8, VP 12, FP8; NeMo 24.07
+            performance summary) needs 78.0 GB a GPU with the defaults; with fp32
+            gradient buffers it would need 88.6 GB, which no H100 has.
         raise_errors : bool
             Raise :class:`InfeasibleError` instead of returning ``feasible=False``.
         schedule : {"1f1b", "interleaved", "gpipe"}

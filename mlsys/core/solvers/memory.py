@@ -24,8 +24,9 @@ Accounting
   compute (an FP8 recipe casts to FP8 per matmul and keeps bf16 parameters) and
   32/64-bit for fp32/tf32/fp64 compute, which needs no separate master copy. Gradients
   are stored at ``grad_dtype``, by default
-  :func:`~mlsys.core.precision.default_grad_dtype` (fp32 for bf16 and fp8, as
-  Megatron-LM accumulates them; fp16 for fp16, the ZeRO paper's convention).
+  :func:`~mlsys.core.precision.default_grad_dtype` (fp32 for bf16, as
+  Megatron-LM accumulates them; bf16 for fp8 and fp4, as NeMo's and Megatron-Bridge's
+  narrow-format recipes reduce them; fp16 for fp16, the ZeRO paper's convention).
 * **Batch**: ``batch_size`` is the global batch in sequences; in training it must split
   evenly over the ``dp_size·ep_size`` data-parallel ranks (expert parallelism is carved
   out of data parallelism) and each rank's share over ``microbatch_count``
