@@ -187,10 +187,13 @@ def _mtnlg() -> list[Case]:
     return out
 
 
-def llama3_solve(row: dict) -> Any:
+def llama3_solve(row: dict, zero_stage: int = 1) -> Any:
     """DistributedModel's result for one row of Llama 3's Table 4 (Dubey et al. 2024).
 
     Rows with context parallelism (``cp > 1``) need ``DistributedModel.solve(cp_size=)``.
+    ``zero_stage`` 1 prices the step (one gradient reduce-scatter and one parameter
+    all-gather a step); 3 holds the model states as Meta's FSDP shards them, for the
+    memory check (``[llama3] fsdp_source``).
     """
     c = load_data("training")["llama3"]
     fleet = _fleet(row["gpus"], _H100_FLEET)
@@ -202,7 +205,7 @@ def llama3_solve(row: dict) -> Any:
     return DistributedModel().solve(
         Models[c["catalog"]], fleet, batch_size=batch, seq_len=row["seq_len"],
         tp_size=row["tp"], pp_size=row["pp"], v_stages=c["v_stages"],
-        microbatch_count=row["batch_per_dp"], zero_stage=1, sequence_parallel=True,
+        microbatch_count=row["batch_per_dp"], zero_stage=zero_stage, sequence_parallel=True,
         recompute=c["recompute"], grad_accumulation_fusion=c["grad_accumulation_fusion"],
         dropout=c["dropout"], **kw,
     )  # fmt: skip
@@ -446,9 +449,10 @@ def training_runs() -> list[tuple[str, str, Any, str]]:
     case name, DistributedResult, open issue of its memory check)``.
 
     The layouts are the authors' own (each ``*_solve``), so each must fit the memory its
-    device exposes; :func:`layout_fit_cases` checks that. Llama 3 405B's three rows carry
-    the ``[llama3]`` section's ``fit_open_issue`` (mlsys prices Megatron's schedule, not
-    the one Meta ran).
+    device exposes; :func:`layout_fit_cases` checks that. Llama 3 405B's three rows are
+    solved with the model states sharded as its FSDP shards them (``[llama3]
+    fit_zero_stage``, ``fsdp_source``), which their step-time cases price with ZeRO-1's
+    data-parallel traffic.
 
     Returns
     -------
@@ -462,11 +466,11 @@ def training_runs() -> list[tuple[str, str, Any, str]]:
         runs.append(("narayanan", _run_name("narayanan", row), _ran(narayanan_solve(row)), ""))
     for row in records("training", "mtnlg"):
         runs.append(("mtnlg", _run_name("mtnlg", row), mtnlg_solve(row["gpus"]), ""))
-    llama_issue = data["llama3"].get("fit_open_issue", "")
+    fsdp = data["llama3"]["fit_zero_stage"]
     for row in records("training", "llama3"):
         if row["cp"] > 1 and not _context_parallel_supported():
             continue
-        runs.append(("llama3", _llama3_name(row), llama3_solve(row), llama_issue))
+        runs.append(("llama3", _llama3_name(row), llama3_solve(row, fsdp), ""))
     for section, row in _bridge_rows():
         res, fleet = bridge_solve(row, section)
         runs.append((section, _bridge_name(row, fleet), res, ""))

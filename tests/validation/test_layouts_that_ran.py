@@ -62,6 +62,10 @@ def test_nemotron4_340b_ramp_up_layouts_fit(row):
 
 
 def test_every_published_layout_that_ran_fits():
-    cases = ran_layout_fit_cases()
-    assert len(cases) == 4
-    assert [c.name for c in cases if not c.passed] == []
+    # these four, and every training run's own layout (GPU and TPU): none "does not fit"
+    from mlsys.validation import run_group
+
+    assert len(ran_layout_fit_cases()) == 4
+    ran = [c for c in run_group("memory") if c.group == "Memory: layouts that ran"]
+    assert len(ran) >= 75
+    assert [c.name for c in ran if not c.passed or c.predicted > 1.0] == []
