@@ -129,6 +129,11 @@ class TransformerWorkload(_Model):
         Bidirectional attention (BERT); affects only causal-attention FLOP conventions.
     training_tokens : float or None
         Tokens the published training run saw (D in C = 6ND), if known.
+    training_dropout : bool or None
+        Whether the model's published training ran attention and hidden dropout
+        (``False``: trained with dropout probability 0, as Llama and Nemotron-4 are); None
+        when not known. Training solvers take it as their ``dropout`` default
+        (:func:`mlsys.core.layout.training_dropout`).
     params, active_params : float or None
         Given totals that override the derived counts (e.g. a published figure for an
         architecture the shape fields cannot express exactly, such as MLA attention).
@@ -158,6 +163,7 @@ class TransformerWorkload(_Model):
     position_embedding: Literal["learned", "rope", "alibi", "none"] = "learned"
     encoder_only: bool = False
     training_tokens: float | None = Field(None, gt=0)
+    training_dropout: bool | None = None
     params: float | None = Field(None, gt=0)
     active_params: float | None = Field(None, gt=0)
 
@@ -175,6 +181,8 @@ class TransformerWorkload(_Model):
         for key in _FLAG_FIELDS:
             if key in data:
                 data[key] = flag(key, data[key])
+        if data.get("training_dropout") is not None:
+            data["training_dropout"] = flag("training_dropout", data["training_dropout"])
         data.setdefault("name", "custom")
         heads, hidden = data.get("heads"), data.get("hidden")
         if data.get("kv_heads") is None and heads is not None:

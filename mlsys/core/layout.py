@@ -64,7 +64,43 @@ __all__ = [
     "layout_facts",
     "rejection_codes",
     "first_violation",
+    "training_dropout",
 ]
+
+
+def training_dropout(dropout: bool | None, model: Any) -> bool:
+    """Whether a training step runs attention and hidden dropout.
+
+    The caller's choice when given; else the model's published training
+    (``TransformerWorkload.training_dropout``, a cited catalog fact: Llama 2 and 3,
+    Nemotron-4 and Qwen3 train with dropout probability 0); else True, GPT-3-style
+    training with p = 0.1 (Brown et al. 2020; Megatron-LM's ``--hidden-dropout`` and
+    ``--attention-dropout`` default 0.1). It sets whether dropout's one-byte masks are
+    stored (Korthikanti et al. 2022, Table 2's ``sbh`` terms) and its kernels run.
+
+    Parameters
+    ----------
+    dropout : bool or None
+        The run's own setting; None to take the model's.
+    model : TransformerWorkload or Workload
+        The network (its ``training_dropout``, when it has one).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from mlsys import Models
+    >>> training_dropout(None, Models.Llama3_70B), training_dropout(None, Models.GPT3_175B)
+    (False, True)
+    >>> training_dropout(True, Models.Llama3_70B)
+    True
+    """
+    if dropout is not None:
+        return dropout
+    fact = getattr(model, "training_dropout", None)
+    return True if fact is None else fact
 
 
 class Recompute(IntEnum):
@@ -218,13 +254,14 @@ class TrainingLayout(BaseModel):
         and MLP output projections and the collectives that carry only their outputs
         are not rerun; :func:`mlsys.core.formulas.transformer.residual_rerun_share`).
         No effect unless ``recompute="full"``.
-    dropout : bool
-        The attention and hidden dropouts run (default True, as in GPT-3-style training
-        with p = 0.1): a one-byte mask written and the tensor read and written again at
-        each block's bias-dropout-residual, and, where the scores are materialised, a
-        dropout pass over them. False for runs that train with p = 0 (GPT-NeoX-20B's
-        ``attention-dropout: 0``, ``hidden-dropout: 0``), whose dropout kernels
-        PyTorch skips.
+    dropout : bool or None
+        The attention and hidden dropouts run: a one-byte mask written and the tensor
+        read and written again at each block's bias-dropout-residual, and, where the
+        scores are materialised, a dropout pass over them. False for runs that train with
+        p = 0 (GPT-NeoX-20B's ``attention-dropout: 0``, ``hidden-dropout: 0``), whose
+        dropout kernels PyTorch skips. None (default): the model's published training
+        (``TransformerWorkload.training_dropout``), True when that is not known
+        (GPT-3-style training with p = 0.1; :func:`training_dropout`).
     fsdp_flat_params : bool
         PyTorch (or fairscale) FSDP's flat parameters: each micro-batch's gradients are
         concatenated from the parameters' views into the flat gradient and pre-divided in
@@ -288,7 +325,7 @@ class TrainingLayout(BaseModel):
     recompute_rerun: Literal["layer", "residuals"] = "layer"
     fsdp_flat_params: bool = False
     fsdp_per_parameter: bool = False
-    dropout: bool = True
+    dropout: bool | None = None
     cuda_graph_scope: tuple[str, ...] = ()
 
     def __init__(self, **data: Any) -> None:
@@ -352,9 +389,11 @@ class TrainingLayout(BaseModel):
         mode="before",
     )
     @classmethod
-    def _flag(cls, value: Any, info: Any) -> bool:
+    def _flag(cls, value: Any, info: Any) -> bool | None:
         if value is None and info.field_name == "flash_attention":
             return True
+        if value is None and info.field_name == "dropout":
+            return None  # the model's published training decides (training_dropout)
         return flag(info.field_name, value)
 
     @field_validator("attention_kernel", mode="before")

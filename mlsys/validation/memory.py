@@ -79,7 +79,7 @@ def activation_cases() -> list[Case]:
     return out
 
 
-def ran_layout_solve(row: dict, section: str) -> Any:
+def ran_layout_solve(row: dict, section: str, **overrides: Any) -> Any:
     """DistributedModel's result for one published layout of a ``memory.toml`` section of
     layouts that ran (DGX H100 nodes), with the library's defaults for all the source does
     not state.
@@ -91,6 +91,9 @@ def ran_layout_solve(row: dict, section: str) -> Any:
         sequence length, TP, PP, CP, VP.
     section : str
         ``"nemotron4_340b_report"`` or ``"nemo_performance"``.
+    **overrides
+        Keyword arguments of :meth:`DistributedModel.solve` to change (a what-if, e.g.
+        ``dropout=True``).
 
     Returns
     -------
@@ -105,7 +108,7 @@ def ran_layout_solve(row: dict, section: str) -> Any:
         precision=sec["precision"], seq_len=row["seq_len"], tp_size=tp, pp_size=pp,
         cp_size=cp, v_stages=row["vp"],
         microbatch_count=row["global_batch"] // (dp * row["micro_batch"]), zero_stage=1,
-        sequence_parallel=tp > 1,
+        sequence_parallel=tp > 1, **overrides,
     )  # fmt: skip
 
 
@@ -124,9 +127,10 @@ def ran_layout_fit_cases() -> list[Case]:
 
     Nemotron-4 340B's three layouts of its technical report's batch ramp-up (TP 8, PP 12,
     DP 16 to 64, bf16) and NeMo's FP8 benchmark of it on 128 H100 (TP 8, PP 8, VP 12),
-    which needs 78.0 GB of the 85.5 GB an H100 exposes with the library's defaults (it
+    which needs 76.0 GB of the 85.5 GB an H100 exposes with the library's defaults (it
     came out "does not fit", 88.6 GB, while FP8 training defaulted to fp32 gradient
-    buffers; NeMo's FP8 configurations reduce gradients in bf16).
+    buffers, where NeMo's FP8 configurations reduce gradients in bf16, and dropout's
+    masks were stored for a model trained without dropout).
 
     Returns
     -------

@@ -276,14 +276,21 @@ def test_uneven_pipeline_busiest_stage_sets_the_memory():
     # Llama-2-70B has 80 layers; pp = 3 leaves 27, 27, 26: the busiest stage's 27 set the
     # memory. Full recompute keeps one e·sbh input per layer: 2 · 4096 · 1 · 8192 =
     # 67,108,864 B; 1F1B holds min(p, m) = 3 micro-batches; plus the embedding dropout
-    # mask sbh per micro-batch (1 byte each): 27·3·67,108,864 + 3·33,554,432.
+    # mask sbh per micro-batch (1 byte each) with dropout: 27·3·67,108,864 + 3·33,554,432.
     res = solve(Models.Llama2_70B, H100, batch_size=3, seq_len=4096, pp_size=3,
                 microbatch_count=3, recompute="full")  # fmt: skip
-    assert res.si("activations") == 27 * 3 * 67_108_864 + 3 * 33_554_432
+    assert res.si("activations") == 27 * 3 * 67_108_864
+    # Llama 2 trained without dropout (its catalog fact): no embedding dropout mask; a
+    # run with dropout stores it
+    from mlsys.core.layout import TrainingLayout
+
+    lay = TrainingLayout(pp=3, dp=1, microbatch_count=3, recompute="full", dropout=True)
+    masked = solve(Models.Llama2_70B, H100, batch_size=3, seq_len=4096, layout=lay)
+    assert masked.si("activations") == 27 * 3 * 67_108_864 + 3 * 33_554_432
     gpipe = solve(Models.Llama2_70B, H100, batch_size=6, seq_len=4096, pp_size=3,
                   microbatch_count=6, recompute="full", schedule="gpipe")  # fmt: skip
     # GPipe holds all m = 6 micro-batches
-    assert gpipe.si("activations") == 27 * 6 * 67_108_864 + 6 * 33_554_432
+    assert gpipe.si("activations") == 27 * 6 * 67_108_864
 
 
 def test_layout_object_gives_the_same_answer_as_keywords():

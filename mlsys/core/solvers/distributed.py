@@ -43,7 +43,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from mlsys.core.errors import InfeasibleError, ParameterError
-from mlsys.core.layout import TOPOLOGY_NAMES, Recompute, TrainingLayout
+from mlsys.core.layout import TOPOLOGY_NAMES, Recompute, TrainingLayout, training_dropout
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
 from mlsys.core.solvers import _checks, _layout
@@ -356,7 +356,7 @@ def _layout_from_keywords(
     tp: Any, pp: Any, ep: Any, cp: Any, v: Any, m: Any, zero: Any, rc: Any, sp: Any,
     sched: Any, flash: Any, grad_dtype: Any, tp_overlap: Any = False,
     cp_comm_type: Any = "p2p", gaf: Any = True, rnl: Any = None, p2p: Any = "megatron",
-    attn: Any = "fused", rerun: Any = "layer", ffp: Any = False, drop: Any = True,
+    attn: Any = "fused", rerun: Any = "layer", ffp: Any = False, drop: Any = None,
     elem: Any = "fused", ffp2: Any = False, graphs: Any = (),
 ) -> TrainingLayout:  # fmt: skip
     return TrainingLayout(
@@ -475,7 +475,7 @@ class DistributedModel:
         attention_kernel: str = "fused",
         recompute_rerun: str = "layer",
         fsdp_flat_params: bool = False,
-        dropout: bool = True,
+        dropout: bool | None = None,
         elementwise_kernels: str = "fused",
         fsdp_per_parameter: bool = False,
         cuda_graph_scope: Any = (),
@@ -532,8 +532,9 @@ class DistributedModel:
             Adam moments, ``optimizer="adam"``) and for NeMo's and Megatron-Bridge's FP8
             recipes (``grad_reduce_in_fp32 = False``: bf16 gradient buffers). NeMo's
             Nemotron-4 340B layout on 128 H100 (TP 8, PP 8, VP 12, FP8; NeMo 24.07
-            performance summary) needs 78.0 GB a GPU with the defaults; with fp32
-            gradient buffers it would need 88.6 GB, which no H100 has.
+            performance summary) needs 76.0 GB a GPU with the defaults (bf16
+            gradients; no dropout, as the model trained); with fp32 gradient buffers and
+            dropout masks it would need 88.6 GB, which no H100 has.
         raise_errors : bool
             Raise :class:`InfeasibleError` instead of returning ``feasible=False``.
         schedule : {"1f1b", "interleaved", "gpipe"}
@@ -623,12 +624,15 @@ class DistributedModel:
             (:func:`mlsys.core.formulas.layer_time.fsdp_per_parameter_copy_bytes`), and
             the same exposed edges as ``fsdp_flat_params`` (blocks wrapped, a root
             unit). Not with ``fsdp_flat_params``.
-        dropout : bool
-            The attention and hidden dropouts run (default True: GPT-3-style p = 0.1):
-            each block's bias-dropout-residual writes a one-byte mask and, without
-            FlashAttention, the materialised scores take a dropout pass (read, write and
-            a one-byte mask per score). False for runs trained with p = 0 (GPT-NeoX-20B's
-            ``configs/20B.yml``), whose dropout kernels PyTorch skips.
+        dropout : bool or None
+            The attention and hidden dropouts run: each block's bias-dropout-residual
+            writes a one-byte mask and, without FlashAttention, the materialised scores
+            take a dropout pass (read, write and a one-byte mask per score). False for
+            runs trained with p = 0 (GPT-NeoX-20B's ``configs/20B.yml``), whose dropout
+            kernels PyTorch skips. None (default): the model's published training
+            (``TransformerWorkload.training_dropout``: False for Llama 2 and 3,
+            Nemotron-4 and Qwen3 in the catalog), True when it is not known (GPT-3-style
+            p = 0.1; :func:`mlsys.core.layout.training_dropout`).
         elementwise_kernels : {"fused", "eager", "eager_fused_norm"}
             How the element-wise work runs: ``"fused"`` (default) one kernel per norm,
             residual add and activation (Megatron-LM, Transformer Engine, XLA,
@@ -725,7 +729,8 @@ def _evaluate_args(lay: TrainingLayout, model: Any, topo: int, overlap: bool) ->
         int(lay.schedule_code), topo, overlap, float(lay.cp), bool(lay.tp_comm_overlap),
         lay.cp_all_gather, lay.grad_accumulation_fusion, fraction,
         lay.pipeline_p2p == "deepspeed", lay.recompute_rerun == "residuals",
-        lay.fsdp_flat_params, lay.dropout, lay.fsdp_per_parameter, lay.cuda_graph_scope,
+        lay.fsdp_flat_params, training_dropout(lay.dropout, model), lay.fsdp_per_parameter,
+        lay.cuda_graph_scope,
     )  # fmt: skip
 
 

@@ -54,7 +54,7 @@ from mlsys.core.formulas.memory import (
     zero_model_state_breakdown,
 )
 from mlsys.core.formulas.transformer import kv_cache_bytes
-from mlsys.core.layout import TrainingLayout
+from mlsys.core.layout import TrainingLayout, training_dropout
 from mlsys.core.precision import BYTES_PER_ELEMENT, default_grad_dtype, normalize_precision
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
@@ -666,7 +666,8 @@ def _training_parts(
         P, float(tp), float(pp), float(ep), float(dp), float(m), float(v), float(z),
         float(lay.recompute_code), 1.0 if (lay.sequence_parallel and tp > 1) else 0.0,
         int(lay.schedule_code), float(cp),
-        _layout.block_recompute_fraction(model.layers, pp, v, rnl), lay.dropout,
+        _layout.block_recompute_fraction(model.layers, pp, v, rnl),
+        training_dropout(lay.dropout, model),
     )  # fmt: skip
     return _Parts(
         mem["weights"], mem["gradients"], mem["optimizer"], mem["activations"], 0.0,

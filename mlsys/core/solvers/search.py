@@ -32,6 +32,7 @@ from mlsys.core.layout import (
     TrainingLayout,
     layout_facts,
     rejection_codes,
+    training_dropout,
 )
 from mlsys.core.provenance import record
 from mlsys.core.results import Result
@@ -301,8 +302,8 @@ def _price_grid(
         zero, rc, sp, sched, int(TOPOLOGY_NAMES[topo]), o.overlap, f["cp"],
         o.tp_comm_overlap, stack.cp_all_gather, o.grad_accumulation_fusion, fraction,
         stack.pipeline_p2p == "deepspeed", stack.recompute_rerun == "residuals",
-        stack.fsdp_flat_params, stack.dropout, stack.fsdp_per_parameter,
-        stack.cuda_graph_scope,
+        stack.fsdp_flat_params, training_dropout(stack.dropout, model),
+        stack.fsdp_per_parameter, stack.cuda_graph_scope,
     )  # fmt: skip
 
 
@@ -523,7 +524,7 @@ class ParallelismSearch:
         attention_kernel: str = "fused",
         recompute_rerun: str = "layer",
         fsdp_flat_params: bool = False,
-        dropout: bool = True,
+        dropout: bool | None = None,
         elementwise_kernels: str = "fused",
         fsdp_per_parameter: bool = False,
         cuda_graph_scope: Any = (),
@@ -613,9 +614,10 @@ class ParallelismSearch:
         fsdp_flat_params : bool
             The software stack every layout runs on: PyTorch/fairscale FSDP's flat
             parameters, as :meth:`DistributedModel.solve` takes it.
-        dropout : bool
+        dropout : bool or None
             The software stack every layout runs on: whether dropout runs, as
-            :meth:`DistributedModel.solve` takes it.
+            :meth:`DistributedModel.solve` takes it (None: the model's published
+            training, :func:`mlsys.core.layout.training_dropout`).
         elementwise_kernels : {"fused", "eager", "eager_fused_norm"}
             The software stack every layout runs on: fused or eager element-wise
             kernels, as :meth:`DistributedModel.solve` takes it.
