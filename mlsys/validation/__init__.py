@@ -63,6 +63,7 @@ def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
     from mlsys.validation import (
         collectives,
         compute,
+        heldout,
         memory,
         operations,
         parallelism,
@@ -84,10 +85,11 @@ def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
         "training": [training.korthikanti_cases, training.other_run_cases, tpu.tpu_cases],
         "serving": [serving.latency_cases, serving.throughput_cases, serving.capacity_cases],
         "operations": [operations.carbon_cases, operations.reliability_cases],
+        "heldout": [heldout.heldout_cases],
     }
 
 
-GROUPS = ("memory", "compute", "parallelism", "training", "serving", "operations")
+GROUPS = ("memory", "compute", "parallelism", "training", "serving", "operations", "heldout")
 """Topics of the suite, in the order :func:`run_all` returns them."""
 
 
@@ -97,8 +99,9 @@ def run_group(topic: str) -> list[Case]:
     Parameters
     ----------
     topic : str
-        ``"memory"``, ``"compute"``, ``"parallelism"``, ``"training"``, ``"serving"`` or
-        ``"operations"``.
+        ``"memory"``, ``"compute"``, ``"parallelism"``, ``"training"``, ``"serving"``,
+        ``"operations"`` or ``"heldout"`` (published training runs no constant or
+        mechanism was chosen on: :mod:`mlsys.validation.heldout`).
 
     Returns
     -------

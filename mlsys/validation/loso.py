@@ -31,6 +31,7 @@ a software stack and a measurement method and are not independent.
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +39,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlsys.core.catalog.bands import TRAINING_SCALES, training_kind
 from mlsys.validation._case import Case
 from mlsys.validation.sensitivity import CONSTANTS, Constant, clear_solver_caches, perturbed
 
@@ -57,12 +59,18 @@ __all__ = [
 
 KINDS = (
     "training dense",
+    *(f"training dense, {name}" for _, name in TRAINING_SCALES),
     "training MoE",
     "serving prefill",
     "serving decode",
     "serving throughput",
 )
-"""Kinds of comparable cases, for the per-kind error (and the solvers' error band)."""
+"""Kinds of comparable cases, for the per-kind error (and the solvers' error band): dense
+training pooled and by scale (:data:`mlsys.core.catalog.bands.TRAINING_SCALES`), MoE
+training, and serving by what it times. A dense training case counts in its scale's kind
+and in the pool."""
+
+_ACCELERATORS = re.compile(r" on ([\d,]+) ")
 
 _MOE_NAMES = ("Mixtral", "Qwen3", "DeepSeek", "gpt-oss", "A3B", "A22B")
 
@@ -196,12 +204,16 @@ def case_kind(case: Case) -> str:
     """Which of :data:`KINDS` a training or serving case is.
 
     Training runs split by whether the model is a mixture of experts (a catalog MoE
-    family in the case's name); serving cases by what they time: a prefill (time to
-    first token), a decode step (time per output token, or a static batch's end-to-end
-    latency, which decode dominates) or a throughput.
+    family in the case's name) and, dense, by scale (the accelerator count its name
+    states, "... on 64 H100 ...": :func:`mlsys.core.catalog.bands.training_kind`);
+    serving cases by what they time: a prefill (time to first token), a decode step (time
+    per output token, or a static batch's end-to-end latency, which decode dominates) or
+    a throughput.
     """
-    if case.group.startswith("Training"):
-        return "training MoE" if any(n in case.name for n in _MOE_NAMES) else "training dense"
+    if case.group.startswith(("Training", "Held-out training")):
+        found = _ACCELERATORS.search(case.name)
+        gpus = float(found.group(1).replace(",", "")) if found else None
+        return training_kind(any(n in case.name for n in _MOE_NAMES), gpus)
     if case.quantity == "time to first token":
         return "serving prefill"
     if "latency" in case.quantity or "per output token" in case.quantity:
@@ -265,12 +277,17 @@ class LosoReport:
         better: a candidate for removal). A refit constant's ``out_of_sample`` is that constant
         alone refit without each source (the others as shipped); the report's
         ``out_of_sample`` errors refit all of them at once.
+    heldout : dict
+        Case id -> (kind, relative error) of the held-out runs
+        (:mod:`mlsys.validation.heldout`): out of sample by construction, pooled with the
+        leave-one-source-out errors in :meth:`by_kind`.
     """
 
     cases: dict[str, tuple[str, str, str]]
     in_sample: dict[str, float]
     out_of_sample: dict[str, float]
     constants: list[dict[str, Any]] = field(default_factory=list)
+    heldout: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     def _stats(self, errors: dict[str, float], ids: list[str]) -> tuple[float, float]:
         vals = [abs(errors[i]) for i in ids]
@@ -301,7 +318,8 @@ class LosoReport:
         return out
 
     def by_kind(self) -> dict[str, dict[str, float]]:
-        """Out-of-sample |error| by kind of case (:data:`KINDS`).
+        """Out-of-sample |error| by kind of case (:data:`KINDS`): the suite's
+        leave-one-source-out errors and the held-out runs' errors together.
 
         Returns
         -------
@@ -309,10 +327,12 @@ class LosoReport:
             Kind -> ``n``, ``mean``, ``p90`` (the 90th percentile, nearest rank) and
             ``max`` of the out-of-sample |relative error|.
         """
+        pool = [(k, self.out_of_sample[i]) for i, (_, k, _) in self.cases.items()]
+        pool += list(self.heldout.values())
         out = {}
         for kind in KINDS:
-            vals = sorted(abs(self.out_of_sample[i]) for i, (_, k, _) in self.cases.items()
-                          if k == kind)  # fmt: skip
+            # the pooled dense kind takes every scale's cases
+            vals = sorted(abs(e) for k, e in pool if k == kind or k.startswith(kind + ", "))
             if not vals:
                 continue
             rank = max(0, -(-9 * len(vals) // 10) - 1)  # nearest-rank 90th percentile
@@ -350,6 +370,7 @@ def leave_one_source_out(
     -------
     LosoReport
     """
+    default_suite = suite is None
     suite = _suite if suite is None else suite
     clear_solver_caches()
     base_cases = scored_cases(suite())
@@ -371,7 +392,8 @@ def leave_one_source_out(
         for s in sources:
             choices[s][n] = _choose(grid, [i for i in ids if meta[i][0] != s])
     out_of_sample = _predict_left_out(refits, choices, meta, base, suite)
-    report = LosoReport(cases=meta, in_sample=base, out_of_sample=out_of_sample)
+    report = LosoReport(cases=meta, in_sample=base, out_of_sample=out_of_sample,
+                        heldout=_heldout() if default_suite else {})  # fmt: skip
     for n, r in enumerate(refits):
         # this constant alone refit without each source, the others as shipped
         alone = {i: grids[n][choices[meta[i][0]][n]][i] for i in ids}
@@ -380,6 +402,12 @@ def leave_one_source_out(
     for r in outside:
         report.constants.append(_verdict(r, base, base, ids, suite, {}))
     return report
+
+
+def _heldout() -> dict[str, tuple[str, float]]:
+    from mlsys.validation.heldout import heldout_cases
+
+    return {_case_id(c): (case_kind(c), c.rel_error) for c in heldout_cases()}
 
 
 def _predict_left_out(
@@ -501,9 +529,12 @@ def bands_toml(report: LosoReport) -> str:
 
 
 _BANDS_HEADER = """\
-# Expected error of a prediction, by kind of case: the leave-one-source-out residuals of the
-# accuracy suite's comparable cases (mlsys.validation.loso: every constant the suite chose refit
-# without the case's own source). band: the 90th percentile of |predicted / published - 1|
+# Expected error of a prediction, by kind of case and scale: out-of-sample residuals, the
+# leave-one-source-out errors of the accuracy suite's comparable cases (mlsys.validation.loso:
+# every constant the suite chose refit without the case's own source) with the held-out runs'
+# errors (mlsys.validation.heldout: sources nothing was chosen on). Dense training by scale
+# (accelerators of the run: one node, 9-256, over 256) and pooled ("training dense", for a
+# prediction whose scale is unknown). band: the 90th percentile of |predicted / published - 1|
 # (nearest rank), so nine in ten comparable runs from sources mlsys was not tuned on fell
 # inside it; mean: their mean |error|; cases: how many. Regenerate with
 #     python -m mlsys.validation.loso --bands > mlsys/core/catalog/data/error_bands.toml

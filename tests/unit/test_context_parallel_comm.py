@@ -10,6 +10,7 @@ import pytest
 
 from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.errors import ParameterError
+from mlsys.core.formulas.overlap import OVERLAPPED_COMPUTE_SLOWDOWN
 from mlsys.core.layout import TrainingLayout
 from mlsys.core.solvers.distributed import DistributedModel, build_problem
 from mlsys.core.solvers.search import ParallelismSearch
@@ -47,10 +48,12 @@ def test_all_gather_cost_is_the_ring_all_gather_and_reduce_scatter_of_k_and_v():
 
 def test_all_gather_is_exposed_where_the_ring_hides_behind_attention():
     ring, gather = _solve("p2p"), _solve("all_gather")
-    # the step differs by exactly the communication each leaves exposed
+    # the step differs by exactly the communication each leaves exposed, less the
+    # slowdown the ring's hidden part causes beside attention (Lee et al. 2025)
     diff = gather.si("step_time") - ring.si("step_time")
     exposed = gather.si("cp_communication_time") - ring.si("cp_communication_time")
-    assert diff == pytest.approx(exposed, rel=1e-9)
+    hidden = ring.si("cp_communication_total") - ring.si("cp_communication_time")
+    assert diff == pytest.approx(exposed - OVERLAPPED_COMPUTE_SLOWDOWN * hidden, rel=1e-9)
     assert ring.si("cp_communication_time") < ring.si("cp_communication_total")
     assert diff > 0.0
 

@@ -59,7 +59,9 @@ def test_solver_exposes_the_edges_of_pytorch_fsdp_only():
     megatron = DistributedModel().solve(MODEL, TWO_NODES, **kw)
     fsdp = DistributedModel().solve(MODEL, TWO_NODES, fsdp_flat_params=True, **kw)
     total = fsdp.si("dp_communication_total")
-    assert total == pytest.approx(megatron.si("dp_communication_total"), rel=1e-12)
+    # Megatron reduces bucket by bucket (gradient_bucket_count), each collective paying
+    # NCCL's latency again; PyTorch FSDP's one collective per unit is priced unbucketed
+    assert megatron.si("dp_communication_total") > total
     # ZeRO-3, three micro-batches: per micro-batch a forward all-gather, a backward
     # all-gather and a reduce-scatter of the same bf16 bytes (equal times), so the
     # forward's first all-gather and the backward's last reduce-scatter are the edge
@@ -69,7 +71,8 @@ def test_solver_exposes_the_edges_of_pytorch_fsdp_only():
     edge = share * total * 2.0 / 3.0
     slow = OVERLAPPED_COMPUTE_SLOWDOWN
     # Megatron's buffers (no edge charged): all hidden, paying only the slowdown
-    assert megatron.si("dp_communication_time") == pytest.approx(slow * total, rel=1e-9)
+    m_total = megatron.si("dp_communication_total")
+    assert megatron.si("dp_communication_time") == pytest.approx(slow * m_total, rel=1e-9)
     want = edge + slow * (total - edge)
     assert fsdp.si("dp_communication_time") == pytest.approx(want, rel=1e-9)
     assert fsdp.overlap_fraction == pytest.approx(1.0 - edge / total, rel=1e-9)
@@ -86,8 +89,11 @@ def test_zero2_charges_the_steps_first_gather_once():
     share = (50368 * 5120 + (n - 50368 * 5120) / 40) / n
     # with both windows wider than their traffic, the difference is the edges less the
     # slowdown they no longer cause
-    total = a.si("dp_communication_total")
+    total, a_total = b.si("dp_communication_total"), a.si("dp_communication_total")
     assert a.overlap_fraction == pytest.approx(1.0)
     extra = b.si("dp_communication_time") - a.si("dp_communication_time")
-    # the gather once and the 3 reduce-scatters (bf16, equal times): the edge share of all
-    assert extra == pytest.approx(share * total * (1 - OVERLAPPED_COMPUTE_SLOWDOWN), rel=1e-6)
+    # the gather once and the 3 reduce-scatters (bf16, equal times): the edge share of all,
+    # less the slowdown Megatron's bucketed (so longer) collectives cause beside compute
+    slow = OVERLAPPED_COMPUTE_SLOWDOWN
+    want = share * total * (1 - slow) + slow * (total - a_total)
+    assert extra == pytest.approx(want, rel=1e-6)

@@ -126,3 +126,40 @@ def test_results_report_their_band_and_fmt_prints_it():
     assert text.endswith(f" (±{decode.fraction:.0%})") and text.startswith(str(fmt(res.itl)))
     with pytest.raises(ParameterError, match="band"):
         fmt(3.0, band=True)
+
+
+def test_dense_training_bands_go_by_scale():
+    """A dense training result takes the band of the runs of its scale (one node, up to
+    256 accelerators, more: ``TRAINING_SCALES``), a MoE result the MoE cases' band; the
+    held-out runs count in the bands beside the leave-one-source-out residuals."""
+    from mlsys import DistributedModel, Models
+    from mlsys.core.catalog import Fabrics, Nodes
+    from mlsys.core.catalog.bands import error_band, error_bands, training_kind
+    from mlsys.core.types import Fleet
+
+    bands = error_bands()
+    for gpus, kind in ((8, "one node"), (64, "9-256 accelerators"),
+                       (1024, "over 256 accelerators")):  # fmt: skip
+        fleet = Fleet(node=Nodes.DGX_H100, count=gpus // 8, fabric=Fabrics.IB_NDR)
+        res = DistributedModel().solve(Models.Llama3_8B, fleet, batch_size=gpus)
+        assert res.error_band == bands[f"training dense, {kind}"].fraction
+        assert f"training dense, {kind} cases" in res.error_band_source
+    assert training_kind(accelerators=256.0) == "training dense, 9-256 accelerators"
+    assert training_kind(accelerators=257.0) == "training dense, over 256 accelerators"
+    assert error_band("DistributedModel", "step_time", moe=True) == bands["training MoE"]
+    # without a scale, the pool of every dense run; each scale's cases are in it
+    pooled = error_band("DistributedModel", "step_time")
+    assert pooled == bands["training dense"]
+    scaled = sum(b.cases for k, b in bands.items() if k.startswith("training dense, "))
+    assert pooled.cases == scaled
+
+
+def test_every_dense_case_is_placed_by_its_scale():
+    c = _synthetic_suite()[0]
+    on = dataclasses.replace(c, name="GPT-3 5B FP8 on 64 H100, TP 1 (NeMo 24.07)")
+    assert case_kind(on) == "training dense, 9-256 accelerators"
+    big = dataclasses.replace(c, name="Llama 3 405B on 16,384 H100")
+    assert case_kind(big) == "training dense, over 256 accelerators"
+    held = dataclasses.replace(on, group="Held-out training runs")
+    assert case_kind(held) == "training dense, 9-256 accelerators"
+    assert set(KINDS) >= {case_kind(on), case_kind(big), "training dense"}

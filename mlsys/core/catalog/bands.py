@@ -1,10 +1,12 @@
-"""Expected error of a prediction: ``data/error_bands.toml``, by kind of case.
+"""Expected error of a prediction: ``data/error_bands.toml``, by kind of case and scale.
 
-The figures are the accuracy suite's leave-one-source-out residuals
-(:mod:`mlsys.validation.loso`): for each kind of comparable case (dense or MoE training,
-serving prefill, decode, throughput), the 90th percentile of |predicted / published − 1|
-over the cases of sources no constant was refit on. A solver's result reports the band of
-its kind (``DistributedResult.error_band``), and ``fmt(value, band=True)`` prints it.
+The figures are out-of-sample residuals (:mod:`mlsys.validation.loso`): the accuracy
+suite's leave-one-source-out errors and the held-out runs' errors
+(:mod:`mlsys.validation.heldout`). For each kind of comparable case — dense training by
+scale (one node, up to 256 accelerators, more), MoE training, serving prefill, decode,
+throughput — the 90th percentile of |predicted / published − 1| over the cases of
+sources no constant was refit on. A solver's result reports the band of its kind
+(``DistributedResult.error_band``), and ``fmt(value, band=True)`` prints it.
 
 >>> from mlsys.core.catalog.bands import error_band
 >>> round(error_band("DistributedModel", "step_time").fraction, 3) > 0
@@ -24,7 +26,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as _toml
 
-__all__ = ["FIELD_KINDS", "ErrorBand", "error_band", "error_bands"]
+__all__ = [
+    "FIELD_KINDS",
+    "TRAINING_SCALES",
+    "ErrorBand",
+    "error_band",
+    "error_bands",
+    "training_kind",
+]
 
 _FILE = Path(__file__).with_name("data") / "error_bands.toml"
 
@@ -38,7 +47,45 @@ FIELD_KINDS: dict[tuple[str, str], str] = {
     ("ServingModel", "tokens_per_second"): "serving throughput",
 }
 """Which kind of case a solver's field is compared with (a MoE model's training fields
-take ``"training MoE"``)."""
+take ``"training MoE"``; a dense one's take its scale's kind, :func:`training_kind`)."""
+
+TRAINING_SCALES: tuple[tuple[int, str], ...] = (
+    (8, "one node"),
+    (256, "9-256 accelerators"),
+    (2**62, "over 256 accelerators"),
+)
+"""Scales dense training cases are grouped by: the largest accelerator count of each and
+its name (one 8-GPU node; up to 256, a few racks; more). The bins are fixed before the
+residuals are looked at, at the boundaries where the data-parallel and pipeline traffic
+leaves the node and where it spans many switches."""
+
+
+def training_kind(moe: bool = False, accelerators: float | None = None) -> str:
+    """The kind of a training case or prediction: ``"training MoE"``, or dense training at
+    its scale (:data:`TRAINING_SCALES`; ``"training dense"`` when the scale is unknown).
+
+    Parameters
+    ----------
+    moe : bool
+        The model is a mixture of experts.
+    accelerators : float, optional
+        Accelerators of the run.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> training_kind(accelerators=64), training_kind(True, 8)
+    ('training dense, 9-256 accelerators', 'training MoE')
+    """
+    if moe:
+        return "training MoE"
+    if accelerators is None:
+        return "training dense"
+    name = next(n for top, n in TRAINING_SCALES if accelerators <= top)
+    return f"training dense, {name}"
 
 
 @dataclass(frozen=True)
@@ -66,8 +113,9 @@ class ErrorBand:
     def source(self) -> str:
         """Where the band comes from, in words."""
         return (
-            f"±{self.fraction:.0%}: 90th percentile of the leave-one-source-out |error| of "
-            f"{self.cases} published {self.kind} cases (mean {self.mean:.1%}); "
+            f"±{self.fraction:.0%}: 90th percentile of the out-of-sample |error| "
+            f"(leave-one-source-out and held-out runs) of {self.cases} published "
+            f"{self.kind} cases (mean {self.mean:.1%}); "
             "mlsys.validation.loso, mlsys/core/catalog/data/error_bands.toml"
         )
 
@@ -81,7 +129,9 @@ def error_bands() -> dict[str, ErrorBand]:
             for k, v in table.items()}  # fmt: skip
 
 
-def error_band(solver: str, field: str, moe: bool = False) -> ErrorBand | None:
+def error_band(
+    solver: str, field: str, moe: bool = False, accelerators: float | None = None
+) -> ErrorBand | None:
     """The band of one solver's field, or ``None`` where no comparable cases exist.
 
     Parameters
@@ -92,6 +142,9 @@ def error_band(solver: str, field: str, moe: bool = False) -> ErrorBand | None:
         The result field (``"step_time"``, ``"itl"`` ...).
     moe : bool
         The model is a mixture of experts (training fields take the MoE cases' band).
+    accelerators : float, optional
+        Accelerators of the run: a dense training field takes its scale's band
+        (:func:`training_kind`); without it, the band of all dense training cases.
 
     Returns
     -------
@@ -100,14 +153,16 @@ def error_band(solver: str, field: str, moe: bool = False) -> ErrorBand | None:
     kind = FIELD_KINDS.get((solver, field))
     if kind is None:
         return None
-    if moe and kind == "training dense":
-        kind = "training MoE"
-    return error_bands().get(kind)
+    if kind == "training dense":
+        kind = training_kind(moe, accelerators)
+    bands = error_bands()
+    return bands.get(kind) or bands.get("training dense" if kind.startswith("training") else "")
 
 
 def result_error_band(origin: Any, solver: str, field: str) -> ErrorBand | None:
-    """The band of a solved result's field: :func:`error_band` for the model the solve
-    was given (a mixture of experts takes the MoE cases' band).
+    """The band of a solved result's field: :func:`error_band` for the model and fleet the
+    solve was given (a mixture of experts takes the MoE cases' band, a dense model its
+    scale's).
 
     Parameters
     ----------
@@ -122,5 +177,8 @@ def result_error_band(origin: Any, solver: str, field: str) -> ErrorBand | None:
     -------
     ErrorBand or None
     """
-    model = None if origin is None else origin.inputs.get("model")
-    return error_band(solver, field, getattr(model, "experts", 1) > 1)
+    inputs = {} if origin is None else origin.inputs
+    fleet = inputs.get("fleet")
+    gpus = getattr(fleet, "total_accelerators", None)
+    moe = getattr(inputs.get("model"), "experts", 1) > 1
+    return error_band(solver, field, moe, None if gpus is None else float(gpus))

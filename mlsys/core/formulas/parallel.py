@@ -29,6 +29,9 @@ __all__ = [
     "tp_reductions_per_layer",
     "tp_bytes_per_layer",
     "dp_gradient_bytes",
+    "gradient_bucket_count",
+    "GRADIENT_BUCKET_MIN_PARAMS",
+    "GRADIENT_BUCKET_PARAMS_PER_RANK",
     "zero_dp_bytes_per_rank",
     "moe_alltoall_bytes_per_layer",
     "group_placement",
@@ -325,6 +328,65 @@ def dp_gradient_bytes(params: ArrayLike, grad_bytes_per_element: ArrayLike = 4.0
     7.0
     """
     return _ret(_f(params) * _f(grad_bytes_per_element))
+
+
+GRADIENT_BUCKET_MIN_PARAMS = 40_000_000
+"""Smallest default gradient bucket of Megatron-Core's data-parallel wrapper, in
+parameters (``DistributedDataParallelConfig.bucket_size``: ``max(40000000, 1000000 ×
+dp_size)``; NVIDIA/Megatron-LM ``megatron/core/distributed/distributed_data_parallel.py``)."""
+
+GRADIENT_BUCKET_PARAMS_PER_RANK = 1_000_000
+"""Parameters Megatron-Core's default gradient bucket grows by per data-parallel rank
+("larger DP sizes need larger buckets to ensure collectives do not become
+latency-bound": ``DistributedDataParallelConfig.bucket_size``'s documentation)."""
+
+
+def gradient_bucket_count(params: ArrayLike, dp_ranks: ArrayLike) -> ArrayLike:
+    """Collectives a data-parallel gradient reduction (and, under a sharded optimizer, the
+    parameter all-gather) is split into under overlapped reduction.
+
+    To start reducing before the backward pass ends, Megatron-Core's
+    ``DistributedDataParallel`` groups the parameters a rank holds into buckets and
+    reduces (reduce-scatters) each bucket as one collective as soon as its gradients are
+    ready; the distributed optimizer all-gathers the updated parameters bucket by bucket.
+    The default bucket holds ``max(40M, 1M × dp)`` parameters, so a rank's ``Ψ``
+    parameters make ``⌈Ψ / max(4·10⁷, 10⁶·dp)⌉`` collectives, each paying a ring's
+    per-step latency once: bucketing trades latency for overlap.
+
+    Parameters
+    ----------
+    params : float or ndarray
+        Parameters one data-parallel rank holds (its tensor- and pipeline-parallel
+        slice), ``Ψ``.
+    dp_ranks : float or ndarray
+        Ranks the gradients are reduced over (data × context parallel).
+
+    Returns
+    -------
+    float or ndarray
+        Buckets (count, at least 1).
+
+    References
+    ----------
+    NVIDIA Megatron-LM, ``megatron/core/distributed/distributed_data_parallel.py`` and
+    ``distributed_data_parallel_config.py`` (``bucket_size`` defaults to
+    ``max(40000000, 1000000 * dp_size)`` parameters when ``overlap_grad_reduce`` is on;
+    no bucketing without it).
+
+    Examples
+    --------
+    Nemotron-4 15B on TP 8: 1.95 billion parameters a rank. Over 96 data-parallel ranks
+    a bucket holds 96 M of them: 21 collectives; over 16 ranks the 40 M floor gives 49.
+
+    >>> gradient_bucket_count(1.95e9, 96), gradient_bucket_count(1.95e9, 16)
+    (21.0, 49.0)
+    """
+    if all_float(params, dp_ranks):
+        bucket = max(float(GRADIENT_BUCKET_MIN_PARAMS), GRADIENT_BUCKET_PARAMS_PER_RANK * dp_ranks)
+        return float(max(1.0, math.ceil(params / bucket)))
+    psi, n = np.asarray(params, dtype=float), np.asarray(dp_ranks, dtype=float)
+    bucket = np.maximum(float(GRADIENT_BUCKET_MIN_PARAMS), GRADIENT_BUCKET_PARAMS_PER_RANK * n)
+    return _ret(np.maximum(1.0, np.ceil(psi / bucket)))
 
 
 def zero_dp_bytes_per_rank(

@@ -113,6 +113,12 @@ _INFO: dict[str, tuple[str, str, str]] = {
         f"{_F}.overlap.OVERLAPPED_COMPUTE_SLOWDOWN (Lee et al. 2025)",
         "",
     ),
+    "cp_overlap_slowdown": (
+        "slowdown beside the hidden CP exchange",
+        f"{_F}.overlap.overlap_slowdown_time of the context-parallel K/V ring hidden under "
+        "attention, OVERLAPPED_COMPUTE_SLOWDOWN (Lee et al. 2025)",
+        "",
+    ),
     "moe_host": ("MoE host work", f"{_F}.moe.moe_layer_host_time", ""),
     "bubble": (
         "pipeline bubble",

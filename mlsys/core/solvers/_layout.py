@@ -183,7 +183,11 @@ from mlsys.core.formulas.overlap import (
     ring_attention_exchange_time,
     userbuffers_exposed_time,
 )
-from mlsys.core.formulas.parallel import group_placement, tp_reductions_per_layer
+from mlsys.core.formulas.parallel import (
+    gradient_bucket_count,
+    group_placement,
+    tp_reductions_per_layer,
+)
 from mlsys.core.formulas.pipeline import interleaved_bubble_ratio, pipeline_p2p_bytes
 from mlsys.core.formulas.transformer import residual_rerun_share, training_flops_per_token
 from mlsys.core.layout import (
@@ -305,7 +309,9 @@ def _faster(a: Any, b: Any) -> Any:
     return np.minimum(a, b)
 
 
-def _two_level(collective: Any, M: Any, k: Any, n: Any, P: Problem) -> Any:
+def _two_level(
+    collective: Any, M: Any, k: Any, n: Any, P: Problem, lat: tuple[Any, Any] | None = None
+) -> Any:
     """A reduce-scatter or all-gather of an M-byte buffer over a group of k·n ranks (k per
     node, n nodes): inside the node over the scale-up fabric, then the 1/k shard across
     nodes over the scale-out fabric — or NCCL's rings through every rank, one per NIC,
@@ -313,41 +319,44 @@ def _two_level(collective: Any, M: Any, k: Any, n: Any, P: Problem) -> Any:
     (:func:`mlsys.core.formulas.collectives.multinode_ring_time`), whichever is faster, as
     NCCL's tuner picks. (An all-to-all combines nothing on the way:
     :func:`mlsys.core.formulas.collectives.multinode_alltoall_time`.)"""
-    two = collective(M, k, P.intra_bw, P.intra_lat) + collective(M / k, n, P.inter_bw, P.inter_lat)
+    a_in, a_out = (P.intra_lat, P.inter_lat) if lat is None else lat
+    two = collective(M, k, P.intra_bw, a_in) + collective(M / k, n, P.inter_bw, a_out)
     kind = _RING_KINDS[collective]
-    ring = coll.multinode_ring_time(kind, M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat)
+    ring = coll.multinode_ring_time(kind, M, k, n, P.intra_bw, a_in, P.inter_bw, a_out)
     return _faster(two, ring)
 
 
-def _allreduce(M: Any, k: Any, n: Any, topo: int, P: Problem, o: type = ScalarOps) -> Any:
+def _allreduce(
+    M: Any,
+    k: Any,
+    n: Any,
+    topo: int,
+    P: Problem,
+    o: type = ScalarOps,
+    lat: tuple[Any, Any] | None = None,
+) -> Any:
     """All-reduce of M bytes over k ranks per node on n nodes, by :class:`Topology`.
 
     ``AUTO`` is NCCL's choice between its multi-node ring (one per NIC, the NVLink and
     network hops overlapped: :func:`mlsys.core.formulas.collectives.multinode_ring_time`)
-    and the two-level all-reduce, whichever is faster."""
+    and the two-level all-reduce, whichever is faster. ``lat``: the per-step latencies
+    inside and across nodes (default: the fabrics')."""
+    a_in, a_out = (P.intra_lat, P.inter_lat) if lat is None else lat
     if topo == Topology.AUTO:
-        hier = coll.hierarchical_allreduce_time(
-            M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
-        )
-        ring = coll.multinode_ring_time(
-            "all_reduce", M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
-        )
+        hier = coll.hierarchical_allreduce_time(M, k, n, P.intra_bw, a_in, P.inter_bw, a_out)
+        ring = coll.multinode_ring_time("all_reduce", M, k, n, P.intra_bw, a_in, P.inter_bw, a_out)
         return _faster(hier, ring)
     if topo == Topology.HIERARCHICAL:
-        return coll.hierarchical_allreduce_time(
-            M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
-        )
+        return coll.hierarchical_allreduce_time(M, k, n, P.intra_bw, a_in, P.inter_bw, a_out)
     N = k * n
     one_node = n <= 1.0
     if topo == Topology.RING:  # flat ring: the slowest link (the NIC once it leaves the node)
         bw = o.where(one_node, P.intra_bw, P.inter_bw)
-        lat = o.where(one_node, P.intra_lat, P.inter_lat)
-        return coll.ring_allreduce_time(M, N, bw, lat)
+        a = o.where(one_node, a_in, a_out)
+        return coll.ring_allreduce_time(M, N, bw, a)
     # double binary tree across nodes (the hierarchical ring inside a single node)
-    hier = coll.hierarchical_allreduce_time(
-        M, k, n, P.intra_bw, P.intra_lat, P.inter_bw, P.inter_lat
-    )
-    return o.where(one_node, hier, coll.tree_allreduce_time(M, N, P.inter_bw, P.inter_lat))
+    hier = coll.hierarchical_allreduce_time(M, k, n, P.intra_bw, a_in, P.inter_bw, a_out)
+    return o.where(one_node, hier, coll.tree_allreduce_time(M, N, P.inter_bw, a_out))
 
 
 # -- the problem: everything that does not depend on the layout ---------------------------
@@ -1355,6 +1364,8 @@ def evaluate(
     t_layer = t_gemm + t_attn + t_elem + t_cast + t_kern
     t_tp_layer, tp_n = _tp_layer_time(P, L)
     cp_n, t_cp_layer, t_cp_total_layer = _cp_layer_time(P, L, t_attn, attn_passes)
+    # the K/V ring hidden under attention slows it (Lee et al. 2025)
+    t_cp_slow = overlap_slowdown_time(t_cp_total_layer - t_cp_layer, OVERLAPPED_COMPUTE_SLOWDOWN)
     t_ep_layer = _ep_layer_time(P, L)
     t_host_layer = _moe_host_layer_time(P, L, t_layer)
     # ---- one micro-batch ----------------------------------------------------------------
@@ -1387,6 +1398,7 @@ def evaluate(
         "term.cp": n * t_cp_layer, "term.ep": n * t_ep_layer, "term.pp": m * t_mb_pp,
         "term.dp": t_dp_exposed, "term.tied_embedding": t_emb, "term.overlap_slowdown": t_slow,
         "term.moe_host": n * t_host_layer, "term.bubble": t_bubble,
+        "term.cp_overlap_slowdown": n * t_cp_slow,
     }  # fmt: skip
     sums = sum_terms(terms)
     step = sums["step"]
@@ -1436,7 +1448,8 @@ STEP_TERMS: tuple[tuple[str, tuple[Any, ...]], ...] = (
         "lm_head", "grad_accumulation", "fsdp_copies", "optimizer",
     )),
     ("communication", (
-        "tp", "cp", "ep", "pp", ("data_parallel", ("dp", "tied_embedding", "overlap_slowdown")),
+        "tp", "cp", "cp_overlap_slowdown", "ep", "pp",
+        ("data_parallel", ("dp", "tied_embedding", "overlap_slowdown")),
     )),
     "moe_host",
     "bubble",
@@ -1801,8 +1814,10 @@ def _pipeline_send_time(P: Problem, L: _Lay) -> tuple[Any, float, float]:
 def _dp_collective_times(P: Problem, L: _Lay) -> tuple[Any, Any, Any, Any, Any]:
     """The step's gradient reduction and ZeRO parameter all-gathers over ``dp·cp`` (dense
     parameters over ``dp·ep·cp``), hierarchical when the group spans nodes
-    (:mod:`mlsys.core.formulas.collectives`): ``(t_grad, t_param, rs_dense, ag_dense,
-    nodes spanned)``. One solve prices only its own ZeRO stage's collectives."""
+    (:mod:`mlsys.core.formulas.collectives`), each split into the buckets it is reduced
+    in (:func:`_gradient_buckets`), each bucket a collective with NCCL's latencies
+    (:func:`_dp_latencies`): ``(t_grad, t_param, rs_dense, ag_dense, nodes spanned)``.
+    One solve prices only its own ZeRO stage's collectives."""
     o, tp, pp, ep, dp, cp, m, zero = L.o, L.tp, L.pp, L.ep, L.dp, L.cp, L.m, L.zero
     g = P.accelerators_per_node
     psi_dense = P.params_dense / (tp * pp)
@@ -1814,21 +1829,49 @@ def _dp_collective_times(P: Problem, L: _Lay) -> tuple[Any, Any, Any, Any, Any]:
     need_ar = not L.scalar or (not z1 and not dp_one)
     need_sharded = not L.scalar or (z1 and not dp_one)
     rs_dense = ag_dense = ar = rs_exp = ag_exp = 0.0
+    nb = _gradient_buckets(P, L, psi_dense, dp * ep * cp)
+    lat, base = _dp_latencies(P)
     if need_sharded:
-        rs_dense = _two_level(rs, psi_dense * P.g_bytes, dd_k, dd_n, P)
-        ag_dense = _two_level(ag, psi_dense * P.w_bytes, dd_k, dd_n, P)
+        rs_dense = nb * (_two_level(rs, psi_dense * P.g_bytes / nb, dd_k, dd_n, P, lat) + base)
+        ag_dense = nb * (_two_level(ag, psi_dense * P.w_bytes / nb, dd_k, dd_n, P, lat) + base)
     if need_ar:
-        ar = _allreduce(psi_dense * P.g_bytes, dd_k, dd_n, L.topo, P, o)
+        ar = nb * (_allreduce(psi_dense * P.g_bytes / nb, dd_k, dd_n, L.topo, P, o, lat) + base)
     if P.params_expert > 0.0 and (need_ar or need_sharded):
         de_k, de_n = group_placement(dp * cp, tp * ep, g)  # expert params: over dp·cp
+        nbe = _gradient_buckets(P, L, psi_exp, dp * cp)
         if need_sharded:
-            rs_exp = _two_level(rs, psi_exp * P.g_bytes, de_k, de_n, P)
-            ag_exp = _two_level(ag, psi_exp * P.w_bytes, de_k, de_n, P)
+            rs_exp = nbe * (_two_level(rs, psi_exp * P.g_bytes / nbe, de_k, de_n, P, lat) + base)
+            ag_exp = nbe * (_two_level(ag, psi_exp * P.w_bytes / nbe, de_k, de_n, P, lat) + base)
         if need_ar:
-            ar = ar + _allreduce(psi_exp * P.g_bytes, de_k, de_n, L.topo, P, o)
+            ar = ar + nbe * (
+                _allreduce(psi_exp * P.g_bytes / nbe, de_k, de_n, L.topo, P, o, lat) + base
+            )
     t_grad = o.where(z1, (rs_dense + rs_exp) * o.where(z2, m, 1.0), ar) * (1.0 - dp_one)
     t_param = o.where(z1, (ag_dense + ag_exp) * o.where(z3, 2.0 * m, 1.0), 0.0) * (1.0 - dp_one)
     return t_grad, t_param, rs_dense, ag_dense, dd_n
+
+
+def _dp_latencies(P: Problem) -> tuple[tuple[float, float] | None, float]:
+    """Per-step latencies (inside, across nodes) and the fixed latency of one
+    data-parallel collective: on a GPU fleet NCCL's cost model for its bulk protocol
+    (:data:`~mlsys.core.formulas.collectives.NCCL_RING_STEP_LATENCY_S` and
+    :data:`~mlsys.core.formulas.collectives.NCCL_RING_BASE_LATENCY_S`, ``Simple``: a
+    gradient bucket is megabytes); elsewhere the fabrics' own latencies, no fixed part."""
+    if not P.scaleup_link:
+        return None, 0.0
+    step = coll.NCCL_RING_STEP_LATENCY_S
+    lat = (step[P.scaleup_link]["Simple"], step["net"]["Simple"])
+    return lat, coll.NCCL_RING_BASE_LATENCY_S["Simple"]
+
+
+def _gradient_buckets(P: Problem, L: _Lay, params: Any, ranks: Any) -> Any:
+    """Collectives one data-parallel reduction is split into: Megatron-Core's default
+    buckets (:func:`mlsys.core.formulas.parallel.gradient_bucket_count`) where NCCL
+    reduces with overlap on a GPU fleet; one otherwise (no overlap: Megatron reduces the
+    whole buffer at once; PyTorch FSDP's per-block collectives and XLA's are not these)."""
+    if not (P.scaleup_link and L.overlap) or L.flat_params or L.per_parameter:
+        return 1.0
+    return gradient_bucket_count(params, ranks)
 
 
 def _dp_exposed_time(
