@@ -40,7 +40,8 @@ _NODES = {"nemo_2502_b200": "DGX_B200"}
 _RELEASES = {"nemo_2407": "NeMo 24.07", "nemo_2502_b200": "NeMo 25.02"}
 _GROUP = "Held-out training runs"
 
-# NeMo's model configurations ([nemo_2407] models_source): layers, hidden, heads,
+# NeMo's model configurations of the models the catalog lacks ([nemo_2407] models_source;
+# Nemotron-4 340B, Llama 2 and Llama 3 are catalog entries): layers, hidden, heads,
 # key-value heads, vocabulary, GPT-3 (learned positions, GeLU, bias) or Nemotron (RoPE,
 # squared ReLU, no bias)
 _SHAPES: dict[str, tuple[int, int, int, int, int, str]] = {
@@ -50,12 +51,11 @@ _SHAPES: dict[str, tuple[int, int, int, int, int, str]] = {
     "Nemotron3_8B": (32, 4096, 32, 32, 256000, "nemotron"),
     "Nemotron3_22B": (40, 6144, 48, 48, 256000, "nemotron"),
     "Nemotron4_15B": (32, 6144, 48, 8, 256000, "nemotron"),
-    "Nemotron4_340B": (96, 18432, 96, 8, 256000, "nemotron"),
 }
 _DISPLAY = {
     "GPT3_5B": "GPT-3 5B", "GPT3_20B": "GPT-3 20B", "GPT3_175B": "GPT-3 175B",
     "Nemotron3_8B": "Nemotron-3 8B", "Nemotron3_22B": "Nemotron-3 22B",
-    "Nemotron4_15B": "Nemotron-4 15B", "Nemotron4_340B": "Nemotron-4 340B",
+    "Nemotron4_15B": "Nemotron-4 15B",
 }  # fmt: skip
 
 

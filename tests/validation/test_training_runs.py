@@ -170,9 +170,9 @@ def test_llama3_table4_counts_causal_attention():
     published = long_["mfu"] / short["mfu"]
     assert rl.mfu / rs.mfu > 1.1 > published
     causal = llama3_mfu(long_, rl) / llama3_mfu(short, rs)
-    # within the two rows' own errors (about +2 % and +6 %): the non-causal count is off
-    # by 20 % and more
-    assert causal == pytest.approx(published, rel=0.05)
+    # within the two rows' own errors (about 0 % and +5 %: their difference, 5.2 %): the
+    # non-causal count is off by 20 % and more
+    assert causal == pytest.approx(published, rel=0.06)
 
 
 def test_llama3_published_tflops_are_mfu_of_the_h100_peak():
