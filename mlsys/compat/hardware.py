@@ -232,6 +232,9 @@ class BookDevice:
     tdp, tdp_min, tdp_max, battery_capacity, unit_cost, unit_cost_max : pint.Quantity
         Power (W), battery energy (W·h) and price, where the file cites them; a figure
         without a source is absent (AttributeError), never a guess.
+    dispatch_tax : pint.Quantity
+        Fixed latency added to every call on the device (s), where the file cites one
+        (the Intel SGX enclave's entry/exit overhead).
     peak_flops, memory_bw : pint.Quantity
         The older era's flat names.
     sources : dict
@@ -248,7 +251,15 @@ class BookDevice:
         "flash_bw": "flash_bandwidth",
     }
     _STORAGE = {"storage_capacity": "capacity", "storage_bw": "bandwidth"}
-    _FLAT = ("tdp", "tdp_min", "tdp_max", "battery_capacity", "unit_cost", "unit_cost_max")
+    _FLAT = (
+        "tdp",
+        "tdp_min",
+        "tdp_max",
+        "battery_capacity",
+        "unit_cost",
+        "unit_cost_max",
+        "dispatch_tax",
+    )
 
     def __init__(self, book_name: str) -> None:
         raw = dict(book_table(_FILE)["devices"][book_name])

@@ -183,6 +183,39 @@ def test_sm_level_figures_and_horowitz_adds():
     assert Hardware.Tech.Op.AddFp32.energy.m_as("pJ") / fma == pytest.approx(0.9 / 3.7)
 
 
+def test_storage_tiers_sit_below_their_pcie_link():
+    storage = Hardware.Tech.Storage
+    # an x4 drive's ceiling: 4 lanes x GT/s x 128/130 coding / 8 bits per byte
+    gen3_link, gen5_link = 4 * 8e9 * 128 / 130 / 8, 4 * 32e9 * 128 / 130 / 8  # 3.94, 15.75 GB/s
+    gen3 = storage.NvmeGen3.bandwidth.m_as("B/s")
+    gen4 = storage.NvmeGen4.bandwidth.m_as("B/s")
+    gen5 = storage.NvmeGen5.bandwidth.m_as("B/s")
+    assert (gen3, gen5) == (pytest.approx(3.5e9), pytest.approx(14e9))
+    assert gen3 < gen3_link and gen5 < gen5_link
+    assert gen3 < gen4 < gen5 and gen5 / gen3 == pytest.approx(4.0)  # 2016 -> 2024: 4x
+    assert storage.NvmeGen5.sources["bandwidth"]["kind"] == "standard"
+
+
+def test_host_dram_tier_and_the_hbm_cliff():
+    host = Hardware.Tech.Storage.HostDram.bandwidth
+    assert host.m_as("GB/s") == pytest.approx(200)  # the book's host-DRAM tier
+    # H100 SXM HBM3 3.35 TB/s over 200 GB/s: the ~17x cliff the storage chapter prints
+    ratio = (Hardware.Cloud.H100.memory.bandwidth / host).m_as("")
+    assert ratio == pytest.approx(3350 / 200)
+    assert host.m_as("GB/s") / Hardware.Tech.Storage.SystemMemory.bandwidth.m_as("GB/s") == 4
+    assert Hardware.Tech.Storage.HostDram.sources["bandwidth"]["kind"] == "estimate"
+
+
+def test_enclave_dispatch_tax():
+    sgx = Hardware.Cloud.IntelSGX
+    assert sgx.dispatch_tax.m_as("ms") == pytest.approx(5)
+    # a model past the 128 MB EPC pages through the enclave: the book's x100 penalty
+    assert (100 * sgx.dispatch_tax).m_as("s") == pytest.approx(0.5)
+    assert sgx.sources["dispatch_tax"]["kind"] == "estimate"
+    with pytest.raises(AttributeError):
+        Hardware.Mobile.iPhone15Pro.dispatch_tax  # no cited figure, no guess
+
+
 def test_capacity_lead_times():
     cap = Infrastructure.Capacity
     assert (cap.GpuLeadTimeMonths, cap.SubstationLeadTimeMonths) == (6, 24)
