@@ -82,6 +82,9 @@ SOLVERS: dict[str, tuple[str, str]] = {
 EXPLAINED = frozenset({"distributed", "serving"})
 """Solvers whose result has ``explain()`` (``--explain``)."""
 
+ENGINE_SOLVERS = frozenset({"serving", "batching"})
+"""Solvers built for a serving engine (``--engine``: a row of ``engines.toml``)."""
+
 
 def _trees(solver: str, result: Any) -> dict[str, tuple[str, Any]]:
     """The trees ``--explain`` shows for ``solver``'s ``result``: key -> (title, tree).
@@ -119,6 +122,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=VALUE",
         help="any other solve() parameter, e.g. --set batch_size=8 --set precision=fp8",
+    )
+    parser.add_argument(
+        "--engine",
+        help="serving engine and release whose kernels and loop are priced (serving, "
+        "batching): a row of mlsys/core/catalog/data/engines.toml, e.g. vllm-v0, "
+        "trtllm-0.5, sglang; default the reference engine",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
@@ -196,7 +205,9 @@ def build_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return inputs
 
 
-def solve(solver: str, inputs: dict[str, Any], params: dict[str, Any]) -> Any:
+def solve(
+    solver: str, inputs: dict[str, Any], params: dict[str, Any], engine: str | None = None
+) -> Any:
     """Run a solver with the inputs and parameters its ``solve`` accepts.
 
     Parameters
@@ -207,6 +218,9 @@ def solve(solver: str, inputs: dict[str, Any], params: dict[str, Any]) -> Any:
         Catalog objects from :func:`build_inputs`.
     params : dict
         Further keyword arguments.
+    engine : str, optional
+        The serving engine the solver is built for (:data:`ENGINE_SOLVERS` only); None:
+        the solver's default, the reference engine.
 
     Returns
     -------
@@ -218,9 +232,15 @@ def solve(solver: str, inputs: dict[str, Any], params: dict[str, Any]) -> Any:
     MissingInputError
         When ``solve()`` has a required parameter that neither the inputs nor
         ``params`` give.
+    ParameterError
+        For an engine given to a solver that takes none, or one the table does not hold.
     """
     module, cls = SOLVERS[solver]
-    model = getattr(importlib.import_module(module), cls)()
+    if engine is not None and solver not in ENGINE_SOLVERS:
+        raise ParameterError("--engine", engine, "given only with the solvers "
+                             + " or ".join(sorted(ENGINE_SOLVERS)))  # fmt: skip
+    built = getattr(importlib.import_module(module), cls)
+    model = built(engine=engine) if solver in ENGINE_SOLVERS else built()
     signature = inspect.signature(model.solve)
     accepted = set(signature.parameters)
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
@@ -381,7 +401,7 @@ def run(args: argparse.Namespace) -> int:
     if explain and args.solver not in EXPLAINED:
         raise ParameterError("--explain", args.solver, "a solver that explains its result: "
                              + ", ".join(sorted(EXPLAINED)))  # fmt: skip
-    result = solve(args.solver, build_inputs(args), params)
+    result = solve(args.solver, build_inputs(args), params, getattr(args, "engine", None))
     trees = _trees(args.solver, result) if explain else {}
     if args.json:
         data = result.to_dict(quantities=False)

@@ -88,3 +88,63 @@ def test_continuous_batching_takes_the_same_engine_rows():
     assert v0.si("itl") >= ref.si("itl") + ENGINE_HOST_TIME_PER_STEP_S["vllm_v0"]
     with pytest.raises(ParameterError, match="engine"):
         ContinuousBatchingModel(engine="vllm-v9")
+
+
+@pytest.mark.parametrize("name", list(serving_engines()))
+def test_every_engine_of_the_table_is_reachable_and_named_on_the_result(name):
+    from mlsys import ContinuousBatchingModel
+    from mlsys.core.solvers.serving import ServingModel as Documented
+
+    engine = serving_engine(name)
+    # by its name and by each alias of its row, from both serving solvers; the result
+    # says which engine priced it
+    from pathlib import Path
+
+    import mlsys
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    table = Path(mlsys.__file__).parent / "core" / "catalog" / "data" / "engines.toml"
+    row = tomllib.loads(table.read_text(encoding="utf-8"))[name]
+    for spelling in (name, *row.get("aliases", ())):
+        assert serving_engine(spelling) is engine
+    res = ServingModel(engine=name).solve(Models.Llama3_8B, Hardware.H100, batch_size=4,
+                                          prompt_len=256, output_len=64)  # fmt: skip
+    assert res.feasible and res.engine == name
+    cb = ContinuousBatchingModel(engine=name).solve(Models.Llama3_8B, Hardware.H100,
+                                                    arrival_rate=1.0)  # fmt: skip
+    assert cb.engine == name
+    # documented: ServingModel's docstring names every engine it can be given
+    assert name == DEFAULT_ENGINE or f'``"{name}"``' in Documented.__doc__
+
+
+def test_the_default_engine_says_which_engines_it_stands_for():
+    ref = serving_engine(None)
+    assert ref.name == DEFAULT_ENGINE == "reference"
+    assert "(the default)" in ref.display_name
+    for stands_for in ("vLLM", "SGLang", "TensorRT-LLM", "from 2024"):
+        assert stands_for in ref.description
+    res = ServingModel().solve(Models.Llama3_8B, Hardware.H100)
+    assert res.engine == "reference"
+
+
+def test_the_command_line_names_the_engine(capsys):
+    from mlsys.cli import main
+
+    args = ["solve", "serving", "--model", "Llama2_70B", "--hardware", "H100", "--set",
+            "tp_size=4", "--set", "precision=fp8", "--set", "batch_size=64"]  # fmt: skip
+    assert main([*args, "--engine", "trtllm-0.5", "--json"]) == 0
+    import json
+
+    named = json.loads(capsys.readouterr().out)
+    assert main([*args, "--json"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert (named["engine"], default["engine"]) == ("trtllm-0.5", "reference")
+    # one thread block per query head reads each KV head 8 times: a slower decode step
+    assert named["itl"]["value"] > default["itl"]["value"]
+    # a solver without an engine refuses one
+    assert main(["solve", "memory", "--model", "Llama2_7B", "--hardware", "H100",
+                 "--engine", "vllm-v0"]) != 0  # fmt: skip

@@ -147,6 +147,10 @@ class ContinuousBatchingResult(Result):
         The replica fits and the load is stable.
     infeasibility_reason : str or None
         Why not.
+    engine : str
+        The engine row whose kernels and loop priced the solve, as
+        :attr:`mlsys.core.solvers.serving.ServingResult.engine` (``"reference"`` by
+        default).
     """
 
     _units: ClassVar[dict[str, str | None]] = {
@@ -180,6 +184,7 @@ class ContinuousBatchingResult(Result):
         "accelerators": None,
         "feasible": None,
         "infeasibility_reason": None,
+        "engine": None,
     }
     _aliases: ClassVar[dict[str, str]] = {
         "time_per_output_token": "itl",
@@ -630,6 +635,7 @@ class ContinuousBatchingModel:
             accelerators=plan.devices,
             feasible=feasible,
             infeasibility_reason=reason,
+            engine=self.engine.name,
         )
         result = ContinuousBatchingResult(**out)
         return record(

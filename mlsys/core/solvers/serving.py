@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from mlsys.core.catalog.engines import serving_engine
+from mlsys.core.catalog.engines import DEFAULT_ENGINE, serving_engine
 from mlsys.core.checks import count, flag
 from mlsys.core.errors import InfeasibleError, ParameterError
 from mlsys.core.formulas.collectives import (
@@ -222,6 +222,11 @@ class ServingResult(Result):
         ``"single-request prefill"`` or ``"batched prefill"``: what TTFT means.
     parallelism : dict
         ``{"tp": tp_size, "pp": pp_size}``.
+    engine : str
+        The engine row whose kernels and loop priced the solve
+        (``mlsys/core/catalog/data/engines.toml``): ``"reference"`` by default, the
+        kernels of vLLM, SGLang and TensorRT-LLM from 2024 on without their host time;
+        ``ServingModel(engine=...)`` names another.
     """
 
     @property
@@ -282,6 +287,7 @@ class ServingResult(Result):
         "compute_precision": None,
         "scheduling": None,
         "parallelism": None,
+        "engine": None,
     }
     _aliases: ClassVar[dict[str, str]] = {
         "time_per_output_token": "itl",
@@ -1547,6 +1553,7 @@ class ServingModel:
             _flag(batched_prefill, "batched_prefill"),
             _flag(raise_errors, "raise_errors"),
             _context_problem(model, s_in, s_out),
+            self.engine.name,
         )
         return record(
             result, self, model=model, hardware=hardware, batch_size=batch_size,
@@ -1563,6 +1570,7 @@ def _solve_plan(
     batched_prefill: bool,
     raise_errors: bool,
     too_long: str | None = None,
+    engine: str = DEFAULT_ENGINE,
 ) -> ServingResult:
     final_ctx = s_in + s_out
     n_pre = float(b) if batched_prefill else 1.0
@@ -1646,6 +1654,7 @@ def _solve_plan(
         compute_precision=plan.compute_precision,
         scheduling="batched prefill" if batched_prefill else "single-request prefill",
         parallelism={"tp": plan.tp, "pp": plan.pp},
+        engine=engine,
     )
     result = ServingResult(**out)
     # what explain() reads: the terms this step summed, and the links they rode
