@@ -6,19 +6,46 @@ contract only when a book keyword (``commas=``, ``prefix=``, ``suffix=``) is giv
 otherwise refuses a fraction, as mlsys's own whole-number rule does. ``mlsys migrate``
 points the book's ``mlsysim.fmt`` imports here, so a chapter's plain ``fmt_int(45.49)``
 prints "45" as it did in the book; every other name is :mod:`mlsys.formatting`'s.
+
+The book's ``fmt_int`` also takes the text of a plain number: the training chapter prints
+the exponent of ``f"{4.2e22:.1e}"`` with ``fmt_int("4.2e+22".split("e+")[1])``, i.e.
+``fmt_int("22")``. That text is read as the number it spells; any other text is refused.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pint
 
 import mlsys.formatting as _formatting
 from mlsys.formatting import *  # noqa: F403 - this module is mlsys.formatting for the book
-from mlsys.formatting import MarkdownStr, book_fmt_int
+from mlsys.formatting import FormatError, MarkdownStr, book_fmt_int
 
 __all__ = list(_formatting.__all__)
+
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+_DECIMAL_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _number_from_text(text: str) -> int | float:
+    """The number a plain numeric string spells: "22" -> 22, "4.5e1" -> 45.0.
+
+    Digits of an integer are kept exactly (``str(2**53 + 1)`` reads back as that int);
+    text with a unit, words, ``nan`` or ``inf`` raise :class:`FormatError`.
+    """
+    stripped = text.strip()
+    if _INTEGER_TEXT.fullmatch(stripped):
+        return int(stripped)
+    if _DECIMAL_TEXT.fullmatch(stripped):
+        return float(stripped)
+    raise FormatError(
+        "value",
+        text,
+        "a number, a pint Quantity, or the text of a plain number such as '22'",
+        "Parse text with a unit first, e.g. Q_('3.35 TB/s').",
+    )
 
 
 def fmt_int(
@@ -32,12 +59,14 @@ def fmt_int(
 
     Halves round away from zero and a value that rounds to zero is refused, as
     :func:`mlsys.core.fmt_book.book_fmt_int` (which this is, with ``commas`` on by
-    default) documents; NaN, infinities and text are refused.
+    default) documents; NaN and infinities are refused. Text that spells a plain number
+    (``"22"``, ``"4.5e1"``) is read as that number, as the book's ``fmt_int`` does; any
+    other text is refused.
 
     Parameters
     ----------
-    value : int, float or pint.Quantity
-        The count.
+    value : int, float, str or pint.Quantity
+        The count, or the text of a plain number.
     unit : str or pint.Unit, optional
         Unit to express a Quantity in before rounding.
     commas : bool
@@ -52,7 +81,9 @@ def fmt_int(
 
     Examples
     --------
-    >>> fmt_int(45.49), fmt_int(16384.4, commas=False)
-    ('45', '16384')
+    >>> fmt_int(45.49), fmt_int(16384.4, commas=False), fmt_int("22", commas=False)
+    ('45', '16384', '22')
     """
+    if isinstance(value, str):
+        value = _number_from_text(value)
     return book_fmt_int(value, unit, commas=commas, prefix=prefix, suffix=suffix)

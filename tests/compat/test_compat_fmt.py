@@ -18,12 +18,26 @@ def test_plain_fmt_int_rounds_as_the_book_prints_it():
     assert str(fmt_int(16384.4, commas=False)) == "16384"
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, "45"])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, "45 GB", "forty-five", "nan", "inf", ""])
 def test_plain_fmt_int_still_refuses_what_is_not_a_number(bad):
     from mlsys.compat.fmt import fmt_int
 
-    with pytest.raises(MlsysError):
+    with pytest.raises(MlsysError, match="value="):
         fmt_int(bad)
+
+
+def test_fmt_int_reads_the_text_of_a_plain_number_as_the_book_does():
+    """The training chapter's carbon-footprint cell prints the exponent of
+    f"{4.2e22:.1e}" == "4.2e+22" with fmt_int(text.split("e+")[1]), i.e. fmt_int("22")."""
+    from mlsys.compat.fmt import fmt_int
+
+    exponent = f"{4.2e22:.1e}".split("e+")[1]
+    assert exponent == "22"
+    assert str(fmt_int(exponent, commas=False)) == "22"
+    assert str(fmt_int(" 4.5e1 ")) == "45"  # 4.5 x 10 = 45
+    assert str(fmt_int("-2.5")) == "-3"  # halves away from zero, as for the float -2.5
+    # 2**53 + 1 = 9,007,199,254,740,993: integer text keeps every digit (a float gives ...992)
+    assert str(fmt_int(str(2**53 + 1))) == "9,007,199,254,740,993"
 
 
 def test_mlsys_own_fmt_int_keeps_refusing_a_fraction():
