@@ -328,12 +328,23 @@ Literature = Namespace(
 """The book's literature anchors: ``Training.MfuHigh``, ``Scaling.Eff256Gpu``,
 ``Overheads.Checkpoint``, ``Chinchilla.TokensPerParam`` (``book_systems.toml``)."""
 
-Monitoring = Namespace(
-    "Monitoring",
-    {"PsiReviewThreshold": lambda: field_value(_table("monitoring")["PsiReviewThreshold"])},
-    lazy=True,
-)
-"""The book's monitoring thresholds: ``PsiReviewThreshold`` (population stability index)."""
+
+def _monitoring() -> Namespace:
+    raw = dict(_table("monitoring"))
+    prov = raw.pop("provenance", {})
+    ns = Namespace("Monitoring", {f: (lambda f=f: field_value(raw[f])) for f in raw}, lazy=True)
+    object.__setattr__(ns, "sources", {f: field_source(raw[f], prov.get(f)) for f in raw})
+    return ns
+
+
+Monitoring = _monitoring()
+"""The book's monitoring figures (``book_systems.toml``, each with its source in
+``Monitoring.sources``): the population stability index bands ``PsiWarnThreshold``
+(0.1), ``PsiReviewThreshold`` (0.2) and ``PsiCriticalThreshold`` (0.25) of Siddiqi
+(2006); ``KsTestCoefficient``, the two-sample Kolmogorov-Smirnov critical coefficient
+c(0.05) = sqrt(ln(40) / 2) (Smirnov 1948), rounded to 1.36; and
+``MemoryBitErrorRatePerBit``, the book's illustrative 1e-17 memory bit errors per bit
+processed."""
 
 Ops = Namespace("Ops", {"Monitoring": lambda: Monitoring}, lazy=True)
 """The book's ``Ops`` registry: its ``Monitoring`` thresholds (the same view as
