@@ -7,7 +7,7 @@ constants``, ``import mlsysim.core.constants as C``, ``from mlsysim.fmt import f
 Its older chapters import a local ``mlsys`` package whose modules mlsys serves under the
 same names, except ``mlsys.viz`` (now :mod:`mlsys.compat.viz`).
 
-Two rules do the rewrite:
+These rules do the rewrite:
 
 1. **Module paths** (:data:`IMPORT_MAP`): the longest matching prefix of whole dotted
    parts is replaced; ``from mlsysim.core.constants import *`` becomes
@@ -24,6 +24,10 @@ Two rules do the rewrite:
    there (``from mlsysim import DistributedModel, Models`` becomes ``from mlsys import
    Models; from mlsys.compat.solvers import DistributedModel``), and ``from mlsysim
    import *`` is followed, on the same line, by an import that rebinds them.
+4. **The package itself**: ``import mlsysim`` (and ``import mlsysim.core.constants``,
+   which binds the same name) binds ``mlsysim`` to :mod:`mlsys.book.package`, whose
+   attributes follow rules 2 and 3: ``mlsysim.ServingModel`` is the solver of
+   :mod:`mlsys.compat.solvers`, ``mlsysim.Hardware`` mlsys's.
 
 Any other module of the book's package (``mlsysim.core.types``, ``mlsysim.labs``) is
 rewritten to the nearest mapped package (``mlsys``), so every rewrite names a module that
@@ -131,6 +135,11 @@ book's registry views; :mod:`mlsys.compat.solvers` serves them under the book's 
 shapes (the same physics)."""
 
 
+_PACKAGE = "mlsys.book.package"
+"""What ``import mlsysim`` binds: :mod:`mlsys.book.package`, whose attributes follow
+:data:`NAME_MAP` and :data:`SUBMODULES` (``mlsysim.ServingModel`` is the book's call shape)."""
+
+
 def rewrite_targets() -> list[str]:
     """Every mlsys module a rewrite can produce (each must import).
 
@@ -141,7 +150,7 @@ def rewrite_targets() -> list[str]:
     """
     targets = {new for _old, new in IMPORT_MAP}
     targets |= {new for names in SUBMODULES.values() for new in names.values()}
-    targets |= set(NAME_MAP.values())
+    targets |= set(NAME_MAP.values()) | {_PACKAGE}
     return sorted(targets)
 
 
@@ -245,12 +254,11 @@ def _rewrite_line(line: str) -> str:
         return line
     bare = not rest.lstrip().startswith(("as ", ","))
     if match["kw"] == "import" and module.split(".")[0] == "mlsysim" and bare:
+        # `import mlsysim...` binds the name `mlsysim`: bind it to the module that answers
+        # the package's attributes as the rules answer `from mlsysim import NAME`
         if module == "mlsysim":
-            # `import mlsysim` keeps the name the chapter uses: mlsysim.Q_(...) works
-            rest = " as mlsysim" + rest
-        else:
-            # `import mlsysim.core.constants` binds `mlsysim`; keep that name bound
-            return f"{match['indent']}import {new}; import mlsys as mlsysim{rest}{ending}"
+            return f"{match['indent']}import {_PACKAGE} as mlsysim{rest}{ending}"
+        return f"{match['indent']}import {new}; import {_PACKAGE} as mlsysim{rest}{ending}"
     return f"{match['indent']}{match['kw']} {new}{rest}{ending}"
 
 
