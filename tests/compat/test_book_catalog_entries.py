@@ -31,6 +31,15 @@ def test_book_models():
     assert gpt4.training_gpu_days == pytest.approx(25_000 * 100)  # GPUs x days, the estimate
 
 
+def test_dlrm_embedding_entries_are_its_fp32_model_size():
+    dlrm = Models.Recommendation.DLRM
+    entries = dlrm.embedding_entries.m_as("count")
+    assert entries == pytest.approx(25e9)  # the book's recommendation.yaml
+    # one fp32 value (4 bytes) per entry: 25e9 x 4 B = 100 GB, the book's DLRM model size
+    assert entries * 4 / 1e9 == pytest.approx(dlrm.model_size.m_as("GB"))
+    assert dlrm.sources["embedding_entries"]["kind"] == "estimate"
+
+
 def test_gpt3_training_figures():
     gpt3 = Models.Language.GPT3
     assert gpt3.training_tokens.m_as("") == pytest.approx(300e9)  # Brown et al. 2020
