@@ -54,3 +54,16 @@ def test_memory_bit_error_rate_gives_the_books_errors_per_hour():
     bits_per_s = Hardware.Cloud.V100.memory.bandwidth.m_as("byte/s") * 8
     errors_per_hour = bits_per_s * Monitoring.MemoryBitErrorRatePerBit * 3600
     assert errors_per_hour == pytest.approx(0.2592, rel=1e-9)
+
+
+def test_kernel_launch_latency_is_the_books_plain_microseconds():
+    from mlsys.compat.engine import calibration
+
+    launch_us = calibration.KERNEL_LAUNCH_LATENCY_US
+    assert launch_us == 15.0  # mlsysim engine/calibration.py at e0fde03
+    # Same order as Gray (2019): a 2.9 us kernel synchronised one at a time costs 9.6 us.
+    assert 9.6 <= launch_us < 2 * 9.6
+    # The book's dispatch tax: a 1 us kernel spends 15 / 16 = 93.75 % of its time launching,
+    # a 100 us kernel 15 / 115 = 13.0 % (its guards: above 90 % and below 20 %).
+    assert launch_us / (launch_us + 1.0) == pytest.approx(0.9375)
+    assert launch_us / (launch_us + 100.0) == pytest.approx(0.13043, rel=1e-4)

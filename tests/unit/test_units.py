@@ -33,6 +33,14 @@ def test_si_and_iec_bytes_both_exist():
     assert Q_(8, "Gbit").to("GB").magnitude == pytest.approx(1.0)
 
 
+def test_upper_case_kb_is_the_decimal_kilobyte():
+    # The textbook writes m_as('KB') beside 'MB' and 'GB': 1000 bytes, like kB; KiB is 1024.
+    assert Q_(1, "KB").to("byte").magnitude == 1000
+    assert Q_(512, "KiB").m_as("KB") == pytest.approx(524.288)
+    assert Q_(3, "MB").m_as("KB") == pytest.approx(3000)
+    assert Q_(1, "KB") == Q_(1, "kB")
+
+
 def test_link_rate_to_bytes():
     # A 400 Gb/s NDR port moves 50 GB/s per direction.
     assert Q_(400, "Gbit/s").to("GB/s").magnitude == pytest.approx(50.0)
