@@ -111,6 +111,9 @@ class BookAccelerator:
         Host PCIe link, per direction (bytes/s; catalog fabric ``PCIE4``/``PCIE5``).
     tdp : pint.Quantity
         Board power (W).
+    tdp_min, tdp_max : pint.Quantity
+        Lowest and highest configurable power modes (W), where ``book_hardware.toml``
+        gives them (a Jetson module runs from 15 W to 60 W); absent otherwise.
     peak_flops, peak_flops_fp32, tf32_flops, fp8_flops : pint.Quantity
         The older era's flat names (book counts).
     memory_bw, memory_capacity : pint.Quantity
@@ -162,6 +165,9 @@ class BookAccelerator:
             memory_capacity=entry.memory_capacity,
             unit_cost=None if entry.unit_price is None else to_book_counts(entry.unit_price),
         )
+        for field in ("tdp_min", "tdp_max"):  # power modes, only where a source states them
+            if field in extras:
+                self.__dict__[field] = field_value(extras[field])
         storage = {
             name: field_value(extras[k])
             for k, name in (("storage_capacity", "capacity"), ("storage_bw", "bandwidth"))

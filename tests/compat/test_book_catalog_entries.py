@@ -40,6 +40,18 @@ def test_dlrm_embedding_entries_are_its_fp32_model_size():
     assert dlrm.sources["embedding_entries"]["kind"] == "estimate"
 
 
+def test_jetson_agx_orin_power_modes_and_dense_int8():
+    orin = Hardware.Edge.JetsonAGXOrin
+    # NVIDIA's module data sheet: 15 W to 60 W configurable; the board power is the top mode
+    assert orin.tdp_min.m_as("W") == pytest.approx(15)
+    assert orin.tdp_max.m_as("W") == pytest.approx(60)
+    assert orin.tdp_max.m_as("W") == pytest.approx(orin.tdp.m_as("W"))
+    # "up to 275 TOPS" INT8 counts 2:4 sparsity; the dense rate mlsys serves is half of it
+    assert orin.compute.precision_flops["int8"].m_as("1/s") == pytest.approx(275e12 / 2)
+    with pytest.raises(AttributeError):
+        Hardware.Cloud.H100.tdp_min  # no source states power modes for it: absent
+
+
 def test_gpt3_training_figures():
     gpt3 = Models.Language.GPT3
     assert gpt3.training_tokens.m_as("") == pytest.approx(300e9)  # Brown et al. 2020
