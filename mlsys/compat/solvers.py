@@ -84,6 +84,12 @@ class ServingModel(_Serving):
     def solve(self, *args: Any, **kwargs: Any) -> Any:
         """Solve as :meth:`mlsys.ServingModel.solve`.
 
+        The book's serving solver reports ``ttft`` and ``itl`` whether or not the model
+        fits (its ``feasible`` says which), and its chapters compare such what-ifs
+        (Llama-2 70B on one H100 against one H200), so latencies are priced for a
+        configuration that does not fit too (``price_infeasible=True`` unless given);
+        ``feasible`` and ``infeasibility_reason`` still say it does not fit.
+
         Parameters
         ----------
         *args, **kwargs
@@ -98,6 +104,7 @@ class ServingModel(_Serving):
             (:class:`~mlsys.compat.results.BookServingResult`).
         """
         args, kwargs = _catalog_args(args, _renamed(dict(kwargs), "seq_len", "prompt_len"))
+        kwargs.setdefault("price_infeasible", True)
         return as_book(super().solve(*args, **kwargs))
 
 

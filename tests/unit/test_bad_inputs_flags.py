@@ -114,7 +114,14 @@ FLAG_CALLS = {
     "single": (lambda **kw: SingleNodeModel().solve(SMALL, H100, **kw), ["raise_errors"]),
     "serving": (
         lambda **kw: ServingModel().solve(SMALL, H100, **kw),
-        ["batched_prefill", "gate_up_fused", "host_overlap", "vocab_parallel", "raise_errors"],
+        [
+            "batched_prefill",
+            "gate_up_fused",
+            "host_overlap",
+            "vocab_parallel",
+            "raise_errors",
+            "price_infeasible",
+        ],
     ),
     "batching": (
         lambda **kw: ContinuousBatchingModel().solve(SMALL, H100, arrival_rate=2.0, **kw),

@@ -112,6 +112,22 @@ def test_70b_fp16_on_one_80gb_device_is_infeasible_and_reports_no_latency():
         SM.solve(Models.Llama2_70B, Hardware.H100, precision="fp16", raise_errors=True)
 
 
+def test_price_infeasible_reports_the_what_if_latencies_and_keeps_the_verdict():
+    kw = dict(prompt_len=2048, output_len=128, precision="fp16")
+    whatif = SM.solve(Models.Llama2_70B, Hardware.H100, price_infeasible=True, **kw)
+    assert whatif.feasible is False and "do not fit" in whatif.infeasibility_reason
+    # batch-1 decode streams the 137.95 GB of fp16 weights once per token at 3.35 TB/s
+    floor_s = 137.95e9 / 3.35e12  # 41.2 ms
+    assert floor_s < whatif.si("itl") < floor_s / 0.6
+    # the same step on an H200, which holds it: only the bandwidth differs (4.8 TB/s)
+    h200 = SM.solve(Models.Llama2_70B, Hardware.H200, **kw)
+    assert h200.feasible and h200.si("itl") > 137.95e9 / 4.8e12
+    assert whatif.si("itl") / h200.si("itl") == pytest.approx(4.8 / 3.35, rel=0.05)
+    # a configuration that fits is priced identically either way
+    again = SM.solve(Models.Llama2_70B, Hardware.H200, price_infeasible=True, **kw)
+    assert again.si("itl") == h200.si("itl") and again.si("ttft") == h200.si("ttft")
+
+
 def test_decode_kernel_reading_kv_heads_twice_adds_one_pass_over_the_cache():
     # Llama-2-70B on 4 A100s, batch 64 at 128 + 1024 = 1152 mean cached tokens. Each
     # device holds 2 KV heads of 128 per layer; with 4 query heads per block each is read

@@ -1402,6 +1402,7 @@ class ServingModel:
         host_overlap: bool = ENGINE_CHOICE,
         tp_allreduce: str = ENGINE_CHOICE,
         vocab_parallel: bool = ENGINE_CHOICE,
+        price_infeasible: bool = False,
     ) -> ServingResult:
         """Solve one serving configuration.
 
@@ -1499,10 +1500,16 @@ class ServingModel:
             reading the whole head every step (gpt-fast's ``tp.py`` splits only the
             transformer blocks).
 
+        price_infeasible : bool
+            Also report the latencies of a configuration that does not fit (``feasible``
+            stays False, with its reason): the step priced as if the memory held it, as
+            a what-if. Default ``False``: latencies are ``None`` when infeasible.
+
         Returns
         -------
         ServingResult
-            Latencies are ``None`` when ``feasible`` is False.
+            Latencies are ``None`` when ``feasible`` is False (unless
+            ``price_infeasible``).
 
         Raises
         ------
@@ -1554,6 +1561,7 @@ class ServingModel:
             _flag(raise_errors, "raise_errors"),
             _context_problem(model, s_in, s_out),
             self.engine.name,
+            price_infeasible=_flag(price_infeasible, "price_infeasible"),
         )
         return record(
             result, self, model=model, hardware=hardware, batch_size=batch_size,
@@ -1571,6 +1579,8 @@ def _solve_plan(
     raise_errors: bool,
     too_long: str | None = None,
     engine: str = DEFAULT_ENGINE,
+    *,
+    price_infeasible: bool = False,
 ) -> ServingResult:
     final_ctx = s_in + s_out
     n_pre = float(b) if batched_prefill else 1.0
@@ -1606,7 +1616,7 @@ def _solve_plan(
     dec = _decode(plan, float(b), mean_ctx)
 
     out: dict[str, Any] = {}
-    if feasible:
+    if feasible or price_infeasible:
         ttft, itl = pre1[0], dec[0]
         e2e = ttft + (s_out - 1.0) * itl
         cycle = pre_b[0] + (s_out - 1.0) * itl
