@@ -43,6 +43,7 @@ __all__ = [
     "IMPORT_MAP",
     "SUBMODULES",
     "NAME_MAP",
+    "BOOK_STAR_FORMATTING",
     "rewrite_targets",
     "rewrite_imports",
     "migrate_text",
@@ -139,6 +140,13 @@ _PACKAGE = "mlsys.book.package"
 """What ``import mlsysim`` binds: :mod:`mlsys.book.package`, whose attributes follow
 :data:`NAME_MAP` and :data:`SUBMODULES` (``mlsysim.ServingModel`` is the book's call shape)."""
 
+BOOK_STAR_FORMATTING: tuple[str, ...] = ("fmt", "fmt_int", "fmt_qty", "check", "MarkdownStr")
+"""The formatting names the book's package re-exports at its top level
+(``mlsysim/__init__.py`` imports them from ``mlsysim.fmt``), so a chapter whose only import
+is ``from mlsysim import *`` calls ``fmt_int`` or ``check`` bare. mlsys's top level exports
+``fmt`` alone; the rewrite of that star import rebinds all five from
+:mod:`mlsys.compat.fmt`, the module ``mlsysim.fmt`` imports are pointed to."""
+
 
 def rewrite_targets() -> list[str]:
     """Every mlsys module a rewrite can produce (each must import).
@@ -191,13 +199,16 @@ def _split_from(module: str, names_text: str, indent: str) -> str | None:
     Names of submodules (:data:`SUBMODULES`) become imports of the mlsys modules serving
     them, names of :data:`NAME_MAP` imports from the module serving them; the rest stay on
     the line's own rewritten import. ``*`` keeps the star and rebinds every
-    :data:`NAME_MAP` name after it. ``None`` when no name moves.
+    :data:`NAME_MAP` name after it (and, for the book's top-level package, every
+    :data:`BOOK_STAR_FORMATTING` name). ``None`` when no name moves.
     """
     names = [n.strip() for n in names_text.split(",") if n.strip()]
     if names == ["*"]:
         if not (module.split(".")[0] == "mlsysim" and _new_module(module) == "mlsys"):
             return None
         moved = _group(NAME_MAP)
+        if module == "mlsysim":
+            moved += _group(dict.fromkeys(BOOK_STAR_FORMATTING, "mlsys.compat.fmt"))
         return indent + "; ".join([f"from {_new_module(module)} import *", *moved])
     parsed = [_NAME.match(n) for n in names]
     if any(p is None for p in parsed):

@@ -80,6 +80,24 @@ def test_migrated_chapter_runs():
     assert namespace["bw"] == "3.35"  # H100 SXM datasheet: 3.35 TB/s
 
 
+def test_star_import_alone_gives_the_books_formatting_names():
+    # the book's ml_workflow chapter calls fmt_int after nothing but `from mlsysim import *`
+    namespace: dict[str, object] = {}
+    code = rewrite_imports(
+        "from mlsysim import *\n"
+        "hours = fmt_int(round(45.49), commas=False, suffix=' h')\n"
+        "monthly = fmt_int(round(1_250_000 / 12 / 1000) * 1000)\n"
+        "check(hours == '45 h', 'rounded hours')\n"
+    )
+    exec(code, namespace)
+    assert namespace["hours"] == "45 h"
+    assert namespace["monthly"] == "104,000"  # 1,250,000 / 12 = 104,166.7 -> 104 thousand
+    assert isinstance(namespace["MarkdownStr"]("x"), str)
+    assert callable(namespace["fmt_qty"])
+    # a registry package's star (not the top level) gains nothing
+    assert "mlsys.compat.fmt" not in rewrite_imports("from mlsysim.hardware import *\n")
+
+
 def test_cli_writes_and_dry_run_diffs(tmp_path, capsys):
     chapter = tmp_path / "book" / "ch.qmd"
     chapter.parent.mkdir()
