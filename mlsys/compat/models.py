@@ -17,6 +17,7 @@ own package counted ResNet-50 as 4.1 GFLOP = multiply-adds, mlsys says 8.18 GFLO
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 from mlsys.compat._data import book_table, field_source, field_value
@@ -49,6 +50,21 @@ _DEFAULT_BYTES_PER_PARAM = Q_(2, "byte")
 def _param_count(entry: Any) -> float:
     total = getattr(entry, "total_params", None)
     return float(entry.params if total is None else total)
+
+
+def _bytes_per_value(precision: Any) -> float:
+    """Bytes per cached value from the book's ``BYTES_INT4``, a number or a precision name."""
+    from mlsys.core.errors import ParameterError
+    from mlsys.core.precision import bytes_per_element
+
+    if precision is None:
+        return _DEFAULT_BYTES_PER_PARAM.m_as("byte")
+    if isinstance(precision, str):
+        return bytes_per_element(precision)
+    per = precision.m_as("byte") if hasattr(precision, "units") else precision
+    if isinstance(per, bool) or not isinstance(per, (int, float)) or per <= 0:
+        raise ParameterError("precision", precision, "bytes per value above 0 or a precision name")
+    return float(per)
 
 
 class BookModel:
@@ -169,6 +185,70 @@ class BookModel:
             # the book states DLRM by its fp32 size: scale it to the precision asked for
             return (self.model_size * (per / Q_(4, "byte"))).to("byte")
         return (self.parameters.m_as("") * per).to("byte")
+
+    def get_kv_cache_size(self, seq_len: int, batch_size: int, precision: Any = None) -> Any:
+        """Key/value-cache bytes of ``batch_size`` sequences of ``seq_len`` cached tokens.
+
+        ``2 × layers × kv_heads × head_dim × seq_len × batch_size × bytes``: one key and
+        one value vector per layer, per KV head, per token, per sequence
+        (:func:`mlsys.core.formulas.transformer.kv_cache_bytes`).
+
+        Parameters
+        ----------
+        seq_len : int
+            Cached tokens per sequence.
+        batch_size : int
+            Sequences.
+        precision : pint.Quantity, float or str, optional
+            Bytes per cached value as the book passes it (``BYTES_INT4`` = 0.5 byte, or a
+            plain number of bytes), or a precision name (``"fp8"``); default 2 bytes
+            (``BYTES_FP16``), as the book's default.
+
+        Returns
+        -------
+        pint.Quantity
+            Bytes.
+
+        Raises
+        ------
+        ParameterError
+            A model without a transformer's attention shape, or a size that is not a
+            positive whole number.
+
+        References
+        ----------
+        Pope et al. (2022), "Efficiently Scaling Transformer Inference", MLSys 2023, Sec. 2.
+
+        Examples
+        --------
+        Llama 3 8B (32 layers, 8 KV heads of 128) at INT4, one token:
+        2 × 32 × 8 × 128 × 0.5 = 32,768 bytes, so 72 GB hold 2,197,265 tokens.
+
+        >>> from mlsys import Models
+        >>> from mlsys.constants import BYTES_INT4
+        >>> Models.Language.Llama3_8B.get_kv_cache_size(1, 1, BYTES_INT4).m_as("byte")
+        32768.0
+        """
+        from mlsys.core.errors import ParameterError
+        from mlsys.core.formulas.transformer import kv_cache_bytes
+
+        entry = self.__dict__.get("entry")
+        if getattr(entry, "kv_heads", None) is None or getattr(entry, "head_dim", None) is None:
+            raise ParameterError(
+                "model", self.book_name, "a transformer with layers, kv_heads and head_dim"
+            )
+        for name, value in (("seq_len", seq_len), ("batch_size", batch_size)):
+            if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+                raise ParameterError(name, value, "a whole number of at least 1")
+        total = kv_cache_bytes(
+            entry.layers,
+            entry.kv_heads,
+            entry.head_dim,
+            seq_len,
+            batch_size,
+            _bytes_per_value(precision),
+        )
+        return Q_(float(total), "byte")
 
     def as_workload(self) -> Any:
         """The catalog entry, or for a book-only model a Workload of its cited figures.
