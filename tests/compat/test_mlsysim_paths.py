@@ -241,6 +241,10 @@ def test_book_values_differ_only_where_documented() -> None:
     # ResNet-50: the book's 4.1 GFLOP are multiply-adds; mlsys counts 2 FLOPs each
     assert documented["Models.Vision.ResNet50.inference_flops"].book.startswith("4.1e+09")
     assert resolve_path("Models.Vision.ResNet50.inference_flops").m_as("") == pytest.approx(8.18e9)
+    # ResNet-50's parameters: the book's rounded 25.6 M vs torchvision's 25,557,032
+    assert documented["Models.Vision.ResNet50.parameters"].book.startswith("2.56e+07")
+    fp32_mb = resolve_path("Models.Vision.ResNet50.parameters").m_as("") * 4 / 1e6
+    assert fp32_mb == pytest.approx(102.228, abs=1e-3) and abs(fp32_mb - 25.6 * 4) > 0.1
 
 
 def test_every_reference_is_a_book_assumption() -> None:
