@@ -713,6 +713,13 @@ def book_count_quantity_class() -> type:
     with the target read as the book's count (``"param"`` as ``param_count``); other
     Quantities of the registry are unchanged.
 
+    Arithmetic with a Quantity in mlsys's own count dimensions reads that operand as the
+    book's count too, whichever side it is on: the book writes
+    ``n * ureg.flop / peak_flops`` with ``peak_flops`` a count rate (989.4 TFLOP/s for an
+    H100 at FP16), and FLOPs over FLOP/s is seconds. Without this the quotient would keep
+    ``flop / flop_count``, which no unit of time accepts. mlsys's own Quantities still
+    refuse ``flop + byte``.
+
     Returns
     -------
     type
@@ -723,6 +730,9 @@ def book_count_quantity_class() -> type:
     >>> BookQ = book_count_quantity_class()
     >>> BookQ(3.0, "gigaflop_count").m_as("GFLOP")
     3.0
+    >>> rate = BookQ(989.4, "teraflop_count / second")    # H100 dense FP16
+    >>> round((Q_(1978.8e12, "flop") / rate).m_as("s"), 6)  # twice its one-second work
+    2.0
     """
     base = get_registry().Quantity
 
@@ -741,4 +751,48 @@ def book_count_quantity_class() -> type:
                 converted = super().to(target.units, *contexts, **ctx_kwargs)
                 return self.__class__(converted.magnitude / target.magnitude, target.units)
 
+        # Python tries a subclass's reflected operator first, so ``plain / book`` lands
+        # here as well as ``book / plain``. pint's reflected operators take the other
+        # operand for a number; a Quantity on the left is computed from its own side.
+        def __mul__(self, other: Any) -> Any:
+            return super().__mul__(_as_book_operand(other))
+
+        def __rmul__(self, other: Any) -> Any:
+            if isinstance(other, pint.Quantity):
+                return _as_book_operand(other).__mul__(self)
+            return super().__rmul__(other)
+
+        def __truediv__(self, other: Any) -> Any:
+            return super().__truediv__(_as_book_operand(other))
+
+        def __rtruediv__(self, other: Any) -> Any:
+            if isinstance(other, pint.Quantity):
+                return _as_book_operand(other).__truediv__(self)
+            return super().__rtruediv__(other)
+
+        def __add__(self, other: Any) -> Any:
+            return super().__add__(_as_book_operand(other))
+
+        def __radd__(self, other: Any) -> Any:
+            if isinstance(other, pint.Quantity):
+                return _as_book_operand(other).__add__(self)
+            return super().__radd__(other)
+
+        def __sub__(self, other: Any) -> Any:
+            return super().__sub__(_as_book_operand(other))
+
+        def __rsub__(self, other: Any) -> Any:
+            if isinstance(other, pint.Quantity):
+                return _as_book_operand(other).__sub__(self)
+            return super().__rsub__(other)
+
     return BookCountQuantity
+
+
+def _as_book_operand(other: Any) -> Any:
+    """``other`` with mlsys's count dimensions read as the book's counts; else unchanged."""
+    if isinstance(other, pint.Unit):
+        one = get_registry().Quantity(1, other)
+        counted = to_book_counts(one)
+        return other if counted is one else counted
+    return to_book_counts(other)

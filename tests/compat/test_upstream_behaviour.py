@@ -132,6 +132,30 @@ def test_book_counts_arithmetic():
         Q_(175e9, "parameter") * 4 * ureg.byte + Q_(1, "MB")
 
 
+def test_mlsys_flops_meet_book_rates():
+    # The book writes ``n * ureg.flop / peak_flops`` (its performance-engineering chapter,
+    # communication-computation overlap); ``ureg.flop`` is mlsys's own dimension and the
+    # peak rate is the book's count. H100 dense FP16 is 989.4 TFLOP/s (catalog, NVIDIA
+    # datasheet): 2 x 989.4e12 FLOP take 2 s, whichever side carries the count.
+    rate = C.H100_FLOPS_FP16_TENSOR
+    work = Q_(2 * 989.4e12, "flop")
+    assert (work / rate).m_as("s") == pytest.approx(2.0)
+    assert (work / (rate * 0.4)).m_as("s") == pytest.approx(2.0 / 0.4)
+    # rate x time is FLOPs again, added to or compared with mlsys FLOPs in either order
+    done = rate * Q_(1, "s")
+    assert (done + Q_(1e12, "flop")).m_as(C.TFLOPs) == pytest.approx(990.4)
+    assert (Q_(1e12, "flop") + done).m_as(C.TFLOPs) == pytest.approx(990.4)
+    assert (Q_(1e12, "flop") - done).m_as(C.TFLOPs) == pytest.approx(-988.4)
+    assert (Q_(3, "s") * rate).m_as(C.TFLOPs) == pytest.approx(3 * 989.4)
+    # 1 FLOP at 989.4e12 FLOP/s: 1.0107e-15 s, written with the registry's unit
+    assert (ureg.flop / rate).m_as("s") == pytest.approx(1 / 989.4e12)
+    # plain numbers keep pint's own arithmetic
+    assert (2 / rate).m_as("s") == pytest.approx(2 / 989.4e12)
+    # bytes stay bytes: a count of FLOPs still cannot be added to a size
+    with pytest.raises(pint.DimensionalityError):
+        done + Q_(1, "byte")
+
+
 def test_to_book_counts():
     # 23 $/TB/month stays 23 per TB per month, the dollar now a plain count
     q = to_book_counts(Q_(23, "USD/TB/month"))
