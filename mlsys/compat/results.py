@@ -18,11 +18,13 @@ from mlsys.core.solvers.distributed import DistributedResult
 from mlsys.core.solvers.memory import MemoryResult
 from mlsys.core.solvers.roofline import SingleNodeResult
 from mlsys.core.solvers.serving import ServingResult
+from mlsys.core.solvers.sustainability import SustainabilityResult
 
 __all__ = [
     "BookDistributedResult",
     "BookServingResult",
     "BookSingleNodeResult",
+    "BookSustainabilityResult",
     "BookTrainingMemoryResult",
     "DataResult",
     "NodeProfile",
@@ -205,10 +207,30 @@ class BookSingleNodeResult(SingleNodeResult):
         return Q_(it_energy_J(power_W, self.latency.m_as("s")), "J")
 
 
+class BookSustainabilityResult(SustainabilityResult):
+    """:class:`mlsys.core.solvers.sustainability.SustainabilityResult` with the book's names.
+
+    Attributes
+    ----------
+    total_energy_kwh : Quantity [kWh]
+        ``energy`` in kWh: the facility energy of the job, IT energy times PUE
+        (The Green Grid 2007, "The Green Grid Data Center Power Efficiency Metrics: PUE
+        and DCiE", White Paper 6), the figure the book multiplies by a grid's g/kWh.
+    """
+
+    __slots__ = ()
+
+    @property
+    def total_energy_kwh(self) -> Any:
+        """Facility energy of the job, kWh (see class notes)."""
+        return self.energy.to("kWh")
+
+
 _BOOK_CLASSES: dict[type, type] = {
     ServingResult: BookServingResult,
     DistributedResult: BookDistributedResult,
     SingleNodeResult: BookSingleNodeResult,
+    SustainabilityResult: BookSustainabilityResult,
 }
 
 
@@ -218,8 +240,8 @@ def as_book(result: Any) -> Any:
     Parameters
     ----------
     result : object
-        A result of mlsys's ServingModel, DistributedModel, SingleNodeModel or
-        MemoryModel.
+        A result of mlsys's ServingModel, DistributedModel, SingleNodeModel,
+        SustainabilityModel or MemoryModel.
 
     Returns
     -------

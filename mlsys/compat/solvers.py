@@ -128,8 +128,154 @@ def _passing_views(base: type) -> type:
 
 SingleNodeModel = _passing_views(_SingleNode)
 ReliabilityModel = _passing_views(_Reliability)
-SustainabilityModel = _passing_views(_Sustainability)
 EconomicsModel = _passing_views(_Economics)
+
+
+class SustainabilityModel(_Sustainability):
+    """:class:`mlsys.SustainabilityModel`, taking the book's views and keywords.
+
+    The book's sustainability chapter calls ``SustainabilityModel().solve(fleet=DummyFleet(),
+    datacenter=Infrastructure.Grids.US_Avg, duration_days=30, mfu=1.0)`` and reads
+    ``res.total_energy_kwh``: its fleet may be any object with ``node.accelerator``,
+    ``total_accelerators`` and ``effective_pue``, its ``datacenter`` a grid (which carries
+    the book's PUE for its cooling tier), its time in days and its utilisation ``mfu``.
+    """
+
+    def solve(  # type: ignore[override]
+        self,
+        fleet: Any = None,
+        duration: Any = None,
+        *,
+        duration_days: Any = None,
+        mfu: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Solve as :meth:`mlsys.SustainabilityModel.solve`, with the book's keywords.
+
+        Facility energy is ``accelerators · P(mfu) · PUE · duration`` with ``P`` linear
+        between idle and TDP (Fan, Weber & Barroso 2007), so at ``mfu=1`` it is
+        ``accelerators · TDP · PUE · 24 h · days``, the book's own check.
+
+        Parameters
+        ----------
+        fleet : Fleet, a book cluster view, or a duck-typed fleet, optional
+            The cluster. A duck-typed one (an object with ``node.accelerator`` and
+            ``total_accelerators``, the book's ``DummyFleet``) is priced as
+            ``accelerator=node.accelerator``, ``accelerators=total_accelerators`` with no
+            host power (its node declares none; a node with ``host_power`` is refused:
+            give an mlsys Fleet); its ``effective_pue``, if any, is the PUE unless
+            ``pue=`` is given.
+        duration : Quantity [time] or float [s], optional
+            Wall-clock time of the job.
+        duration_days : float or Quantity [time], optional
+            The book's name: the job's length in days (a plain number is days). Give it
+            or ``duration``, not both.
+        mfu : float, optional
+            The book's name for ``utilization``: accelerator activity in (0, 1].
+        **kwargs
+            As :meth:`mlsys.SustainabilityModel.solve`. A book grid view passed as
+            ``datacenter`` is used as the ``grid``, its ``pue`` (the book's cooling tier)
+            the PUE unless one is given otherwise.
+
+        Returns
+        -------
+        BookSustainabilityResult
+            mlsys's result, also answering the book's ``total_energy_kwh``.
+
+        Raises
+        ------
+        ParameterError
+            When a book keyword and its mlsys name are both given, on a non-positive
+            ``duration_days``, an ``mfu`` outside (0, 1], or a duck-typed fleet whose
+            node states a host power.
+        """
+        duration = _book_duration(duration, duration_days)
+        if mfu is not None:
+            kwargs = _renamed({**kwargs, "mfu": _book_mfu(mfu)}, "mfu", "utilization")
+        fleet, kwargs = _book_fleet(fleet, kwargs)
+        kwargs = _book_grid_as_datacenter(kwargs)
+        _args, kwargs = _catalog_args((), kwargs)
+        return as_book(super().solve(as_catalog(fleet), duration, **kwargs))
+
+
+def _book_duration(duration: Any, duration_days: Any) -> Any:
+    """``duration``, or the book's ``duration_days`` as a time Quantity."""
+    if duration_days is None:
+        return duration
+    from mlsys._book_formulas import _number
+    from mlsys.core.errors import ParameterError
+    from mlsys.core.units import Q_
+
+    if duration is not None:
+        raise ParameterError(
+            "duration_days", duration_days, "either duration_days= or duration=, not both"
+        )
+    return Q_(_number(duration_days, "day", "duration_days", allow_zero=False), "day")
+
+
+def _book_mfu(mfu: Any) -> float:
+    from mlsys._book_formulas import _fraction
+
+    return _fraction(mfu, "mfu", allow_zero=False)
+
+
+def _book_fleet(fleet: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """A duck-typed book fleet as ``accelerator=`` / ``accelerators=`` (and its PUE)."""
+    node = getattr(fleet, "node", None)
+    if fleet is None or node is None or _is_catalog_fleet(fleet):
+        return fleet, kwargs
+    from mlsys.core.errors import ParameterError
+
+    if getattr(node, "host_power", None) is not None:
+        raise ParameterError(
+            "fleet",
+            type(fleet).__name__,
+            "a Fleet, or an object whose node states no host power",
+            "Give an mlsys Fleet (Systems.Clusters.*) to price host power.",
+        )
+    kwargs = {
+        **kwargs,
+        "accelerator": node.accelerator,
+        "accelerators": getattr(fleet, "total_accelerators", None),
+    }
+    pue = getattr(fleet, "effective_pue", None)
+    if pue is not None:
+        kwargs.setdefault("pue", pue)
+    return None, kwargs
+
+
+def _is_catalog_fleet(fleet: Any) -> bool:
+    from mlsys.core.types import Fleet
+
+    return isinstance(as_catalog(fleet), Fleet)
+
+
+def _book_grid_as_datacenter(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The book's ``datacenter=<grid view>``: the grid, and its PUE unless one is given.
+
+    A catalog grid view becomes ``grid=`` (its carbon and water intensity); a grid the
+    book alone lists gives its ``carbon_intensity_g_kwh`` as ``carbon_intensity=``.
+    """
+    from mlsys.core.errors import ParameterError
+    from mlsys.core.units import Q_
+
+    site = kwargs.get("datacenter")
+    if site is None or not hasattr(site, "carbon_intensity_g_kwh"):
+        return kwargs
+    if kwargs.get("grid") is not None:
+        raise ParameterError(
+            "datacenter",
+            getattr(site, "book_name", site),
+            "either a grid in datacenter= or grid=, not both",
+        )
+    kwargs = {k: v for k, v in kwargs.items() if k != "datacenter"}
+    if hasattr(site, "entry"):
+        kwargs["grid"] = site
+    else:
+        kwargs.setdefault("carbon_intensity", Q_(site.carbon_intensity_g_kwh, "gCO2e/kWh"))
+    if getattr(site, "pue", None) is not None:
+        kwargs.setdefault("pue", site.pue)
+    return kwargs
 
 
 class TrainingMemoryModel:
