@@ -32,6 +32,7 @@ __all__ = [
     "MigrationReport",
     "differences",
     "book_values",
+    "serve_book_figures",
     "run_chapter",
     "book_package_available",
     "migration_report",
@@ -117,11 +118,16 @@ class Failure:
         ``"cell 3 (label)"`` or the inline expression.
     error : str
         The first error, ``"NameError: name 'x' is not defined"``.
+    causes : tuple of Difference
+        Recorded differences that explain it: with the book's figure for any one of
+        them (or, when no single one does, for all of them together) it runs. Empty
+        when no recorded difference explains it: something mlsys lacks.
     """
 
     line: int
     what: str
     error: str
+    causes: tuple[Difference, ...] = ()
 
 
 @dataclass
@@ -337,6 +343,15 @@ def book_values(diffs: Sequence[Difference]) -> Iterator[None]:
     ------
     None
     """
+    undo = _apply(diffs)
+    try:
+        yield
+    finally:
+        _restore(undo)
+
+
+def _apply(diffs: Sequence[Difference]) -> list[tuple[Any, str, Any]]:
+    """Set the book's value for each difference; what to put back, in order."""
     import mlsys.constants as constants
 
     undo: list[tuple[Any, str, Any]] = []
@@ -353,18 +368,44 @@ def book_values(diffs: Sequence[Difference]) -> Iterator[None]:
                 namespace = vars(constants)
                 undo.append((namespace, diff.key, namespace.get(diff.key, _MISSING)))
                 namespace[diff.key] = value
-        yield
-    finally:
-        for target, attr, old in reversed(undo):
-            if isinstance(target, dict):
-                if old is _MISSING:
-                    target.pop(attr, None)
-                else:
-                    target[attr] = old
-            elif old is _MISSING:
-                target.__dict__.pop(attr, None)
+    except BaseException:
+        _restore(undo)  # all or nothing
+        raise
+    return undo
+
+
+def _restore(undo: list[tuple[Any, str, Any]]) -> None:
+    for target, attr, old in reversed(undo):
+        if isinstance(target, dict):
+            if old is _MISSING:
+                target.pop(attr, None)
             else:
-                setattr(target, attr, old)
+                target[attr] = old
+        elif old is _MISSING:
+            target.__dict__.pop(attr, None)
+        else:
+            setattr(target, attr, old)
+
+
+def serve_book_figures() -> list[Difference]:
+    """Serve the book's own figure for every recorded difference, from now on.
+
+    For a chapter that must print exactly what the book's own package printed (its
+    ``check(...)`` guards assert the book's figures: an H100 of exactly 80 GiB, ResNet-50
+    at 4.1 GFLOPs counted as multiply-adds), ``mlsys migrate --book-figures`` puts this
+    call at the top of the chapter's first cell: the chapter's process then reads the
+    book's figure wherever mlsys records a difference (:func:`differences`; each keeps
+    its reason). mlsys's own figures are served everywhere else, and in every process
+    that does not make this call.
+
+    Returns
+    -------
+    list of Difference
+        The differences now served with the book's figure.
+    """
+    diffs = differences()
+    _apply(diffs)  # never restored: the process keeps the book's figures
+    return diffs
 
 
 def _cell_label(number: int, options: dict[str, Any]) -> str:
@@ -449,7 +490,9 @@ def _changed(before: ChapterRun, after: ChapterRun) -> list[tuple[int, str, str,
     ]
 
 
-def migration_report(text: str, name: str = "chapter") -> MigrationReport:
+def migration_report(
+    text: str, name: str = "chapter", *, book_figures: bool = False
+) -> MigrationReport:
     """What a chapter does on mlsys: failing cells and values, and numbers that differ.
 
     The chapter runs on mlsys after its imports are migrated. Its printed numbers are
@@ -465,12 +508,40 @@ def migration_report(text: str, name: str = "chapter") -> MigrationReport:
         The chapter as written for the book's own package (imports not yet migrated).
     name : str
         Label for the report (the file's path).
+    book_figures : bool
+        Run with the book's figure for every recorded difference, as a chapter migrated
+        with ``--book-figures`` runs (:func:`serve_book_figures`).
 
     Returns
     -------
     MigrationReport
     """
+    known = differences()
+    if book_figures:
+        with book_values(known):
+            after = run_chapter(text)
+        return MigrationReport(
+            name=name,
+            changes=[],
+            inline_total=len(after.values),
+            errors_after=after.errors,
+            errors_before=[],
+            cells_total=after.cells_total,
+            cell_failures=after.cell_failures,
+            inline_failures=after.inline_failures,
+            compared=(
+                "the book's own figure served for each of the "
+                f"{len(known)} differences mlsys records (--book-figures); nothing else compared"
+            ),
+        )
     after = run_chapter(text)
+    candidates = [d for d in known if d.token in text]
+    # each recorded difference alone: the numbers it moves and the failures it explains
+    alone_runs = []
+    for diff in candidates:
+        with book_values([diff]):
+            alone_runs.append((diff, run_chapter(text)))
+    _attribute(text, after, candidates, alone_runs)
     base = {
         "name": name,
         "inline_total": len(after.values),
@@ -489,15 +560,10 @@ def migration_report(text: str, name: str = "chapter") -> MigrationReport:
             compared="every inline value, run on the book's own package (mlsysim) here",
             **base,
         )
-    known = differences()
-    candidates = [d for d in known if d.token in text]
-    # each recorded difference alone: the numbers it moves, and the book's recorded value
-    # it puts back; a number two differences move is listed with both
+    # a number two differences move is listed with both
     moved: dict[int, tuple[str, str, str, list[Difference]]] = {}
     errors_before: list[str] = []
-    for diff in candidates:
-        with book_values([diff]):
-            alone = run_chapter(text)
+    for diff, alone in alone_runs:
         errors_before += [e for e in alone.errors if e not in after.errors]
         for i, expr, old, new in _changed(alone, after):
             entry = moved.setdefault(i, (expr, old, new, []))
@@ -514,8 +580,45 @@ def migration_report(text: str, name: str = "chapter") -> MigrationReport:
     return MigrationReport(changes=changes, errors_before=errors_before, compared=compared, **base)
 
 
+def _failure_keys(run: ChapterRun) -> set[tuple[int, str]]:
+    return {(f.line, f.what) for f in run.cell_failures + run.inline_failures}
+
+
+def _attribute(
+    text: str,
+    after: ChapterRun,
+    candidates: list[Difference],
+    alone_runs: list[tuple[Difference, ChapterRun]],
+) -> None:
+    """Give each failure of ``after`` the recorded differences that explain it (in place):
+    those whose book figure alone makes it run, else all of them when only together
+    they do."""
+    failing = after.cell_failures + after.inline_failures
+    if not failing or not candidates:
+        return
+    still = {diff.key: _failure_keys(run) for diff, run in alone_runs}
+    together: set[tuple[int, str]] | None = None
+    for lst in (after.cell_failures, after.inline_failures):
+        for i, failure in enumerate(lst):
+            key = (failure.line, failure.what)
+            causes = tuple(d for d in candidates if key not in still[d.key])
+            if not causes:
+                if together is None:
+                    with book_values(candidates):
+                        together = _failure_keys(run_chapter(text))
+                causes = () if key in together else tuple(candidates)
+            lst[i] = Failure(failure.line, failure.what, failure.error, causes)
+
+
+def _explained(failure: Failure) -> str:
+    if not failure.causes:
+        return ""
+    figures = "; ".join(f"{d.key} (book: {d.book})" for d in failure.causes)
+    return f" [runs with the book's figure for {figures}: a recorded difference]"
+
+
 def _failure_lines(name: str, failures: list[Failure], limit: int) -> list[str]:
-    lines = [f"- {name}:{f.line}: {f.what}: {f.error}" for f in failures[:limit]]
+    lines = [f"- {name}:{f.line}: {f.what}: {f.error}{_explained(f)}" for f in failures[:limit]]
     if len(failures) > limit:
         lines.append(f"- ... and {len(failures) - limit} more")
     return lines
@@ -551,6 +654,13 @@ def format_report(report: MigrationReport, *, limit: int = 50) -> str:
         f"- render: {verdict}",
         f"- compared with: {report.compared}",
     ]
+    failures = report.cell_failures + report.inline_failures
+    if failures:
+        explained = sum(bool(f.causes) for f in failures)
+        lines.append(
+            f"- failures a recorded difference explains: {explained} of {len(failures)} "
+            "(they run with `mlsys migrate --book-figures`; the rest need mlsys to change)"
+        )
     if report.cell_failures:
         lines += ["", "Cells that fail (first error of each):", ""]
         lines += _failure_lines(report.name, report.cell_failures, limit)

@@ -327,7 +327,11 @@ def _rebind_parenthesized(match: re.Match[str]) -> str:
     return match[0] + "; " + "; ".join(_group(moved))
 
 
-def migrate_text(text: str, suffix: str) -> str:
+BOOK_FIGURES_LINE = "from mlsys.book.migration import serve_book_figures; serve_book_figures()\n"
+"""The line ``mlsys migrate --book-figures`` puts at the top of a chapter's first cell."""
+
+
+def migrate_text(text: str, suffix: str, *, book_figures: bool = False) -> str:
     """Migrate one file's text: every line of a ``.py``, code-cell lines of a ``.qmd``.
 
     Parameters
@@ -336,6 +340,11 @@ def migrate_text(text: str, suffix: str) -> str:
         File content.
     suffix : str
         ``".py"`` or ``".qmd"`` (prose of a ``.qmd`` is never touched).
+    book_figures : bool
+        Also put :data:`BOOK_FIGURES_LINE` at the top of a ``.qmd``'s first code cell
+        (after its ``#|`` options), once: the chapter then prints the book's own figure
+        wherever mlsys records a difference
+        (:func:`mlsys.book.migration.serve_book_figures`).
 
     Returns
     -------
@@ -344,6 +353,7 @@ def migrate_text(text: str, suffix: str) -> str:
     """
     if suffix == ".py":
         return rewrite_imports(text)
+    add_line = book_figures and BOOK_FIGURES_LINE.strip() not in text
     out: list[str] = []
     cell: list[str] | None = None
     for line in text.splitlines(keepends=True):
@@ -352,10 +362,22 @@ def migrate_text(text: str, suffix: str) -> str:
             if _FENCE_OPEN.match(line):
                 cell = []
         elif _FENCE_CLOSE.match(line):
-            out.append(rewrite_imports("".join(cell)) + line)
+            code = rewrite_imports("".join(cell))
+            if add_line:
+                code, add_line = _with_first_line(code), False
+            out.append(code + line)
             cell = None
         else:
             cell.append(line)
     if cell is not None:  # a cell left open at the end of the file
         out.append(rewrite_imports("".join(cell)))
     return "".join(out)
+
+
+def _with_first_line(code: str) -> str:
+    """``code`` with :data:`BOOK_FIGURES_LINE` after its leading ``#|`` option lines."""
+    lines = code.splitlines(keepends=True)
+    at = 0
+    while at < len(lines) and lines[at].lstrip().startswith("#|"):
+        at += 1
+    return "".join([*lines[:at], BOOK_FIGURES_LINE, *lines[at:]])
