@@ -33,6 +33,11 @@ Which results are fits
   bandwidth and the measured LL step (``mlsys/core/formulas/collectives.py``) were set
   from them; the A100, A800, H200 and network rows of that group are predictions.
 
+The ``"heldout"`` topic (:mod:`mlsys.validation.heldout`) holds published training runs
+from sources the rest of the suite does not cite; no default, constant or mechanism is
+chosen by looking at them, so their error is the one a user meets on a run mlsys has
+never seen.
+
 Everything else is a prediction: accounting identities re-derived from the papers'
 definitions (parameters, FLOPs, ZeRO memory and communication, activations, pipeline
 bubbles, collective traffic, checkpoint intervals, energy and carbon) and
