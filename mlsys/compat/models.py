@@ -81,6 +81,11 @@ class BookModel:
     ----------
     parameters : pint.Quantity
         Parameter count (book counts; ``.m_as(param)`` gives the number).
+    active_parameters : pint.Quantity
+        Parameters one token's forward pass uses, for a catalog transformer (its
+        ``active_params_per_token``): the routed top-k experts of a mixture of experts
+        (DeepSeek-V3: 37B of 671B, DeepSeek-AI 2024, Sec. 4.2), ``parameters`` itself
+        for a dense model. Book counts.
     inference_flops : pint.Quantity
         FLOPs of one forward pass of one sample (a multiply-add = 2 FLOPs), book counts.
     training_ops : pint.Quantity
@@ -126,6 +131,13 @@ class BookModel:
         else:
             out["parameters"] = to_book_counts(Q_(_param_count(entry), "parameter"))
             sources["parameters"] = {"catalog": f"Models.{key}"}
+        if getattr(entry, "is_moe", False):
+            active = entry.active_params_per_token
+            out["active_parameters"] = to_book_counts(Q_(float(active), "parameter"))
+            sources["active_parameters"] = {"catalog": f"Models.{key}.active_params_per_token"}
+        elif hasattr(entry, "layers"):  # a dense transformer uses every parameter
+            out["active_parameters"] = out["parameters"]
+            sources["active_parameters"] = sources["parameters"]
         flops = getattr(entry, "flops_per_sample", None)
         if flops is not None:
             out["inference_flops"] = to_book_counts(Q_(flops, "flop"))

@@ -31,6 +31,24 @@ def test_book_models():
     assert gpt4.training_gpu_days == pytest.approx(25_000 * 100)  # GPUs x days, the estimate
 
 
+def test_active_parameters_of_mixtures_and_dense_models():
+    # DeepSeek-AI (2024), DeepSeek-V3 Technical Report, Sec. 4.2: 37B of 671B activated
+    deepseek = Models.Language.DeepSeek_V3
+    assert deepseek.active_parameters.m_as("") == pytest.approx(37e9)
+    assert deepseek.parameters.m_as("") == pytest.approx(671e9)
+    # Mistral AI (2023), "Mixtral of experts": 46.7B total, 12.9B used per token (top-2
+    # of 8 experts); Jiang et al. (2024), Sec. 2, round them to 47B and 13B
+    mixtral = Models.Language.Mixtral_8x7B
+    assert mixtral.active_parameters.m_as("") == pytest.approx(12.9e9, rel=5e-3)
+    assert mixtral.parameters.m_as("") == pytest.approx(46.7e9, rel=5e-3)
+    # a dense model uses every parameter: the book's 70B for Llama 2 70B
+    llama = Models.Language.Llama2_70B
+    assert llama.active_parameters.m_as("") == llama.parameters.m_as("") == pytest.approx(70e9)
+    # a vision model has no per-token routing to speak of: absent, not guessed
+    with pytest.raises(AttributeError):
+        Models.Vision.ResNet50.active_parameters
+
+
 def test_dlrm_embedding_entries_are_its_fp32_model_size():
     dlrm = Models.Recommendation.DLRM
     entries = dlrm.embedding_entries.m_as("count")
