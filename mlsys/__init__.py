@@ -85,6 +85,7 @@ _LAZY: dict[str, str] = {
     "Infrastructure": "mlsys.compat.systems",
     "calibration": "mlsys.compat.systems",
     "PlacementOptimizer": "mlsys.compat.placement",
+    "ParallelismOptimizer": "mlsys.compat.parallelism",
     "Datasets": "mlsys.compat.systems",
     "Applications": "mlsys.compat.scenarios",
     "Scenario": "mlsys.compat.scenarios",
