@@ -146,7 +146,7 @@ class BookModel:
             # a language model's forward pass per token: 2 FLOPs per (active) parameter
             from mlsys.core.formulas.transformer import forward_flops_per_token
 
-            active = float(getattr(entry, "active_params", None) or _param_count(entry))
+            active = float(getattr(entry, "active_params_per_token", None) or _param_count(entry))
             out["inference_flops"] = to_book_counts(
                 Q_(forward_flops_per_token(active, entry.layers, 0, 0), "flop")
             )

@@ -41,6 +41,10 @@ def test_active_parameters_of_mixtures_and_dense_models():
     mixtral = Models.Language.Mixtral_8x7B
     assert mixtral.active_parameters.m_as("") == pytest.approx(12.9e9, rel=5e-3)
     assert mixtral.parameters.m_as("") == pytest.approx(46.7e9, rel=5e-3)
+    # one token's forward pass: 2 FLOPs per parameter it uses (Kaplan et al. 2020, Eq. 2.2),
+    # the routed experts only: 2 x 12.9e9, not 2 x 46.7e9; DeepSeek-V3 2 x 37e9
+    assert mixtral.inference_flops.m_as("") == pytest.approx(2 * 12.9e9, rel=5e-3)
+    assert deepseek.inference_flops.m_as("") == pytest.approx(2 * 37e9)
     # a dense model uses every parameter: the book's 70B for Llama 2 70B
     llama = Models.Language.Llama2_70B
     assert llama.active_parameters.m_as("") == llama.parameters.m_as("") == pytest.approx(70e9)
