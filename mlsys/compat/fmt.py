@@ -68,7 +68,10 @@ def fmt_int(
     value : int, float, str or pint.Quantity
         The count, or the text of a plain number.
     unit : str or pint.Unit, optional
-        Unit to express a Quantity in before rounding.
+        Unit to express a Quantity in before rounding. A plain number is taken as already
+        in its unit and the argument is not read, as the book's ``fmt_int`` does (``if
+        isinstance(quantity, Quantity): quantity.to(unit)``): the data-selection chapter's
+        ``fmt_int(468.75, -2, commas=False)`` prints "469".
     commas : bool
         Thousands separators (the book's default: on).
     prefix, suffix : str, optional
@@ -86,4 +89,6 @@ def fmt_int(
     """
     if isinstance(value, str):
         value = _number_from_text(value)
+    if not isinstance(value, pint.Quantity):
+        unit = None  # the book converts only a Quantity; a number is already in its unit
     return book_fmt_int(value, unit, commas=commas, prefix=prefix, suffix=suffix)

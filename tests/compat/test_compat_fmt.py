@@ -40,6 +40,24 @@ def test_fmt_int_reads_the_text_of_a_plain_number_as_the_book_does():
     assert str(fmt_int(str(2**53 + 1))) == "9,007,199,254,740,993"
 
 
+def test_fmt_int_reads_no_unit_for_a_plain_number_as_the_book_does():
+    """The book's fmt_int converts only a Quantity (``if isinstance(quantity,
+    Quantity): quantity.to(unit)``); the data-selection chapter's random-access table
+    passes -2 there. HDD: 150 MB/s sequential over 80 IOPS x 4 KB = 0.32 MB/s random is
+    a 468.75x penalty, printed "469"."""
+    from mlsys.compat.fmt import fmt_int
+    from mlsys.core.units import Q_
+
+    penalty = 150 / (80 * 4 / 1000)
+    assert penalty == 468.75
+    assert str(fmt_int(penalty, -2, commas=False)) == "469"
+    assert str(fmt_int(2039.4, "GB/s")) == "2,039"  # a number is already in its unit
+    # a Quantity is still converted, and a unit that is not one is still refused
+    assert str(fmt_int(Q_(2039, "GB/s"), "TB/s")) == "2"
+    with pytest.raises(MlsysError, match="unit="):
+        fmt_int(Q_(2039, "GB/s"), -2)
+
+
 def test_mlsys_own_fmt_int_keeps_refusing_a_fraction():
     """Only the migrated book import takes the book's rule; mlsys.formatting's plain
     call still refuses to hide a fraction."""
