@@ -41,7 +41,8 @@ class EngineResult:
     hardware : Accelerator
         The accelerator solved on.
     efficiency : float or None
-        The efficiency passed to the solve.
+        The efficiency passed to the solve (the result records the one applied,
+        ``result.compute_efficiency``).
 
     Attributes
     ----------
@@ -61,10 +62,15 @@ class EngineResult:
         Board energy of the step at TDP (J): ``it_energy_J(tdp, latency)``
         (mlsys.core.formulas.sustainability; an upper bound, the book's definition).
     peak_flops_actual : pint.Quantity
-        Achieved FLOP/s (mlsys ``achieved_flops``), as the book's plain count per second
-        (so ``model.inference_flops / result.peak_flops_actual`` is a time).
+        The compute ceiling of the solve: peak FLOP/s at the precision times the compute
+        efficiency applied (the efficiency passed, else mlsys's calibrated one), as the
+        book's plain count per second: the book's ``peak_flops * efficiency``, so
+        ``model.inference_flops / result.peak_flops_actual`` is the compute time. The
+        FLOP/s a memory-bound step reaches are lower: ``result.achieved_flops``.
     peak_bw_actual : pint.Quantity
-        Memory bandwidth times the efficiency passed (bytes/s), the book's definition.
+        The accelerator's memory bandwidth (bytes/s), the book's definition: its
+        efficiency scales compute only. mlsys's memory time uses the achievable
+        fraction of it (``result.memory_efficiency``).
     throughput : pint.Quantity
         Samples per second (batch / latency).
     result : SingleNodeResult
@@ -77,7 +83,6 @@ class EngineResult:
         from mlsys.core.formulas.sustainability import it_energy_J
 
         latency_s = result.si("latency")
-        eff = 1.0 if efficiency is None else float(efficiency)
         self.result = result
         self.latency = result.latency
         self.latency_compute = result.compute_time
@@ -85,8 +90,10 @@ class EngineResult:
         self.bottleneck = str(result.bound).capitalize()
         self.memory_footprint = result.weights_bytes
         self.energy = Q_(it_energy_J(hardware.tdp.m_as("W"), latency_s), "J")
-        self.peak_flops_actual = to_book_counts(result.achieved_flops)
-        self.peak_bw_actual = hardware.memory_bandwidth * eff
+        self.peak_flops_actual = to_book_counts(
+            hardware.peak_flops_at(result.precision) * result.compute_efficiency
+        )
+        self.peak_bw_actual = hardware.memory_bandwidth
         self.throughput = Q_(batch_size / latency_s, "1/s")
 
     def __getattr__(self, item: str) -> Any:

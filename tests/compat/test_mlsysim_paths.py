@@ -199,8 +199,14 @@ def test_call_shapes() -> None:
     assert res.bottleneck in {"Compute", "Memory"}
     # energy at TDP: 400 W x latency (A100 SXM TDP 400 W)
     assert res.energy.m_as("J") == pytest.approx(400 * res.latency.m_as("s"))
-    # achievable memory bandwidth is bandwidth x efficiency: 2,039 GB/s x 0.5
-    assert res.peak_bw_actual.m_as("GB/s") == pytest.approx(1019.5)
+    # the book's engine (mlsysim engine/engine.py at e0fde03): efficiency scales compute
+    # only, effective_flops = peak x efficiency = 312 TFLOP/s x 0.5 (A100 fp16 dense), and
+    # effective_bw = the memory bandwidth, 2,039 GB/s (A100 SXM 80GB datasheet)
+    assert res.peak_flops_actual.m_as("TFLOP/s") == pytest.approx(156.0)
+    assert res.peak_bw_actual.m_as("GB/s") == pytest.approx(2039.0)
+    # so the book's compute time, inference FLOPs over that ceiling, is the solve's
+    compute_s = (Models.Vision.ResNet50.inference_flops / res.peak_flops_actual).m_as("s")
+    assert compute_s == pytest.approx(res.latency_compute.m_as("s"), rel=1e-9)
     assert res.latency_compute.m_as("s") > 0
 
 
