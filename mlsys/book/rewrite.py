@@ -127,6 +127,8 @@ _BOOK_SOLVERS = (
     "DataModel",
     "ServingCapacityModel",
     "TailLatencyModel",
+    "ParallelismOptimizer",
+    "PlacementOptimizer",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

@@ -16,6 +16,11 @@ from mlsys.core.solvers.sustainability import SustainabilityModel as _Sustainabi
 
 __all__ = ["PlacementOptimizer", "PlacementResult"]
 
+#: The regions and carbon price the book's ``PlacementOptimizer.solve`` compares by default
+#: (mlsysim/engine/solver.py at e0fde03).
+_BOOK_REGIONS: tuple[str, ...] = ("US_Avg", "Quebec", "Iowa")
+_BOOK_CARBON_TAX_USD_PER_TON = 100.0
+
 
 class PlacementResult:
     """Where a fleet's run costs least: the book's ``PlacementOptimizer`` answer.
@@ -47,8 +52,8 @@ class PlacementOptimizer:
         self,
         fleet: Any,
         duration_days: Any,
-        regions: list[str],
-        carbon_tax_per_ton: float = 0.0,
+        regions: list[str] | tuple[str, ...] = _BOOK_REGIONS,
+        carbon_tax_per_ton: float = _BOOK_CARBON_TAX_USD_PER_TON,
         mfu: Any = None,
         electricity_price: Any = None,
     ) -> PlacementResult:
@@ -66,10 +71,11 @@ class PlacementOptimizer:
             ``Systems.Clusters.Frontier_8K`` or an mlsys Fleet.
         duration_days : float or pint.Quantity
             Length of the run (a plain number is days).
-        regions : list of str
-            Names of ``Infrastructure.Grids`` (``"US_Avg"``, ``"Quebec"``, catalog keys).
-        carbon_tax_per_ton : float
-            USD per tonne of CO2e.
+        regions : list of str, optional
+            Names of ``Infrastructure.Grids`` (``"US_Avg"``, ``"Quebec"``, catalog keys);
+            default the book's three, US_Avg, Quebec and Iowa.
+        carbon_tax_per_ton : float, optional
+            USD per tonne of CO2e; default the book's 100.
         mfu : float, optional
             The accelerators' utilization, passed to the power model (default 1).
         electricity_price : float or pint.Quantity, optional

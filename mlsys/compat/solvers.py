@@ -18,6 +18,8 @@ from typing import Any
 
 from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
+from mlsys.compat.parallelism import ParallelismOptimizer
+from mlsys.compat.placement import PlacementOptimizer
 from mlsys.compat.results import as_book
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
 from mlsys.core.solvers.economics import EconomicsModel as _Economics
@@ -39,6 +41,8 @@ __all__ = [
     "EconomicsModel",
     "ServingCapacityModel",
     "TailLatencyModel",
+    "ParallelismOptimizer",
+    "PlacementOptimizer",
 ]
 
 

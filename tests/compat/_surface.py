@@ -1,8 +1,10 @@
 """Resolve a row of ``data/mlsysim_surface.csv`` (the textbook package's surface) on mlsys.
 
 A row names a module of the book's package (``mlsysim``, ``mlsysim.core.constants``,
-``mlsysim.physics``, ``mlsysim.fmt``, ``mlsysim.core.formulas``), a dotted path in it, its
-kind and, for callables, the call shape the book gives it. :func:`resolve` walks the path
+``mlsysim.physics``, ``mlsysim.fmt``, ``mlsysim.core.formulas``,
+``mlsysim.engine.solver``), a dotted path in it, its kind and, for callables, the call
+shape the book gives it (for a resolver class of ``mlsysim.engine.solver``, that of its
+``solve``). :func:`resolve` walks the path
 on the mlsys modules that serve that module after ``mlsys migrate`` and checks the call
 shape: the book's required arguments bind positionally and its keyword arguments bind by
 name.
@@ -15,7 +17,7 @@ import importlib
 import inspect
 import re
 import warnings
-from functools import reduce
+from functools import partial, reduce
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,13 @@ SERVED_BY: dict[str, tuple[str, ...]] = {
     "mlsysim.physics": ("mlsys.compat.physics",),
     "mlsysim.fmt": ("mlsys.compat.fmt", "mlsys.formatting"),
     "mlsysim.core.formulas": ("mlsys.formulas",),
+    # migrate routes ``from mlsysim.engine.solver import X`` to mlsys.compat.solvers
+    "mlsysim.engine.solver": ("mlsys.compat.solvers",),
 }
+
+# modules whose class rows give the call shape of ``Class().solve`` (the book constructs
+# its resolvers without arguments and passes everything to ``solve``)
+SOLVE_SHAPE: frozenset[str] = frozenset({"mlsysim.engine.solver"})
 
 
 def rows() -> list[dict[str, str]]:
@@ -127,6 +135,10 @@ def resolve(row: dict[str, str]) -> str | None:
     if row["kind"] in ("function", "method", "class"):
         if not row["call_shape"]:  # the book's shape is not known: callable is the check
             return None if callable(obj) else "not callable"
+        if row["module"] in SOLVE_SHAPE and row["kind"] == "class":
+            if not callable(getattr(obj, "solve", None)):
+                return "no solve method"
+            obj = partial(obj.solve, None)  # the unbound solve with ``self`` bound
         problem = shape_problem(obj, row["call_shape"])
         if problem:
             return problem

@@ -86,3 +86,18 @@ def test_placement_picks_the_cheapest_region_and_prices_it():
     assert res.objective_value == pytest.approx(q["total_usd"])
     with pytest.raises(ValueError, match="regions"):
         PlacementOptimizer().solve(Systems.Clusters.Frontier_8K, 3.0, regions=[])
+
+
+def test_placement_defaults_are_the_books_regions_and_carbon_price():
+    from mlsys.compat.solvers import PlacementOptimizer
+
+    # the book's solve(fleet, duration_days) compares US_Avg, Quebec and Iowa at 100 USD/t
+    default = PlacementOptimizer().solve(Systems.Clusters.Frontier_8K, 3.0)
+    named = PlacementOptimizer().solve(
+        Systems.Clusters.Frontier_8K, 3.0, regions=["US_Avg", "Quebec", "Iowa"],
+        carbon_tax_per_ton=100.0,
+    )  # fmt: skip
+    assert sorted(default.regions) == ["Iowa", "Quebec", "US_Avg"]
+    us = default.regions["US_Avg"]
+    assert us["carbon_cost_usd"] == pytest.approx(us["carbon_t"] * 100.0)
+    assert default.objective_value == pytest.approx(named.objective_value, rel=1e-12)
