@@ -69,6 +69,7 @@ def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
         collectives,
         compute,
         heldout,
+        heldout_serving,
         memory,
         operations,
         parallelism,
@@ -90,7 +91,7 @@ def _suites() -> dict[str, list[Callable[[], list[Case]]]]:
         "training": [training.korthikanti_cases, training.other_run_cases, tpu.tpu_cases],
         "serving": [serving.latency_cases, serving.throughput_cases, serving.capacity_cases],
         "operations": [operations.carbon_cases, operations.reliability_cases],
-        "heldout": [heldout.heldout_cases],
+        "heldout": [heldout.heldout_cases, heldout_serving.heldout_serving_cases],
     }
 
 

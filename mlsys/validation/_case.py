@@ -46,7 +46,7 @@ def load_data(name: str) -> dict[str, Any]:
     name : str
         Stem of a file in ``mlsys/validation/data/`` (shipped in the wheel):
         ``"compute"``, ``"memory"``, ``"operations"``, ``"parallelism"``,
-        ``"serving"`` or ``"training"``.
+        ``"serving"``, ``"training"``, ``"heldout"`` or ``"heldout_serving"``.
 
     Returns
     -------

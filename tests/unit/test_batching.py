@@ -113,10 +113,10 @@ def test_capacity_formula():
 
 def test_kv_capacity_in_paged_blocks():
     res = _solve(1.0, block_size=16)
-    # The library's framework allowance (1 GB + 5 % of allocations) leaves
-    # (81,559 MiB − 1 GB) / 1.05 for weights, workspace and the KV pool (the H100 exposes
-    # 81,559 MiB).
-    free = (81559 * 2**20 - 1e9) / 1.05 - M7.total_params * 2 - res_workspace()
+    # The library's framework allowance (1 GB + 5 % of the transient workspace; weights
+    # and the KV pool are allocated once) leaves 81,559 MiB − 1 GB for weights, workspace
+    # and the KV pool (the H100 exposes 81,559 MiB).
+    free = 81559 * 2**20 - 1e9 - M7.total_params * 2 - 1.05 * res_workspace()
     blocks = int(free // (16 * 524288))
     assert res.kv_capacity_blocks == blocks
     # A decoding sequence holds 512 + 128 tokens and half an empty block on average.

@@ -136,10 +136,12 @@ def test_framework_overhead_default_and_override():
     assert res.si("framework_overhead") == 0.0
     parts = ("weights", "gradients", "optimizer_state", "activations")
     assert res.si("total") == pytest.approx(sum(res.si(p) for p in parts), rel=1e-12)
-    # inference: the runtime allowance, 1 GB + 5 % of what is allocated on a GPU
+    # inference: the runtime allowance, 1 GB + 5 % of the transient activation workspace
+    # on a GPU (the weights and the KV cache are allocated once and do not fragment)
     inf = solve(GPT3, H100, tp_size=8, pp_size=8, mode="inference")
-    allocated = inf.si("total") - inf.si("framework_overhead")
-    assert inf.si("framework_overhead") == pytest.approx(1e9 + FRAGMENTATION_FRACTION * allocated)
+    transient = inf.si("activations")
+    assert inf.si("framework_overhead") == pytest.approx(1e9 + FRAGMENTATION_FRACTION * transient)
+    assert inf.si("weights") + inf.si("kv_cache") > 30 * transient
     assert default_framework_overhead("mcu", 1e5) == pytest.approx(5e3)
     fixed = solve(GPT3, H100, tp_size=8, pp_size=8, framework_overhead="2 GB")
     assert fixed.si("framework_overhead") == pytest.approx(2e9)

@@ -212,7 +212,7 @@ def test_node_uses_its_accelerator():
 
 
 def test_footprint_includes_framework_allowance():
-    # same allowance as MemoryModel: 1 GB + 5 % of the allocated bytes on a GPU
+    # same allowance as MemoryModel: 1 GB + 5 % of the bytes that come and go on a GPU
     res = solve(LLAMA7, H100, batch_size=4, phase="decode", kv_cache_len=2048)
     allocated = sum(
         res.si(k)
@@ -224,7 +224,10 @@ def test_footprint_includes_framework_allowance():
             "optimizer_bytes",
         )
     )
-    assert res.si("framework_overhead") == pytest.approx(1e9 + 0.05 * allocated)
+    # in inference 5 % of the transient activations only: weights and KV cache are
+    # allocated once and do not fragment
+    work = res.si("activation_bytes")
+    assert res.si("framework_overhead") == pytest.approx(1e9 + 0.05 * work)
     assert res.si("memory_footprint") == pytest.approx(allocated + res.si("framework_overhead"))
 
 

@@ -106,14 +106,22 @@ _training_storage_bytes = training_storage_bytes
 def default_framework_overhead(accelerator: Any, allocated_bytes: float) -> float:
     """Default allowance for runtime buffers and fragmentation, in bytes.
 
-    ``RUNTIME_OVERHEAD_BYTES[kind] + FRAGMENTATION_FRACTION × allocated_bytes``.
+    ``RUNTIME_OVERHEAD_BYTES[kind] + FRAGMENTATION_FRACTION × allocated_bytes``, where
+    ``allocated_bytes`` are the bytes the caching allocator hands out and takes back
+    while running. In inference that is the transient activation workspace alone: a
+    serving engine allocates its weights and its KV cache once, at start-up, as whole
+    tensors sized to the memory it has (vLLM's ``_allocate_kv_cache``, one
+    ``torch.zeros`` tensor per KV-cache tensor; TensorRT-LLM's KV-cache pools), so they do
+    not fragment, and the inference solvers (MemoryModel, SingleNodeModel, ServingModel,
+    ContinuousBatchingModel) pass the workspace.
 
     Parameters
     ----------
     accelerator : Accelerator or str
         Device (its ``kind`` is used) or a kind string.
     allocated_bytes : float
-        Bytes of weights, gradients, optimizer state, activations and KV cache.
+        Bytes allocated and freed while running: in training the weights, gradients,
+        optimizer state and activations; in inference the activation workspace.
 
     Returns
     -------
@@ -123,10 +131,12 @@ def default_framework_overhead(accelerator: Any, allocated_bytes: float) -> floa
     References
     ----------
     Estimates; see :data:`RUNTIME_OVERHEAD_BYTES` and :data:`FRAGMENTATION_FRACTION`.
+    vLLM, ``vllm/v1/worker/gpu_model_runner.py`` (``_allocate_kv_cache``) and
+    ``vllm/worker/cache_engine.py`` (V0): the KV cache allocated once as whole tensors.
 
     Examples
     --------
-    A GPU holding 60 GB of tensors: 1 GB + 5 % × 60 GB = 4 GB.
+    A GPU allocating and freeing 60 GB of tensors: 1 GB + 5 % × 60 GB = 4 GB.
 
     >>> default_framework_overhead("gpu", 60e9) / 1e9
     4.0
@@ -382,12 +392,13 @@ def _sequence_length(shape: Any, seq_len: Any, ep: int) -> int:
     return 1 if seq_len is None else _checks.positive_int("seq_len", seq_len)
 
 
-def _overhead(framework_overhead: Any, mode_key: str, acc: Any, allocated: float) -> float:
+def _overhead(framework_overhead: Any, mode_key: str, acc: Any, transient: float) -> float:
     """Bytes the framework holds beyond the model's: given, else none in training (as in
     DistributedModel: one answer for one layout) and, in inference, the runtime
-    allowance the serving solvers also use."""
+    allowance the serving solvers also use (fragmentation of the ``transient``
+    activation workspace only: weights and KV cache are allocated once)."""
     if framework_overhead is None:
-        return 0.0 if mode_key == "training" else default_framework_overhead(acc, allocated)
+        return 0.0 if mode_key == "training" else default_framework_overhead(acc, transient)
     return as_si(framework_overhead, "byte", "framework_overhead")
 
 
@@ -567,7 +578,7 @@ class MemoryModel:
                                      kv_cache_len)  # fmt: skip
         weights, grads, opt, acts, kv_cache, b_local, k_opt, kv_len = parts
         allocated = weights + grads + opt + acts + kv_cache
-        overhead = _overhead(framework_overhead, mode_key, acc, allocated)
+        overhead = _overhead(framework_overhead, mode_key, acc, acts)
         total_bytes = allocated + overhead
         capacity = acc.memory_bytes
         feasible = total_bytes <= capacity

@@ -494,7 +494,9 @@ def _fit(
     raises :class:`~mlsys.InfeasibleError` instead when ``raise_errors``."""
     weights, kv_bytes, act, grads, opt = mem
     allocated = weights + kv_bytes + act + grads + opt
-    overhead = default_framework_overhead(acc, allocated)
+    # inference (no gradients): weights and KV cache are allocated once and do not
+    # fragment; training's tensors come and go every step
+    overhead = default_framework_overhead(acc, allocated if grads + opt > 0.0 else act)
     footprint = allocated + overhead
     capacity = acc.memory_bytes
     feasible = footprint <= capacity

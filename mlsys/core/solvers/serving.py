@@ -121,7 +121,8 @@ given (the figure the catalog's NVLink 3/4 entries carry)."""
 DEFAULT_MEMORY_UTILIZATION = None
 """Default memory budget: ``None`` reserves the library's framework allowance
 (:func:`mlsys.core.solvers.memory.default_framework_overhead`: a fixed runtime amount
-plus a fragmentation fraction of what is allocated), as MemoryModel and SingleNodeModel
+plus a fragmentation fraction of the transient activation workspace; the weights and the
+KV cache are allocated once at start-up), as MemoryModel and SingleNodeModel
 do. A fraction instead (vLLM's ``gpu_memory_utilization``, 0.9 by default there) gives
 the engine that share of device memory for weights, KV cache and activations."""
 
@@ -517,7 +518,7 @@ class _Plan:
     mem_avail: float  # bytes for weights + KV + activations
     mem_total: float
     overhead_fixed: float  # None-budget: runtime bytes; fraction budget: the reserve
-    overhead_frac: float  # None-budget: fragmentation per allocated byte; else 0
+    overhead_frac: float  # None-budget: fragmentation per workspace byte; else 0
     precision: str
     activation_precision: str
     kv_precision: str
@@ -1154,9 +1155,11 @@ def _memory_budget(acc: Any, memory_utilization: float | None) -> tuple[float, f
     """The framework's fixed and proportional overhead and the bytes left for weights,
     activations and KV cache on one device."""
     if memory_utilization is None:
+        # the fragmentation fraction applies to the transient workspace alone (weights
+        # and KV cache are allocated once: default_framework_overhead)
         fixed = default_framework_overhead(acc, 0.0)
         frac = default_framework_overhead(acc, 1.0) - fixed
-        return fixed, frac, max(acc.memory_bytes - fixed, 0.0) / (1.0 + frac)
+        return fixed, frac, max(acc.memory_bytes - fixed, 0.0)
     fixed = acc.memory_bytes * (1.0 - memory_utilization)
     return fixed, 0.0, acc.memory_bytes * memory_utilization
 
@@ -1446,7 +1449,8 @@ class ServingModel:
         memory_utilization : float, optional
             Share of device memory for weights, KV cache and activations, as vLLM's
             ``gpu_memory_utilization``; default ``None``: everything but the library's
-            framework allowance (1 GB plus 5 % of what is allocated on a GPU).
+            framework allowance (1 GB plus 5 % of the activation workspace on a GPU; the
+            weights and the KV cache are allocated once and do not fragment).
         decode_attention_heads_per_block : int, optional
             Query heads one thread block of the engine's decode-attention kernel serves
             (a property of the engine's kernel, e.g. 4 in lmdeploy v0.1): under
@@ -1587,14 +1591,17 @@ def _solve_plan(
     workspace = _activation_workspace(plan, s_in * n_pre, n_pre)
     kv_seq = plan.kv_per_token_dev * final_ctx
     kv_total = kv_seq * b
-    free = plan.mem_avail - plan.weights_dev - workspace
+    free = plan.mem_avail - plan.weights_dev - workspace * (1.0 + plan.overhead_frac)
     max_batch = int(free // kv_seq) if free > 0 else 0
     allocated = plan.weights_dev + kv_total + workspace
-    overhead = plan.overhead_fixed + plan.overhead_frac * allocated
+    overhead = plan.overhead_fixed + plan.overhead_frac * workspace
     memory = allocated + overhead
 
     reason = too_long or plan.problem  # past the context window, memory is beside the point
-    if reason is None and plan.weights_dev + workspace > plan.mem_avail:
+    if (
+        reason is None
+        and plan.weights_dev + workspace * (1.0 + plan.overhead_frac) > plan.mem_avail
+    ):
         reason = (
             f"weights ({_gb(plan.weights_dev)} per accelerator) and workspace do not "
             f"fit in {_gb(plan.mem_avail)} usable memory; raise tp_size/pp_size or "
