@@ -129,6 +129,9 @@ _BOOK_SOLVERS = (
     "TailLatencyModel",
     "ParallelismOptimizer",
     "PlacementOptimizer",
+    "ScalingModel",
+    "OrchestrationModel",
+    "TransformationModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

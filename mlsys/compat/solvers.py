@@ -20,6 +20,7 @@ from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
 from mlsys.compat.parallelism import ParallelismOptimizer
 from mlsys.compat.placement import PlacementOptimizer
+from mlsys.compat.planning import OrchestrationModel, ScalingModel, TransformationModel
 from mlsys.compat.results import as_book
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
 from mlsys.core.solvers.economics import EconomicsModel as _Economics
@@ -43,6 +44,9 @@ __all__ = [
     "TailLatencyModel",
     "ParallelismOptimizer",
     "PlacementOptimizer",
+    "ScalingModel",
+    "OrchestrationModel",
+    "TransformationModel",
 ]
 
 

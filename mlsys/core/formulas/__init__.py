@@ -3,8 +3,8 @@
 One small module per topic; this package re-exports every module's ``__all__`` so that
 ``from mlsys.core.formulas import roofline_time, kv_cache_bytes`` works. The topic
 modules (collectives, sharding, pipeline, reliability, sustainability,
-economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce, moe, queueing) are
-re-exported when present; a missing one is skipped.
+economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce, moe, queueing,
+scaling_laws, input_pipeline) are re-exported when present; a missing one is skipped.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ _OPTIONAL_MODULES = (
     "peer_allreduce",
     "moe",
     "queueing",
+    "scaling_laws",
+    "input_pipeline",
 )
 
 
