@@ -372,6 +372,10 @@ def test_llama3_layouts_fit_with_fsdps_sharded_states():
     # whole (2 + 4 bytes a parameter and 12/64 of the optimizer's) 112%
     assert sharded.si("total") / sharded.si("capacity") == pytest.approx(0.90, abs=0.005)
     assert whole.si("total") / whole.si("capacity") == pytest.approx(1.12, abs=0.005)
+    # the refusal of the unsharded layout says what sharding the states would need
+    reason = llama3_solve(row).infeasibility_reason
+    assert "zero_stage=3" in reason
+    assert f"it needs {sharded.si('total') / 1e9:.1f} GB" in reason
 
 
 def test_llama3_16k_gpus_first_stage_holds_all_forwards_of_the_step():

@@ -704,7 +704,7 @@ class DistributedModel:
         out = _layout.evaluate(P, *args)
         notes = _notes(model, lay, P, out)
         feasible = bool(out["fits"])
-        reason = None if feasible else _infeasibility(out, P, fleet, optimizer)
+        reason = None if feasible else _infeasibility(out, P, fleet, optimizer, lay)
         if reason is not None and raise_errors:
             raise InfeasibleError(reason)
         result = _result(out, P, lay, feasible, reason, notes)
@@ -777,14 +777,28 @@ def _notes(model: Any, lay: TrainingLayout, P: Any, out: dict[str, Any]) -> tupl
     return tuple(notes)
 
 
-def _infeasibility(out: dict[str, Any], P: Any, fleet: Any, optimizer: str) -> str:
-    """Why a layout does not fit: its memory per accelerator, part by part."""
+def _infeasibility(
+    out: dict[str, Any], P: Any, fleet: Any, optimizer: str, lay: TrainingLayout
+) -> str:
+    """Why a layout does not fit: its memory per accelerator, part by part, and the
+    storage that would fit."""
     reason = (
         f"needs {out['memory'] / 1e9:.1f} GB per accelerator (weights "
         f"{out['weights'] / 1e9:.1f}, gradients {out['gradients'] / 1e9:.1f}, optimizer "
         f"{out['optimizer'] / 1e9:.1f}, activations {out['activations'] / 1e9:.1f}); "
         f"the {fleet.node.accelerator.label} has {P.capacity / 1e9:.0f} GB"
     )
+    ranks = lay.dp * lay.cp  # a dense model's states shard over dp·cp (ep is 1)
+    if lay.zero_stage < 3 and ranks > 1 and P.params_expert == 0.0:
+        # weights and gradients sharded too (ZeRO-3, PyTorch FSDP): the optimizer state
+        # is already sharded from ZeRO-1 on
+        k = out["optimizer"] if lay.zero_stage >= 1 else out["optimizer"] / ranks
+        sharded = out["activations"] + (out["weights"] + out["gradients"]) / ranks + k
+        if sharded <= P.capacity:
+            reason += (
+                f"; with the model states fully sharded over the {ranks} data-parallel "
+                f"ranks (zero_stage=3, as FSDP shards them) it needs {sharded / 1e9:.1f} GB"
+            )
     if optimizer == "adam" and out["optimizer"] > 0.0:
         reason += (
             "; an optimizer that stores less (NeMo's distributed Adam: "
