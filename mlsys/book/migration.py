@@ -303,7 +303,10 @@ def differences() -> list[Difference]:
 
 
 def _book_quantity(text: str) -> Any:
-    from mlsys.core.units import Q_, to_book_counts
+    """The book's recorded value as the views serve values: a number, or a Quantity of
+    the book's counts (so ``.m_as("param")`` and ``.m_as("flop")`` work on it as on the
+    value it replaces)."""
+    from mlsys.core.units import Q_, book_count_quantity_class, to_book_counts
 
     try:
         return float(text)
@@ -311,7 +314,8 @@ def _book_quantity(text: str) -> Any:
         pass
     for pattern, unit in _UNIT_WORDS.items():
         text = re.sub(pattern, unit, text)
-    return to_book_counts(Q_(text))
+    value = to_book_counts(Q_(text))
+    return book_count_quantity_class()(value.magnitude, value.units)
 
 
 def _resolve_parent(path: str) -> tuple[Any, str]:

@@ -67,6 +67,20 @@ def test_book_figures_line_is_added_once() -> None:
     assert migrate_text(GUARDED, ".qmd").count(BOOK_FIGURES_LINE) == 0
 
 
+def test_a_served_book_figure_reads_in_the_books_units() -> None:
+    # the book writes .m_as("param") and .m_as("flop") on the values it replaces
+    code = (
+        "from mlsys.book.migration import serve_book_figures\n"
+        "from mlsys import Models\n"
+        "serve_book_figures()\n"
+        "print(Models.Language.GPT2.parameters.m_as('param'),"
+        " Models.Vision.ResNet50.inference_flops.m_as('GFLOP'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # the book's "1.5B" GPT-2 and its 4.1 G multiply-adds for ResNet-50
+    assert out.stdout.split() == ["1500000000.0", "4.1"]
+
+
 def test_serve_book_figures_holds_for_the_process_only() -> None:
     code = (
         "from mlsys.book.migration import serve_book_figures\n"
