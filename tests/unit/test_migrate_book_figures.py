@@ -74,7 +74,7 @@ def test_a_served_book_figure_reads_in_the_books_units() -> None:
         "from mlsys import Models\n"
         "serve_book_figures()\n"
         "print(Models.Language.GPT2.parameters.m_as('param'),"
-        " Models.Vision.ResNet50.inference_flops.m_as('GFLOP'))\n"
+        " round(Models.Vision.ResNet50.inference_flops.m_as('GFLOP'), 9))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # the book's "1.5B" GPT-2 and its 4.1 G multiply-adds for ResNet-50
