@@ -1,24 +1,16 @@
 """Memory cases: ZeRO model states (Rajbhandari et al. 2020), activations per layer
-(Korthikanti et al. 2022), and published layouts that ran, which must fit."""
+(Korthikanti et al. 2022), and the held-out runs' layouts, which ran and so must fit."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from mlsys.core.catalog import Fabrics, Models, Nodes
 from mlsys.core.formulas import (
     activation_bytes_per_layer,
     optimizer_state_bytes_per_param,
     zero_model_state_bytes,
 )
-from mlsys.core.solvers.distributed import DistributedModel
-from mlsys.core.types import Fleet
 from mlsys.validation._case import Case, layout_fit_case, load_data, records
 
-__all__ = ["activation_cases", "ran_layout_fit_cases", "ran_layout_solve", "zero_cases"]
-
-# memory.toml sections of layouts that ran on DGX H100 nodes (8 GPUs, NDR InfiniBand)
-_RAN_SECTIONS = ("nemotron4_340b_report", "nemo_performance")
+__all__ = ["activation_cases", "ran_layout_fit_cases", "zero_cases"]
 
 
 def zero_cases() -> list[Case]:
@@ -79,67 +71,29 @@ def activation_cases() -> list[Case]:
     return out
 
 
-def ran_layout_solve(row: dict, section: str, **overrides: Any) -> Any:
-    """DistributedModel's result for one published layout of a ``memory.toml`` section of
-    layouts that ran (DGX H100 nodes), with the library's defaults for all the source does
-    not state.
-
-    Parameters
-    ----------
-    row : dict
-        A row of ``records("memory", section)``: model, GPUs, global and micro-batch,
-        sequence length, TP, PP, CP, VP.
-    section : str
-        ``"nemotron4_340b_report"`` or ``"nemo_performance"``.
-    **overrides
-        Keyword arguments of :meth:`DistributedModel.solve` to change (a what-if, e.g.
-        ``dropout=True``).
-
-    Returns
-    -------
-    DistributedResult
-    """
-    sec = load_data("memory")[section]
-    tp, pp, cp = row["tp"], row["pp"], row["cp"]
-    dp = row["gpus"] // (tp * pp * cp)
-    fleet = Fleet(node=Nodes.DGX_H100, count=row["gpus"] // 8, fabric=Fabrics.IB_NDR)
-    return DistributedModel().solve(
-        Models[row["model"]], fleet, batch_size=row["global_batch"],
-        precision=sec["precision"], seq_len=row["seq_len"], tp_size=tp, pp_size=pp,
-        cp_size=cp, v_stages=row["vp"],
-        microbatch_count=row["global_batch"] // (dp * row["micro_batch"]), zero_stage=1,
-        sequence_parallel=tp > 1, **overrides,
-    )  # fmt: skip
-
-
-def _ran_name(row: dict, section: str) -> str:
-    dp = row["gpus"] // (row["tp"] * row["pp"] * row["cp"])
-    source = {"nemotron4_340b_report": "technical report", "nemo_performance": "NeMo 24.07"}
-    prec = load_data("memory")[section]["precision"].upper()
-    return (f"{Models[row['model']].display_name} {prec} on {row['gpus']} H100 (TP {row['tp']}, "
-            f"PP {row['pp']}, VP {row['vp']}, DP {dp}; {source[section]})")  # fmt: skip
-
-
 def ran_layout_fit_cases() -> list[Case]:
-    """Published layouts that ran without a step time in this suite must fit: memory
-    needed per GPU over the memory an H100 exposes, judged one-sided (at most 1), as
-    :func:`mlsys.validation.training.layout_fit_cases` judges the training runs.
+    """The held-out training runs' layouts (:mod:`mlsys.validation.heldout`: NeMo's
+    performance summaries on H100 and B200, the Nemotron-4 15B and 340B technical reports'
+    batch ramp-ups) must fit: memory needed per GPU over the memory the device exposes,
+    judged one-sided (at most 1), as :func:`mlsys.validation.training.layout_fit_cases`
+    judges the suite's own runs. Each layout is solved as its step-time case solves it.
 
-    Nemotron-4 340B's three layouts of its technical report's batch ramp-up (TP 8, PP 12,
-    DP 16 to 64, bf16) and NeMo's FP8 benchmark of it on 128 H100 (TP 8, PP 8, VP 12),
-    which needs 76.0 GB of the 85.5 GB an H100 exposes with the library's defaults (it
-    came out "does not fit", 88.6 GB, while FP8 training defaulted to fp32 gradient
-    buffers, where NeMo's FP8 configurations reduce gradients in bf16, and dropout's
-    masks were stored for a model trained without dropout).
+    Among them NeMo 24.07's FP8 benchmark of Nemotron-4 340B on 128 H100 (TP 8, PP 8,
+    VP 12), which needs 76.0 GB of the 85.5 GB an H100 exposes (it came out "does not
+    fit", 88.6 GB, while FP8 training defaulted to fp32 gradient buffers, where NeMo's FP8
+    configurations reduce gradients in bf16, and dropout's masks were stored for a model
+    trained without dropout).
 
     Returns
     -------
     list of Case
     """
-    data = load_data("memory")
+    from mlsys.validation.heldout import HELDOUT_SECTIONS, heldout_cases, heldout_solve
+
+    data = load_data("heldout")
+    runs = [(section, row) for section in HELDOUT_SECTIONS for row in records("heldout", section)]
     out = []
-    for section in _RAN_SECTIONS:
-        for row in records("memory", section):
-            res = ran_layout_solve(row, section)
-            out.append(layout_fit_case(data[section], _ran_name(row, section), res))
+    for case, (section, row) in zip(heldout_cases(), runs, strict=True):
+        res, _ = heldout_solve(section, row)
+        out.append(layout_fit_case(data[section], case.name, res))
     return out
