@@ -132,6 +132,9 @@ _BOOK_SOLVERS = (
     "ScalingModel",
     "OrchestrationModel",
     "TransformationModel",
+    "InferenceScalingModel",
+    "BatchingOptimizer",
+    "SynthesisSolver",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

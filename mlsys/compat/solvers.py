@@ -18,6 +18,7 @@ from typing import Any
 
 from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
+from mlsys.compat.inference import BatchingOptimizer, InferenceScalingModel, SynthesisSolver
 from mlsys.compat.parallelism import ParallelismOptimizer
 from mlsys.compat.placement import PlacementOptimizer
 from mlsys.compat.planning import OrchestrationModel, ScalingModel, TransformationModel
@@ -47,6 +48,9 @@ __all__ = [
     "ScalingModel",
     "OrchestrationModel",
     "TransformationModel",
+    "InferenceScalingModel",
+    "BatchingOptimizer",
+    "SynthesisSolver",
 ]
 
 

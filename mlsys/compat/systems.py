@@ -354,13 +354,18 @@ calibration = Namespace(
     "calibration",
     {
         name: (lambda n=name: field_value(_table("calibration")[n]))
-        for name in ("REFERENCE_MFU_SUSTAINED", "KERNEL_LAUNCH_LATENCY_US")
+        for name in (
+            "REFERENCE_MFU_SUSTAINED",
+            "KERNEL_LAUNCH_LATENCY_US",
+            "TOKENS_PER_REASONING_STEP",
+        )
     },
     lazy=True,
 )
 """The book's engine calibration: ``REFERENCE_MFU_SUSTAINED`` (sustained MFU, 0.4;
 Chowdhery et al. 2022) and ``KERNEL_LAUNCH_LATENCY_US`` (host dispatch per eager kernel
-launch, a plain 15.0 microseconds; Gray 2019 measures 9.6 µs per synchronised launch)."""
+launch, a plain 15.0 microseconds; Gray 2019 measures 9.6 µs per synchronised launch) and
+``TOKENS_PER_REASONING_STEP`` (the book's assumed 50 tokens per chain-of-thought step)."""
 
 
 def _phone_battery() -> Namespace:
