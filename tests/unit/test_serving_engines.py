@@ -148,3 +148,44 @@ def test_the_command_line_names_the_engine(capsys):
     # a solver without an engine refuses one
     assert main(["solve", "memory", "--model", "Llama2_7B", "--hardware", "H100",
                  "--engine", "vllm-v0"]) != 0  # fmt: skip
+
+
+def test_both_serving_solvers_read_an_engines_knobs_through_one_checked_function():
+    """``engine_choices`` fills each engine-dependent parameter left at ``ENGINE_CHOICE``
+    from the engine's row and checks every value; ServingModel and
+    ContinuousBatchingModel both take their knobs from it."""
+    from mlsys import ContinuousBatchingModel
+    from mlsys.core.solvers.serving import ENGINE_CHOICE, engine_choices
+
+    unset = (ENGINE_CHOICE,) * 6
+    # lmdeploy v0.1's row: 4 query heads a block, gate and up apart, the rest the defaults
+    assert engine_choices(serving_engine("lmdeploy-0.1"), *unset) == (
+        4, False, 0.0, False, "nccl", True,
+    )  # fmt: skip
+    # vLLM V0: its measured host step (1.02 ms, PR 10933) and the custom all-reduce
+    v0 = engine_choices(serving_engine("vllm-v0"), *unset)
+    assert v0 == (None, True, ENGINE_HOST_TIME_PER_STEP_S["vllm_v0"], False, "custom", True)
+    # a given value wins and comes back in canonical form: "2 ms" in seconds, " NCCL" named
+    given = engine_choices(serving_engine("vllm-v0"), 2, "no", "2 ms", "on", " NCCL", 0)
+    assert given == (2, False, pytest.approx(2e-3), True, "nccl", False)
+    for name, bad in (("gate_up_fused", "maybe"), ("tp_allreduce", "mpi")):
+        with pytest.raises(ParameterError, match=name):
+            ServingModel().solve(Models.Llama2_7B, Hardware.H100, **{name: bad})
+        with pytest.raises(ParameterError, match=name):
+            ContinuousBatchingModel().solve(
+                Models.Llama2_7B, Hardware.H100, arrival_rate=1.0, **{name: bad}
+            )
+    # naming the engine is stating its knobs by hand, for the queueing solver too
+    kw = dict(arrival_rate=1.5, prompt_len=512, output_len=128, tp_size=4)
+    named = ContinuousBatchingModel(engine="lmdeploy-0.1").solve(
+        Models.Llama2_70B, Hardware.H100, **kw
+    )
+    by_hand = ContinuousBatchingModel().solve(
+        Models.Llama2_70B, Hardware.H100, decode_attention_heads_per_block=4,
+        gate_up_fused=False, **kw,
+    )  # fmt: skip
+    assert named.si("itl") == by_hand.si("itl") and named.si("ttft") == by_hand.si("ttft")
+    # ... and it changes the answer: 4 query heads a block read each KV head twice
+    assert named.si("itl") > ContinuousBatchingModel().solve(
+        Models.Llama2_70B, Hardware.H100, **kw
+    ).si("itl")

@@ -69,12 +69,9 @@ from mlsys.core.solvers.serving import (
     _decode,
     _flag,
     _gb,
-    _heads_per_block,
-    _host_step,
     _Plan,
     _plan,
     _prefill,
-    _tp_allreduce,
     engine_choices,
 )
 from mlsys.core.units import as_si
@@ -581,10 +578,13 @@ class ContinuousBatchingModel:
             ttft_slo, itl_slo, price_per_accelerator_hour
         )
         tp, pp, mu = _check_plan_args(tp_size, pp_size, memory_utilization)
-        plan = self._replica(
+        knobs = engine_choices(
+            self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
+            host_overlap, tp_allreduce, vocab_parallel,
+        )  # fmt: skip
+        plan = _plan(
             model, hardware, precision, kv_precision, activation_precision, tp, pp,
-            efficiency, fabric, mu, decode_attention_heads_per_block, gate_up_fused,
-            host_time_per_step, host_overlap, tp_allreduce, vocab_parallel,
+            efficiency, fabric, mu, *knobs,
         )  # fmt: skip
         kv = _kv_capacity(plan, prompts, outputs, block, cap_seqs)
         reason = _capacity_problem(model, plan, kv)
@@ -642,52 +642,6 @@ class ContinuousBatchingModel:
             result, self, model=model, hardware=hardware, arrival_rate=arrival_rate,
             prompt_len=prompt_len, output_len=output_len, precision=precision, tp_size=tp_size,
         )  # fmt: skip
-
-    def _replica(
-        self,
-        model: Any,
-        hardware: Any,
-        precision: str,
-        kv_precision: str | None,
-        activation_precision: str | None,
-        tp: int,
-        pp: int,
-        efficiency: Any,
-        fabric: Any,
-        mu: float,
-        decode_attention_heads_per_block: Any,
-        gate_up_fused: Any,
-        host_time_per_step: Any,
-        host_overlap: Any,
-        tp_allreduce: Any,
-        vocab_parallel: Any,
-    ) -> _Plan:
-        """The replica's serving plan, the engine's choices filling what is not given."""
-        (
-            decode_attention_heads_per_block, gate_up_fused, host_time_per_step, host_overlap,
-            tp_allreduce, vocab_parallel,
-        ) = engine_choices(
-            self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
-            host_overlap, tp_allreduce, vocab_parallel,
-        )  # fmt: skip
-        return _plan(
-            model,
-            hardware,
-            precision,
-            kv_precision,
-            activation_precision,
-            tp,
-            pp,
-            efficiency,
-            fabric,
-            mu,
-            _heads_per_block(decode_attention_heads_per_block),
-            _flag(gate_up_fused, "gate_up_fused"),
-            _host_step(host_time_per_step),
-            _flag(host_overlap, "host_overlap"),
-            _tp_allreduce(tp_allreduce),
-            _flag(vocab_parallel, "vocab_parallel"),
-        )
 
 
 _RATE_FIELDS = (

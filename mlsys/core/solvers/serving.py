@@ -1229,9 +1229,11 @@ def engine_choices(
     host_overlap: Any,
     tp_allreduce: Any,
     vocab_parallel: Any,
-) -> tuple[Any, Any, Any, Any, Any, Any]:
-    """The engine-dependent parameters of a serving solve: each given value, or the
-    engine's where it is :data:`ENGINE_CHOICE` (the default).
+) -> tuple[int | None, bool, float, bool, str, bool]:
+    """The engine-dependent parameters of a serving solve, checked: each given value, or
+    the engine's where it is :data:`ENGINE_CHOICE` (the default). :class:`ServingModel`
+    and :class:`~mlsys.core.solvers.batching.ContinuousBatchingModel` both read their
+    engine's knobs here, in the order :func:`_plan` takes them.
 
     Parameters
     ----------
@@ -1244,7 +1246,14 @@ tp_allreduce, vocab_parallel
     Returns
     -------
     tuple
-        The six values in that order (the host time in seconds when the engine's).
+        The six values in that order, checked: heads per block (None or a whole number
+        >= 1), the three switches as bools, the host time in seconds, the all-reduce
+        implementation's canonical name.
+
+    Raises
+    ------
+    ParameterError
+        For a value outside what its parameter allows (checked in the order above).
     """
 
     def pick(given: Any, engines: Any) -> Any:
@@ -1256,12 +1265,14 @@ tp_allreduce, vocab_parallel
         else host_time_per_step
     )
     return (
-        pick(decode_attention_heads_per_block, engine.decode_attention_heads_per_block),
-        pick(gate_up_fused, engine.gate_up_fused),
-        host,
-        pick(host_overlap, engine.host_overlap),
-        pick(tp_allreduce, engine.tp_allreduce),
-        pick(vocab_parallel, engine.vocab_parallel),
+        _heads_per_block(
+            pick(decode_attention_heads_per_block, engine.decode_attention_heads_per_block)
+        ),
+        _flag(pick(gate_up_fused, engine.gate_up_fused), "gate_up_fused"),
+        _host_step(host),
+        _flag(pick(host_overlap, engine.host_overlap), "host_overlap"),
+        _tp_allreduce(pick(tp_allreduce, engine.tp_allreduce)),
+        _flag(pick(vocab_parallel, engine.vocab_parallel), "vocab_parallel"),
     )
 
 
@@ -1527,35 +1538,18 @@ class ServingModel:
         Pope et al. (2022), "Efficiently Scaling Transformer Inference", MLSys 2023;
         Shoeybi et al. (2019), Megatron-LM; Williams et al. (2009), Roofline.
         """
-        (
-            decode_attention_heads_per_block, gate_up_fused, host_time_per_step, host_overlap,
-            tp_allreduce, vocab_parallel,
-        ) = engine_choices(
-            self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
-            host_overlap, tp_allreduce, vocab_parallel,
-        )  # fmt: skip
         b = _count(batch_size, "batch_size")
         s_in = _tokens(prompt_len, "prompt_len")
         s_out = _tokens(output_len, "output_len")
         tp, pp, mu = _check_plan_args(tp_size, pp_size, memory_utilization)
+        knobs = engine_choices(
+            self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
+            host_overlap, tp_allreduce, vocab_parallel,
+        )  # fmt: skip
         plan = _plan(
-            model,
-            hardware,
-            precision,
-            kv_precision,
-            activation_precision,
-            tp,
-            pp,
-            efficiency,
-            fabric,
-            mu,
-            _heads_per_block(decode_attention_heads_per_block),
-            _flag(gate_up_fused, "gate_up_fused"),
-            _host_step(host_time_per_step),
-            _flag(host_overlap, "host_overlap"),
-            _tp_allreduce(tp_allreduce),
-            _flag(vocab_parallel, "vocab_parallel"),
-        )
+            model, hardware, precision, kv_precision, activation_precision, tp, pp,
+            efficiency, fabric, mu, *knobs,
+        )  # fmt: skip
         result = _solve_plan(
             plan,
             b,
