@@ -135,6 +135,7 @@ _BOOK_SOLVERS = (
     "InferenceScalingModel",
     "BatchingOptimizer",
     "SynthesisSolver",
+    "CheckpointModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}
