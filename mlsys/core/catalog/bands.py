@@ -15,16 +15,14 @@ True
 
 from __future__ import annotations
 
-import sys
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib as _toml
-else:  # pragma: no cover
-    import tomli as _toml
+from mlsys.core.catalog._tables import CatalogError, load_table
 
 __all__ = [
     "FIELD_KINDS",
@@ -35,7 +33,8 @@ __all__ = [
     "training_kind",
 ]
 
-_FILE = Path(__file__).with_name("data") / "error_bands.toml"
+_FILE = "error_bands.toml"
+_FIELDS = ("band", "mean", "cases")
 
 FIELD_KINDS: dict[tuple[str, str], str] = {
     ("DistributedModel", "step_time"): "training dense",
@@ -121,12 +120,47 @@ class ErrorBand:
 
 
 @cache
-def error_bands() -> dict[str, ErrorBand]:
-    """Every kind's band, from ``data/error_bands.toml``."""
-    with _FILE.open("rb") as fh:
-        table = _toml.load(fh)
-    return {k: ErrorBand(k, float(v["band"]), float(v["mean"]), int(v["cases"]))
-            for k, v in table.items()}  # fmt: skip
+def error_bands() -> Mapping[str, ErrorBand]:
+    """Every kind's band, from ``data/error_bands.toml``.
+
+    The file ships with mlsys and does not change while it runs, so it is read, parsed
+    and checked once per process; every call returns the same read-only mapping.
+
+    Returns
+    -------
+    Mapping of str to ErrorBand
+        Kind of case (``"training dense, one node"``, ``"serving decode"`` ...) to its
+        band, in file order.
+
+    Raises
+    ------
+    CatalogError
+        When a row of the shipped file is malformed (a bug in mlsys).
+    """
+    table = load_table(_FILE)
+    return MappingProxyType({kind: _parse_band(kind, row) for kind, row in table.items()})
+
+
+def _parse_band(kind: str, row: Any) -> ErrorBand:
+    """One row of ``error_bands.toml`` as an :class:`ErrorBand`, checked: exactly the
+    fields ``band`` and ``mean`` (finite fractions >= 0) and ``cases`` (a whole number
+    >= 1)."""
+    where = f"{_FILE} [{kind!r}]"
+    if not isinstance(row, dict) or set(row) != set(_FIELDS):
+        got = sorted(row) if isinstance(row, dict) else type(row).__name__
+        raise CatalogError(f"{where}: expected the fields {', '.join(_FIELDS)}; got {got}")
+    for name in ("band", "mean"):
+        value = row[name]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not (math.isfinite(value) and value >= 0)
+        ):
+            raise CatalogError(f"{where}: {name}={value!r}; expected a fraction >= 0")
+    cases = row["cases"]
+    if isinstance(cases, bool) or not isinstance(cases, int) or cases < 1:
+        raise CatalogError(f"{where}: cases={cases!r}; expected a whole number >= 1")
+    return ErrorBand(kind, float(row["band"]), float(row["mean"]), cases)
 
 
 def error_band(
