@@ -128,3 +128,24 @@ def test_a_planted_cycle_is_reported_by_its_contract(case, copy_of_tree):
     for contract_id in CONTRACTS:
         expected = "BROKEN" if contract_id in broken else "KEPT"
         assert verdicts.get(contract_id) == expected, (contract_id, out.stdout[-3000:])
+
+
+@pytest.mark.parametrize("new_module", ["core/queue_planted.py", "core/planted/__init__.py"])
+def test_a_core_module_missing_from_the_layers_breaks_them(new_module, copy_of_tree):
+    """``core-layers`` is exhaustive: every module and package directly inside
+    ``mlsys.core`` must have its layer, so a new one cannot slip in unplaced (a module
+    inside a package, such as ``formulas.queueing``, takes its package's layer)."""
+    target = copy_of_tree / "mlsys" / new_module
+    target.parent.mkdir(exist_ok=True)
+    try:
+        target.write_text('"""A module no layer names."""\n', "utf-8")
+        out = _lint_imports(copy_of_tree)
+    finally:
+        target.unlink()
+        if target.parent.name == "planted":
+            target.parent.rmdir()
+    assert out.returncode != 0, out.stdout[-3000:]
+    expected = {c: "BROKEN" if c == "core-layers" else "KEPT" for c in CONTRACTS}
+    assert _verdicts(out.stdout) == expected, out.stdout[-3000:]
+    name = "mlsys.core." + new_module.split("/")[1].removesuffix(".py")
+    assert f"not listed as layers:\n\n- {name}\n" in out.stdout, out.stdout[-3000:]
