@@ -136,6 +136,7 @@ _BOOK_SOLVERS = (
     "BatchingOptimizer",
     "SynthesisSolver",
     "CheckpointModel",
+    "ContinuousBatchingModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

@@ -19,6 +19,7 @@ from typing import Any
 from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
 from mlsys.compat.checkpointing import CheckpointModel
+from mlsys.compat.continuous import ContinuousBatchingModel
 from mlsys.compat.inference import BatchingOptimizer, InferenceScalingModel, SynthesisSolver
 from mlsys.compat.parallelism import ParallelismOptimizer
 from mlsys.compat.placement import PlacementOptimizer
@@ -53,6 +54,7 @@ __all__ = [
     "BatchingOptimizer",
     "SynthesisSolver",
     "CheckpointModel",
+    "ContinuousBatchingModel",
 ]
 
 
