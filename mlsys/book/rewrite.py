@@ -137,6 +137,7 @@ _BOOK_SOLVERS = (
     "SynthesisSolver",
     "CheckpointModel",
     "ContinuousBatchingModel",
+    "SensitivitySolver",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

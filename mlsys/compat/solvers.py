@@ -25,6 +25,7 @@ from mlsys.compat.parallelism import ParallelismOptimizer
 from mlsys.compat.placement import PlacementOptimizer
 from mlsys.compat.planning import OrchestrationModel, ScalingModel, TransformationModel
 from mlsys.compat.results import as_book
+from mlsys.compat.sensitivity import SensitivitySolver
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
 from mlsys.core.solvers.economics import EconomicsModel as _Economics
 from mlsys.core.solvers.memory import MemoryModel as _Memory
@@ -55,6 +56,7 @@ __all__ = [
     "SynthesisSolver",
     "CheckpointModel",
     "ContinuousBatchingModel",
+    "SensitivitySolver",
 ]
 
 
