@@ -235,6 +235,9 @@ def _path_source(path: str) -> str:
     """The catalog provenance of the entry behind a registry path, as text."""
     import mlsys
 
+    item = _ITEM.match(path)
+    if item:
+        path = item.group("base")
     obj: Any = mlsys
     entry = None
     for part in path.split(".")[:-1]:
@@ -319,13 +322,22 @@ def _book_quantity(text: str) -> Any:
 
 
 def _resolve_parent(path: str) -> tuple[Any, str]:
+    """The object holding a path's last part, and that part. A path may end in a mapping
+    item, ``...compute.precision_flops[int8]``: then the mapping and the key."""
     import mlsys
 
+    item = _ITEM.match(path)
+    if item:
+        parent, attr = _resolve_parent(item.group("base"))
+        return getattr(parent, attr), item.group("key")
     obj: Any = mlsys
     parts = path.split(".")
     for part in parts[:-1]:
         obj = getattr(obj, part)
     return obj, parts[-1]
+
+
+_ITEM = re.compile(r"^(?P<base>.+)\[(?P<key>[^\]]+)\]$")
 
 
 _MISSING = object()
@@ -364,6 +376,10 @@ def _apply(diffs: Sequence[Difference]) -> list[tuple[Any, str, Any]]:
             value = _book_quantity(diff.book)
             if diff.is_path:
                 parent, attr = _resolve_parent(diff.key)
+                if isinstance(parent, dict):  # a mapping item: precision_flops[int8]
+                    undo.append((parent, attr, parent.get(attr, _MISSING)))
+                    parent[attr] = value
+                    continue
                 undo.append((parent, attr, parent.__dict__.get(attr, _MISSING)))
                 if isinstance(getattr(parent, attr), float | int) and hasattr(value, "m_as"):
                     value = float(value.m_as(""))

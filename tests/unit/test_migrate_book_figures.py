@@ -96,3 +96,18 @@ def test_serve_book_figures_holds_for_the_process_only() -> None:
     from mlsys import Hardware
 
     assert round(Hardware.Cloud.H100.memory.capacity.m_as("GiB"), 3) == 79.647
+
+
+def test_a_difference_on_a_mapping_item() -> None:
+    # The book reads the Jetson AGX Orin's INT8 rate as precision_flops["int8"]: NVIDIA's
+    # sparse 275 TOPS; mlsys serves the dense 137.5 TOPS and records the difference.
+    from mlsys import Hardware
+    from mlsys.book.migration import book_values, differences
+    from mlsys.constants import TOPS
+
+    rates = Hardware.Edge.JetsonAGXOrin.compute.precision_flops
+    diff = [d for d in differences() if d.key.endswith("precision_flops[int8]")]
+    assert [d.token for d in diff] == ["JetsonAGXOrin"]
+    with book_values(diff):
+        assert rates["int8"].m_as(TOPS) == 275.0
+    assert rates["int8"].m_as(TOPS) == 137.5
