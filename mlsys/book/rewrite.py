@@ -138,6 +138,7 @@ _BOOK_SOLVERS = (
     "CheckpointModel",
     "ContinuousBatchingModel",
     "SensitivitySolver",
+    "NetworkRooflineModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}
