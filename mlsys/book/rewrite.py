@@ -139,6 +139,7 @@ _BOOK_SOLVERS = (
     "ContinuousBatchingModel",
     "SensitivitySolver",
     "NetworkRooflineModel",
+    "TopologyModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

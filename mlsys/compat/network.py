@@ -15,6 +15,10 @@ gradient synchronisation it needs. mlsys serves it with its cited formulas:
 
 The slower of the two is the step; the communication intensity (FLOPs per byte each rank
 sends) against the ridge (peak over link bandwidth) says which binds.
+
+``TopologyModel().solve(fabric, topology, num_nodes)`` gives the bisection bandwidth and
+mean distance a ring, 3D torus or fat tree leaves of a fabric's links
+(:mod:`mlsys.core.formulas.topology`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from mlsys.core.formulas.collectives import (
 from mlsys.core.formulas.transformer import training_flops
 from mlsys.core.results import Result
 
-__all__ = ["NetworkRooflineModel", "NetworkRooflineResult"]
+__all__ = ["NetworkRooflineModel", "NetworkRooflineResult", "TopologyModel", "TopologyResult"]
 
 
 class NetworkRooflineResult(Result):
@@ -151,4 +155,94 @@ class NetworkRooflineModel:
             mfu=mfu,
             hfu=mfu,
             feasible=True,
+        )
+
+
+class TopologyResult(Result):
+    """What the book's ``TopologyModel().solve`` returns.
+
+    Attributes
+    ----------
+    effective_bw : Quantity [B/s]
+        A node's share of the bisection: link bandwidth × β / oversubscription.
+    bisection_bw : Quantity [B/s]
+        ``link × β × N/2 / oversubscription``.
+    bisection_bw_fraction : float
+        β, the bisection links over a full bisection's ``N/2``.
+    hops_avg : float
+        Mean links crossed under uniform traffic.
+    topology : str
+        As given.
+    num_nodes : int
+        As given.
+    """
+
+    _title: ClassVar[str] = "Topology"
+    _units: ClassVar[dict[str, str | None]] = {
+        "effective_bw": "B/s",
+        "bisection_bw": "B/s",
+        "bisection_bw_fraction": None,
+        "hops_avg": None,
+        "topology": None,
+        "num_nodes": None,
+    }
+
+
+class TopologyModel:
+    """The book's TopologyModel: bisection bandwidth and distance of a network's shape."""
+
+    def solve(self, fabric: Any, topology: str = "fat_tree", num_nodes: int = 64) -> TopologyResult:
+        """Bisection bandwidth a topology leaves of a fabric's links, and its mean distance.
+
+        ``β`` and the mean hop count are mlsys's
+        :func:`~mlsys.core.formulas.topology.bisection_fraction` and
+        :func:`~mlsys.core.formulas.topology.mean_hops` (Dally & Towles 2004). mlsys counts
+        a bidirectional ring's two cut links against the ``N/2`` of a full bisection
+        (``β = 4/N``, a torus ``4 N^(-1/3)``), twice the book's ``2/N`` and
+        ``2 N^(-1/3)``; the book's ``dragonfly`` (an assumed 0.85) is not served.
+
+        Parameters
+        ----------
+        fabric : Fabric or a book fabric view
+            The links (``Systems.Fabrics.InfiniBand_NDR``).
+        topology : str
+            ``"fat_tree"``, ``"ring"`` or ``"torus_3d"``.
+        num_nodes : int
+            Nodes in the network.
+
+        Returns
+        -------
+        TopologyResult
+
+        Raises
+        ------
+        ParameterError
+            For another topology or a node count that is not a whole number of at
+            least 2.
+
+        Examples
+        --------
+        64 nodes on a 4×4×4 torus of 50 GB/s NDR links: a full bisection, 1.6 TB/s.
+
+        >>> from mlsys import Systems
+        >>> res = TopologyModel().solve(Systems.Fabrics.InfiniBand_NDR, "torus_3d", 64)
+        >>> res.bisection_bw_fraction, round(res.si("bisection_bw") / 1e12, 1)
+        (1.0, 1.6)
+        """
+        from mlsys.core.checks import positive_int
+        from mlsys.core.formulas.topology import bisection_fraction, mean_hops
+
+        nodes = positive_int("num_nodes", num_nodes)
+        if nodes < 2:
+            raise ParameterError("num_nodes", num_nodes, "at least 2 nodes")
+        links = as_catalog(fabric)
+        beta = float(bisection_fraction(topology, nodes))
+        per_node = float(effective_bandwidth(links.bandwidth_Bps, links.oversubscription)) * beta
+        return TopologyResult(
+            effective_bw=per_node,
+            bisection_bw=per_node * nodes / 2.0,
+            bisection_bw_fraction=beta,
+            hops_avg=float(mean_hops(topology, nodes)),
+            topology=topology,
+            num_nodes=nodes,
         )

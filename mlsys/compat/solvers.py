@@ -21,7 +21,7 @@ from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
 from mlsys.compat.checkpointing import CheckpointModel
 from mlsys.compat.continuous import ContinuousBatchingModel
 from mlsys.compat.inference import BatchingOptimizer, InferenceScalingModel, SynthesisSolver
-from mlsys.compat.network import NetworkRooflineModel
+from mlsys.compat.network import NetworkRooflineModel, TopologyModel
 from mlsys.compat.parallelism import ParallelismOptimizer
 from mlsys.compat.placement import PlacementOptimizer
 from mlsys.compat.planning import OrchestrationModel, ScalingModel, TransformationModel
@@ -59,6 +59,7 @@ __all__ = [
     "ContinuousBatchingModel",
     "SensitivitySolver",
     "NetworkRooflineModel",
+    "TopologyModel",
 ]
 
 

@@ -34,3 +34,20 @@ def test_bad_efficiency_is_refused():
         NetworkRooflineModel().solve(
             Models.Language.Llama3_8B, Systems.Clusters.Research_256, efficiency=0
         )
+
+
+def test_topology_bisection_of_ndr_links():
+    from mlsys.compat.solvers import TopologyModel
+
+    ndr = Systems.Fabrics.InfiniBand_NDR  # 400 Gb/s: 50 GB/s per link, non-blocking
+    ring = TopologyModel().solve(ndr, "ring", 64)
+    assert ring.bisection_bw_fraction == pytest.approx(4 / 64)
+    assert ring.si("effective_bw") == pytest.approx(50e9 * 4 / 64)
+    # the bisection: 2 links of 50 GB/s
+    assert ring.si("bisection_bw") == pytest.approx(2 * 50e9)
+    assert ring.hops_avg == 16.0
+    tree = TopologyModel().solve(ndr)  # the book's defaults: fat tree, 64 nodes
+    assert tree.si("bisection_bw") == pytest.approx(32 * 50e9)
+    assert tree.topology == "fat_tree" and tree.num_nodes == 64
+    with pytest.raises(ParameterError, match="topology"):
+        TopologyModel().solve(ndr, "dragonfly", 64)

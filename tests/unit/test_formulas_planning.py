@@ -43,3 +43,21 @@ def test_preprocessing_and_the_accelerators_busy_fraction():
     assert accelerator_busy_fraction(0.050, 0.010) == 1.0
     both = accelerator_busy_fraction(np.array([0.05, 0.05]), np.array([0.1, 0.02]))
     assert np.allclose(both, [0.5, 1.0])
+
+
+def test_bisection_fraction_counts_cut_links_against_a_full_bisection():
+    from mlsys.core.errors import ParameterError
+    from mlsys.core.formulas import bisection_fraction, mean_hops
+
+    # a 64-node ring: a bisection cuts 2 bidirectional links of the 32 a full one has
+    assert bisection_fraction("ring", 64) == pytest.approx(2 / 32)
+    # an 8x8x8 torus: 2 k^2 = 128 links (wrap-around doubles the mesh's 64) of 256
+    assert bisection_fraction("torus_3d", 512) == pytest.approx(128 / 256)
+    assert bisection_fraction("torus_3d", 64) == pytest.approx(1.0)  # 2·16 = 32 of 32
+    assert bisection_fraction("fat_tree", 1000) == 1.0
+    # minimal routing: a ring's mean distance N/4, a k-ary 3-cube's 3k/4
+    assert mean_hops("ring", 64) == 16.0
+    assert mean_hops("torus_3d", 512) == pytest.approx(6.0)
+    assert mean_hops("fat_tree", 64) == 4.0  # edge-aggregation-core and back
+    with pytest.raises(ParameterError, match="topology"):
+        bisection_fraction("dragonfly", 64)
