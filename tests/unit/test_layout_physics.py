@@ -5,7 +5,9 @@ against a derivation written here from the cited formulas."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
+import numpy as np
 import pytest
 
 from mlsys import DistributedModel, Fabrics, Fleet, Models, Nodes
@@ -15,11 +17,13 @@ from mlsys.core.formulas.layer_time import (
     gradient_accumulation_bytes,
     linear_gemm_times,
     linear_layers_time,
+    ring_attention_merge_bytes,
     rotary_embedding_bytes,
 )
 from mlsys.core.formulas.memory import optimizer_step_bytes_per_param
 from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S, kernels_per_layer
-from mlsys.core.formulas.overlap import userbuffers_exposed_time
+from mlsys.core.formulas.overlap import bucket_edge_time, userbuffers_exposed_time
+from mlsys.core.formulas.parallel import gradient_bucket_count
 from mlsys.core.solvers import _layout
 from mlsys.core.solvers._layout import build_problem, evaluate
 
@@ -296,3 +300,66 @@ def test_rotary_models_pay_for_rotating_queries_and_keys():
         per_pass = 2 * (4096 + 1024) * 2.0 * 8192
         assert rotary_embedding_bytes(8192, 32, 8, 128, 1, 2.0) == per_pass
         assert extra == pytest.approx(32 * passes * per_pass / (3.35e12 * 0.85))
+
+
+def test_ring_attention_merges_by_hand():
+    # Llama 3 8B (32 query heads, 8 KV heads of 128), one 8192-token sequence on a ring of
+    # two, tp 1: 4096 tokens a rank, Q = 4096 x 4096, K and V = 2 x 4096 x 1024 elements.
+    q, kv = 4096 * 4096, 2 * 4096 * 1024
+    # forward: the first partial copied (2 passes), the second rescaled and added (3):
+    # 5 passes of Q; backward the same for dQ, and dK, dV copied (2) and half of them
+    # added (1.5): 5 Q + 3.5 KV; bf16
+    assert ring_attention_merge_bytes(q, kv, 2, 2.0) == 2.0 * (5 * q + 5 * q + 3.5 * kv)
+    assert ring_attention_merge_bytes(q, kv, 2, 2.0) == 394_264_576
+    # four ranks, full recompute: the forward's 2 + 3·3 = 11 passes twice, dQ's once more,
+    # dK, dV 2 + 1.5·3 = 6.5
+    assert ring_attention_merge_bytes(q, kv, 4, 2.0, 1.0) == 2.0 * (3 * 11 * q + 6.5 * kv)
+    # no ring, nothing to merge; arrays element by element
+    assert ring_attention_merge_bytes(q, kv, 1, 2.0) == 0.0
+    got = ring_attention_merge_bytes(np.array([q, q]), kv, np.array([1.0, 2.0]), 2.0)
+    assert got.tolist() == [0.0, 394_264_576.0]
+
+
+def test_context_parallel_merges_through_the_step():
+    # the merges of Llama 3 8B's 32 layers on one DGX H100 (cp 2, dp 4, 4 micro-batches)
+    # at 3.35 TB/s x 0.85, once per layer and micro-batch; none without a ring or when
+    # K and V are all-gathered (one kernel over the whole sequence)
+    fleet = Fleet(node=Nodes.DGX_H100, count=1, fabric=Fabrics.IB_NDR)
+    P = build_problem(Models.Llama3_8B, fleet, 16, "bf16")
+    lay = dict(tp=1.0, pp=1.0, ep=1.0, dp=4.0, m=4.0, v=1.0, zero=1.0, sp=0.0)
+    per_layer = ring_attention_merge_bytes(4096 * 4096, 2 * 4096 * 1024, 2, 2.0)
+    for rc, full in ((0.0, 0.0), (2.0, 1.0)):
+        got = evaluate(P, rc=rc, cp=2.0, **lay)["term.cp_merge"]
+        want = (
+            4
+            * 32
+            * ring_attention_merge_bytes(4096 * 4096, 2 * 4096 * 1024, 2, 2.0, full)
+            / (3.35e12 * 0.85)
+        )
+        assert got == pytest.approx(want, rel=1e-12)
+    assert 4 * 32 * per_layer / (3.35e12 * 0.85) == pytest.approx(0.01772, rel=1e-3)
+    assert evaluate(P, rc=0.0, cp=1.0, **lay)["term.cp_merge"] == 0.0
+    assert evaluate(P, rc=0.0, cp=2.0, cp_all_gather=True, **lay)["term.cp_merge"] == 0.0
+
+
+def test_one_gradient_bucket_runs_alone():
+    # Llama 3 8B on one DGX H100 as dp 8, four 8192-token micro-batches: the backward of
+    # the last one (and the next forward) would hide the whole reduce-scatter and
+    # all-gather, but Megatron-Core's buckets of max(40 M, 1 M x 8) parameters make
+    # ceil(8.03 G / 40 M) = 201 collectives each, and the last reduce-scatter bucket and
+    # the first all-gather bucket run alone: (t_rs + t_ag) / 201.
+    fleet = Fleet(node=Nodes.DGX_H100, count=1, fabric=Fabrics.IB_NDR)
+    P = build_problem(Models.Llama3_8B, fleet, 32, "bf16")
+    lay = dict(tp=1.0, pp=1.0, ep=1.0, dp=8.0, m=4.0, v=1.0, zero=1.0, sp=0.0)
+    out = evaluate(P, rc=0.0, **lay)
+    buckets = gradient_bucket_count(P.params_dense, 8)
+    assert buckets == math.ceil(P.params_dense / 40e6) == 201
+    assert bucket_edge_time(0.08, 21.0) == pytest.approx(0.08 / 21)
+    total = out["dp_communication_total"]
+    assert out["term.dp"] == pytest.approx(total / buckets, rel=1e-12)
+    # ZeRO-0's all-reduce the same: its last bucket
+    out0 = evaluate(P, rc=0.0, **{**lay, "zero": 0.0})
+    assert out0["term.dp"] == pytest.approx(out0["dp_communication_total"] / buckets, rel=1e-12)
+    # without overlap the whole reduction is exposed, as before
+    flat = evaluate(P, rc=0.0, overlap=False, **lay)
+    assert flat["term.dp"] == flat["dp_communication_total"]

@@ -54,6 +54,7 @@ __all__ = [
     "fsdp_per_parameter_copy_bytes",
     "gradient_accumulation_bytes",
     "rotary_embedding_bytes",
+    "ring_attention_merge_bytes",
     "LAYER_KERNELS",
     "linear_gemm_times",
     "linear_layers_time",
@@ -291,6 +292,84 @@ def gradient_accumulation_bytes(
     11.4
     """
     out = params * (grad_bytes_per_element + 2.0 * accumulator_bytes_per_element)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def ring_attention_merge_bytes(
+    query_elements: Any,
+    kv_elements: Any,
+    cp_size: Any,
+    bytes_per_element: Any,
+    recompute: Any = 0.0,
+) -> Any:
+    """HBM bytes one device moves per layer and micro-batch to merge the partial results
+    of a context-parallel attention ring.
+
+    A ring of ``cp`` ranks computes a rank's attention in ``cp`` steps, one fused kernel
+    per K/V block, each writing its own partial output and log-sum-exp. Transformer
+    Engine's ring then merges them with element-wise kernels outside the attention
+    kernel: the first step's partial output becomes the running output (a read and a
+    write, two passes) and every later step's is rescaled by its log-sum-exp and added in
+    (a read of the partial, a read and a write of the output: three passes). Backward is
+    the same for the gradients: each step's kernel writes its own ``dQ`` and ``dK, dV``,
+    which are copied (first step, two passes) or added (three passes) into the
+    accumulators the ring sends on. With the load-balanced split (the sequence in
+    ``2·cp`` chunks, two per rank) the busiest rank, the last, attends with all its
+    queries to the first half of every earlier rank's block, so its later steps cover
+    all of ``Q`` and half of ``K, V``:
+
+    ``bytes = e · [(2 + r)·Q·(2 + 3·(cp − 1)) + KV·(2 + 1.5·(cp − 1))]``
+
+    with ``r = 1`` when a full recomputation runs the forward again; zero without a ring
+    (``cp = 1``: the kernel writes ``O`` and ``dQ, dK, dV`` in place). The log-sum-exp
+    updates (one fp32 value per query row and head) are left out.
+
+    Parameters
+    ----------
+    query_elements : float or ndarray
+        Elements of the device's queries, ``b·(s/cp)·a·d/t`` (the output has as many).
+    kv_elements : float or ndarray
+        Elements of the device's keys and values together, ``2·b·(s/cp)·a_kv·d/t``.
+    cp_size : float or ndarray
+        Context-parallel ranks of the ring.
+    bytes_per_element : float or ndarray
+        Bytes of one activation element (2 for bf16).
+    recompute : float or ndarray
+        1 when a full recomputation runs the forward pass again, else 0.
+
+    Returns
+    -------
+    float or ndarray
+        Bytes per layer and micro-batch.
+
+    References
+    ----------
+    NVIDIA Transformer Engine, ``transformer_engine/pytorch/attention/dot_product_attention/
+    context_parallel.py``, ``AttnFuncWithCPAndKVP2P`` (per-step partial outputs merged by
+    ``flash_attn_fwd_out_correction``; ``dq`` and ``dkv`` accumulated step by step);
+    Liu, Zaharia & Abbeel (2023), "Ring Attention with Blockwise Transformers",
+    arXiv:2310.01889, Sec. 3 (blockwise attention merged by log-sum-exp); Dubey et al.
+    (2024), "The Llama 3 Herd of Models", arXiv:2407.21783, Sec. 3.3.2 (the ``2·cp``-chunk
+    load balance).
+
+    Examples
+    --------
+    Llama 3.1 8B (32 heads and 8 key-value heads of 128) with one 8,192-token sequence
+    on a ring of two, tensor parallelism 1: each rank holds 4,096 tokens, ``Q`` =
+    4,096 × 4,096 = 16.8 M elements, ``K, V`` = 2 × 4,096 × 1,024 = 8.4 M. Forward
+    5·Q, backward 5·Q + 3.5·KV: 197.1 M bf16 elements, 394.3 MB a layer — 0.15 ms at
+    2.7 TB/s, about 2% of that layer's forward and backward on an H100.
+
+    >>> round(ring_attention_merge_bytes(4096 * 4096, 2 * 4096 * 1024, 2, 2.0) / 1e6, 1)
+    394.3
+    >>> ring_attention_merge_bytes(4096 * 4096, 2 * 4096 * 1024, 1, 2.0)
+    0.0
+    """
+    later = cp_size - 1.0
+    ring = (cp_size > 1.0) * 1.0
+    q_passes = (2.0 + recompute) * (2.0 + 3.0 * later)
+    kv_passes = 2.0 + 1.5 * later
+    out = ring * bytes_per_element * (query_elements * q_passes + kv_elements * kv_passes)
     return float(out) if np.ndim(out) == 0 else out
 
 

@@ -53,6 +53,12 @@ _INFO: dict[str, tuple[str, str, str]] = {
         f"{_F}.overheads.kernels_per_layer × KERNEL_OVERHEAD_S",
         "",
     ),
+    "cp_merge": (
+        "context-parallel merges",
+        f"{_F}.layer_time.ring_attention_merge_bytes at HBM·η: the ring's partial outputs "
+        "and gradients rescaled and added step by step (Transformer Engine)",
+        "",
+    ),
     "lm_head": (
         "output layer and logits",
         f"{_F}.layer_time.output_layer_time: 2·V·h·T/t FLOP ×3 at peak·η, fp32 logits "

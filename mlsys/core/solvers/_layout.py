@@ -78,7 +78,11 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   (again under full recompute) and K, V plus their gradients backward, each step
   overlapped with one block's attention; only the excess is exposed (Liu, Zaharia &
   Abbeel 2023, "Ring Attention with Blockwise Transformers", Sec. 3; NVIDIA
-  Megatron-Core, "context_parallel package"). With ``cp_comm_type="all_gather"`` (Llama
+  Megatron-Core, "context_parallel package"). Each step's kernel writes its own partial
+  output (backward: its own dQ, dK, dV), which element-wise kernels rescale and add into
+  the running result at HBM speed
+  (:func:`mlsys.core.formulas.layer_time.ring_attention_merge_bytes`, Transformer
+  Engine's ``AttnFuncWithCPAndKVP2P``). With ``cp_comm_type="all_gather"`` (Llama
   3: Dubey et al. 2024, Sec. 3.3.2) the whole K and V are all-gathered before attention
   (again under full recompute) and dK, dV reduce-scattered backward, all of it exposed.
   Gradients are reduced (and ZeRO shards kept) over ``dp·cp`` ranks.
@@ -92,7 +96,9 @@ The physics, per device, per micro-batch of ``b`` sequences of ``s`` tokens
   when the group spans nodes with several members per node. With ``overlap`` the
   reduction hides behind the backward pass of the last micro-batch (ZeRO-2: of every
   micro-batch; ZeRO-3: behind all compute) and the parameter all-gather behind the next
-  forward; what does not fit is exposed, and what is hidden slows the kernels it runs
+  forward; what does not fit is exposed, and so is one bucket of each (the last
+  reduction waits for the end of the backward, the next forward for the first gather:
+  :func:`mlsys.core.formulas.overlap.bucket_edge_time`); what is hidden slows the kernels it runs
   beside by :data:`~mlsys.core.formulas.overlap.OVERLAPPED_COMPUTE_SLOWDOWN` of its
   duration (18.9%, Lee et al. 2025, arXiv:2507.03114; charged in
   ``dp_communication_time``). With tied embeddings and a pipeline the
@@ -150,6 +156,7 @@ from mlsys.core.formulas.layer_time import (
     linear_layers_time,
     materialized_attention_time,
     output_layer_time,
+    ring_attention_merge_bytes,
     rotary_embedding_bytes,
 )
 from mlsys.core.formulas.memory import (
@@ -176,6 +183,7 @@ from mlsys.core.formulas.overheads import (
 )
 from mlsys.core.formulas.overlap import (
     OVERLAPPED_COMPUTE_SLOWDOWN,
+    bucket_edge_time,
     data_parallel_overlap_windows,
     fsdp_edge_exposed_time,
     fsdp_edge_fraction,
@@ -1361,7 +1369,8 @@ def evaluate(
     t_elem = _elementwise_time(P, L)
     t_cast = _fp8_cast_time(P, L)
     t_kern = _kernel_time(P, L)
-    t_layer = t_gemm + t_attn + t_elem + t_cast + t_kern
+    t_merge = _cp_merge_time(P, L)
+    t_layer = t_gemm + t_attn + t_elem + t_cast + t_kern + t_merge
     t_tp_layer, tp_n = _tp_layer_time(P, L)
     cp_n, t_cp_layer, t_cp_total_layer = _cp_layer_time(P, L, t_attn, attn_passes)
     # the K/V ring hidden under attention slows it (Lee et al. 2025)
@@ -1393,6 +1402,7 @@ def evaluate(
     terms = {
         "term.gemm": n * t_gemm, "term.attention": n * t_attn, "term.elementwise": n * t_elem,
         "term.fp8_casts": n * t_cast, "term.kernel_overhead": n * t_kern,
+        "term.cp_merge": n * t_merge,
         "term.lm_head": m * t_head, "term.grad_accumulation": m * t_accum,
         "term.fsdp_copies": m * t_fsdp, "term.optimizer": t_opt, "term.tp": n * t_tp_layer,
         "term.cp": n * t_cp_layer, "term.ep": n * t_ep_layer, "term.pp": m * t_mb_pp,
@@ -1444,7 +1454,9 @@ TERM_PREFIX = "term."
 
 STEP_TERMS: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("compute", (
-        ("layers", ("gemm", "attention", "elementwise", "fp8_casts", "kernel_overhead")),
+        ("layers", (
+            "gemm", "attention", "elementwise", "fp8_casts", "kernel_overhead", "cp_merge",
+        )),
         "lm_head", "grad_accumulation", "fsdp_copies", "optimizer",
     )),
     ("communication", (
@@ -1720,6 +1732,20 @@ def _cp_layer_time(P: Problem, L: _Lay, t_attn: Any, attn_passes: Any) -> tuple[
     return cp_n, o.where(ring, exposed, 0.0), o.where(ring, total, 0.0)
 
 
+def _cp_merge_time(P: Problem, L: _Lay) -> Any:
+    """Context parallelism's merges of a layer: the ring's per-step partial outputs and
+    gradients rescaled and added at ``HBM × η_memory``
+    (:func:`mlsys.core.formulas.layer_time.ring_attention_merge_bytes`); none without a
+    ring or when K and V are all-gathered (one kernel over the whole sequence)."""
+    o, cp, tp = L.o, L.cp, L.tp
+    if L.cp_all_gather or ((cp == 1.0) if type(cp) is float else not (cp > 1.0).any()):
+        return 0.0
+    q = L.T * P.d_attn / tp
+    kv = 2.0 * L.T * P.kv_dim / o.min(tp, P.kv)
+    merged = ring_attention_merge_bytes(q, kv, cp, P.e_act, L.full)
+    return merged / (P.hbm_bw * P.eta_m)
+
+
 def _ep_layer_time(P: Problem, L: _Lay) -> Any:
     """Expert parallelism's all-to-alls of a layer, averaged over dense and MoE layers:
     4 of ``T·k·h·e/t`` bytes (6 under full recompute; a residual-only rerun skips the
@@ -1882,6 +1908,8 @@ def _dp_exposed_time(
     behind the last micro-batch's backward (ZeRO-2: every one's; ZeRO-3: all compute),
     the parameter all-gather behind the next forward; FSDP's first and last collectives of
     a micro-batch run alone (:func:`mlsys.core.formulas.overlap.fsdp_edge_exposed_time`;
+    without ZeRO-2/3, the last bucket's reduction and the first bucket's gather,
+    :func:`mlsys.core.formulas.overlap.bucket_edge_time`;
     the windows: :func:`mlsys.core.formulas.overlap.data_parallel_overlap_windows`);
     what is hidden slows its neighbours by
     :data:`~mlsys.core.formulas.overlap.OVERLAPPED_COMPUTE_SLOWDOWN` (Lee et al. 2025)."""
@@ -1901,6 +1929,11 @@ def _dp_exposed_time(
         edge = fsdp_edge_fraction(P.params_dense, outer, P.L, L.pp) * (1.0 - dp_one)
         edge_g = o.where(z2, edge * rs_dense * m, 0.0)
         edge_p = o.where(z3, edge * ag_dense * m, o.where(z2, edge * ag_dense, 0.0))
+    elif not (L.flat_params or L.per_parameter) and (not scalar or not z2):
+        # Megatron's buckets: the last reduction and the first gather run alone
+        nb = _gradient_buckets(P, L, P.params_dense / (L.tp * L.pp), L.dp * L.ep * L.cp)
+        edge_g = o.where(z2, 0.0, bucket_edge_time(t_grad, nb))
+        edge_p = o.where(z2, 0.0, bucket_edge_time(t_param, nb))
     if scalar and z3:  # ZeRO-3's two share the compute: never hide more than all of it
         exposed = fsdp_edge_exposed_time(total, edge_g + edge_p, compute_all)
     else:
