@@ -140,6 +140,7 @@ _BOOK_SOLVERS = (
     "SensitivitySolver",
     "NetworkRooflineModel",
     "TopologyModel",
+    "MoERoutingModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

@@ -21,6 +21,7 @@ from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
 from mlsys.compat.checkpointing import CheckpointModel
 from mlsys.compat.continuous import ContinuousBatchingModel
 from mlsys.compat.inference import BatchingOptimizer, InferenceScalingModel, SynthesisSolver
+from mlsys.compat.moe import MoERoutingModel
 from mlsys.compat.network import NetworkRooflineModel, TopologyModel
 from mlsys.compat.parallelism import ParallelismOptimizer
 from mlsys.compat.placement import PlacementOptimizer
@@ -60,6 +61,7 @@ __all__ = [
     "SensitivitySolver",
     "NetworkRooflineModel",
     "TopologyModel",
+    "MoERoutingModel",
 ]
 
 
