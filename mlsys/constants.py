@@ -56,7 +56,8 @@ from typing import Any
 from mlsys.core.deprecation import deprecated_getattr
 from mlsys.core.formulas.memory import OPTIMIZER_STATE_BYTES
 from mlsys.core.precision import BYTES_PER_ELEMENT, PRECISIONS
-from mlsys.core.units import Q_, to_book_counts, ureg
+from mlsys.core.units import Q_, _LazyRegistry, get_registry, to_book_counts
+from mlsys.core.units import ureg as _registry
 
 # ---------------------------------------------------------------------------------------
 # Units: name -> unit expression in mlsys's registry (count units are the book's counts).
@@ -441,7 +442,7 @@ def book_conventions() -> dict[str, dict[str, str]]:
 
 def _resolve(name: str) -> Any:
     if name in _UNITS:
-        value = ureg.Unit(_UNITS[name])
+        value = _registry.Unit(_UNITS[name])
     elif name in _CATALOG:
         value = to_book_counts(_CATALOG[name]())
     elif name in _ASSUMPTIONS:
@@ -462,6 +463,42 @@ def _registry_unit(name: str) -> Any:
         raise AttributeError(f"module 'mlsys.constants' has no attribute {name!r}")
     return to_book_counts(Q_(1.0, unit)).units
 
+
+class _BookUnitRegistry(_LazyRegistry):
+    """mlsys's unit registry as the book's code reads its names: ``ureg.KB``, ``ureg.MS``.
+
+    The book's units module defines its names in its registry (``KB = 1e3 * byte``,
+    ``MS = 1e-3 * second``, ``US``, ``NS``, ``Gbps = 1e9 * bit / second`` ...), so its
+    cells write ``10 * ureg.KB`` and ``ureg.MS``. mlsys's registry lacks some of them
+    (``US``, ``NS``) and reads others differently (``MS`` is a megasiemens, ``Gbps`` a
+    gigabaud). This view gives those names the unit this module binds to them; any other
+    attribute is the registry's own (``ureg.flop`` stays mlsys's ``[compute]`` dimension,
+    ``ureg.KB`` its decimal kilobyte), and calls and lookups go to the registry unchanged.
+
+    Examples
+    --------
+    >>> from mlsys.constants import ureg
+    >>> (1.5 * ureg.US).m_as("second")
+    1.5e-06
+    >>> (5 * ureg.MS).m_as("second")
+    0.005
+    >>> (400 * ureg.Gbps).m_as("GB/s")
+    50.0
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _UNITS or (name in _RULE_UNITS and name not in get_registry()):
+            return _resolve(name)
+        return getattr(get_registry(), name)
+
+    def __repr__(self) -> str:
+        return "<mlsys unit registry, the book's unit names>"
+
+
+ureg: Any = _BookUnitRegistry()
+"""mlsys's unit registry with the book's unit names (:class:`_BookUnitRegistry`)."""
 
 __all__ = [
     "ureg",

@@ -11,6 +11,8 @@ calibration`` reaches :data:`calibration` here.
 
 from __future__ import annotations
 
+import warnings
+from functools import cached_property
 from typing import Any
 
 from mlsys.compat.systems import calibration
@@ -138,6 +140,38 @@ def _book_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
+def _book_peak(accel: Any, precision: str) -> Any:
+    """``accel`` with a peak at ``precision``: the book's fallback when it lists none.
+
+    The book's ``Engine.solve`` prices a precision its device lists no peak for (INT8 on
+    a V100) at the device's default ``peak_flops``, its 16-bit figure, with a
+    ``UserWarning`` "Precision ... not in ...", while the weights keep that precision's
+    width. mlsys's roofline refuses such a precision, so the accelerator handed to it
+    gets the 16-bit peak under that precision, with the same warning; a device with a
+    peak for it is returned unchanged.
+    """
+    from mlsys.core.precision import normalize_precision
+
+    key = normalize_precision(precision)
+    default = next((p for p in ("fp16", "bf16") if p in accel.peak_flops), None)
+    if key in accel.peak_flops or default is None:
+        return accel
+    warnings.warn(
+        f"Precision {precision!r} not in the {accel.label}'s peak figures "
+        f"({', '.join(sorted(accel.peak_flops))}): compute runs at its default "
+        f"peak_flops ({default}), the weights at {precision}",
+        UserWarning,
+        stacklevel=3,
+    )
+    peaks = {**accel.peak_flops, key: accel.peak_flops[default]}
+    copy = accel.model_copy(update={"peak_flops": peaks})
+    for klass in type(copy).__mro__:  # figures cached from the old peaks are recomputed
+        for name, attr in vars(klass).items():
+            if isinstance(attr, cached_property):
+                copy.__dict__.pop(name, None)
+    return copy
+
+
 class Engine:
     """The book's single-node performance engine (a facade over SingleNodeModel)."""
 
@@ -180,7 +214,14 @@ class Engine:
         Raises
         ------
         ParameterError
-            For a book keyword away from its no-op default (``zero_stage=3`` ...).
+            For a book keyword away from its no-op default (``zero_stage=3`` ...), or an
+            unknown precision.
+
+        Notes
+        -----
+        A precision the device lists no peak for (``"int8"`` on a V100) is priced as the
+        book prices it, with a ``UserWarning``: the compute at the 16-bit ``peak_flops``,
+        the weights at that precision's width.
         """
         from mlsys.compat.hardware import BookDevice
         from mlsys.compat.models import BookModel
@@ -193,6 +234,7 @@ class Engine:
         else:
             accel = _entry(hardware, "hardware")
         kwargs = _book_keywords(kwargs)
+        accel = _book_peak(accel, precision)
         res = SingleNodeModel().solve(
             workload,
             accel,

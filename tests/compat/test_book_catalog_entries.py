@@ -263,3 +263,65 @@ def test_capacity_lead_times():
     cap = Infrastructure.Capacity
     assert (cap.GpuLeadTimeMonths, cap.SubstationLeadTimeMonths) == (6, 24)
     assert cap.sources["GridInterconnectionQueueGw"]["kind"] == "estimate"
+
+
+def test_switch_asic_capacities_are_exact_in_gbps():
+    # The book's SwitchFabric holds 51,200 and 102,400 Gbps (Broadcom Tomahawk 5 and 6
+    # classes); its next-generation paragraph checks 102.4 Tb/s == 64 ports of 1.6 Tb/s
+    # with ==, so the capacity must read back exactly in Gb/s and Tb/s.
+    from mlsys.constants import Gbps
+
+    asic = Systems.SwitchFabric.SwitchAsic102T4
+    assert asic.m_as(Gbps) == 102_400.0
+    assert asic.m_as("Tbit/s") == 102.4
+    ports = asic.m_as(Gbps) / Systems.Fabrics.Ethernet_1P6T.bandwidth.m_as(Gbps)
+    assert ports == 64.0
+    assert Systems.SwitchFabric.SwitchAsic51T2.m_as(Gbps) == 51_200.0
+    # a 51.2 Tb/s switch has 128 ports of 400G, the optical-dividend example's count
+    assert int(Systems.SwitchFabric.SwitchAsic51T2.m_as(Gbps) / 400) == 128
+
+
+def test_book_unit_names_on_the_registry():
+    # The book's units module defines KB, MS, US, NS and Gbps in its registry, and its
+    # network chapter writes ``10 * ureg.KB`` (the HDR-vs-NDR latency fallacy) and
+    # ``.m_as(US)``.
+    from mlsys.constants import US, ureg
+    from mlsys.core.units import ureg as mlsys_ureg
+
+    assert (10 * ureg.KB).m_as("byte") == 10_000.0
+    assert (5 * ureg.MS).m_as("second") == pytest.approx(0.005)  # not megasiemens
+    assert (2 * ureg.US).m_as("ns") == pytest.approx(2000.0)
+    assert (3 * ureg.NS).m_as("ps") == pytest.approx(3000.0)
+    assert (400 * ureg.Gbps).m_as("GB/s") == pytest.approx(50.0)  # not gigabaud
+    # 10 KB over HDR's 200 Gb/s (25 GB/s) is 0.4 us on the wire
+    hdr = Systems.Fabrics.InfiniBand_HDR.bandwidth
+    assert (10 * ureg.KB / hdr).m_as(US) == pytest.approx(0.4)
+    # names the registry already spells keep mlsys's meaning (KB is its decimal
+    # kilobyte), and mlsys's own registry is untouched: MS stays a megasiemens there
+    assert ureg.flop == mlsys_ureg.flop
+    assert ureg.picojoule == mlsys_ureg.picojoule
+    assert (1 * ureg.GB).m_as("byte") == 1e9
+    assert ureg.KB == mlsys_ureg.KB
+    assert mlsys_ureg.MS == mlsys_ureg.megasiemens
+    assert ureg("3 GB").m_as("byte") == 3e9
+
+
+def test_engine_prices_a_precision_without_a_peak_at_the_16_bit_peak():
+    # The book's quantization chapter solves ResNet-50 in INT8 on a V100 (no INT8 peak in
+    # NVIDIA's V100 datasheet): its Engine warns "Precision ... not in ..." and runs the
+    # compute at the default 16-bit peak, 125 TFLOP/s, with the weights at 1 byte each.
+    from mlsys import Engine
+    from mlsys.core.catalog import Hardware as Catalog
+
+    resnet, v100 = Models.Vision.ResNet50, Hardware.Cloud.V100
+    fp32 = Engine.solve(resnet, v100, batch_size=1, precision="fp32")
+    with pytest.warns(UserWarning, match="Precision.*not in"):
+        int8 = Engine.solve(resnet, v100, batch_size=1, precision="int8")
+    # 25.6 M parameters: 102.2 MB at 4 bytes, 25.6 MB at 1 byte
+    assert int8.memory_footprint.m_as("MB") == pytest.approx(25.557, rel=1e-3)
+    assert fp32.memory_footprint.m_as("MB") / int8.memory_footprint.m_as("MB") == pytest.approx(4.0)
+    assert fp32.latency.m_as("s") / int8.latency.m_as("s") > 1.0  # the book's guard
+    # the catalog entry is not changed: mlsys's own roofline keeps refusing INT8 on it
+    assert "int8" not in Catalog.get("V100").peak_flops
+    with pytest.raises(ValueError, match="precision"):
+        Catalog.get("V100").peak_flops_s("int8")
