@@ -1,5 +1,6 @@
 """A refusal message's sizes are the display policy's: the fast text equals fmt's."""
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,18 +13,39 @@ def _fmt_text(x: float) -> str:
     return str(fmt(Q_(x, "byte"), digits=3))
 
 
-@settings(max_examples=3000, deadline=None)
+def _mismatches(values) -> list[tuple[float, str, str]]:
+    """The values whose fast text differs from fmt's, with both texts."""
+    out = []
+    for x in map(float, values):
+        fast, slow = _bytes_text(x), _fmt_text(x)
+        if fast != slow:
+            out.append((x, fast, slow))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.floats(min_value=0.0, max_value=1e24, allow_nan=False))
 def test_message_size_is_what_fmt_prints(x):
+    """Hypothesis's floats: its edge cases (0, the bounds, integers, tiny values)."""
     assert _bytes_text(x) == _fmt_text(x)
 
 
-@settings(max_examples=2000, deadline=None)
-@given(st.integers(min_value=0, max_value=21), st.integers(min_value=995, max_value=1005))
-def test_message_size_at_prefix_boundaries(power, mantissa):
-    """Values that round across a prefix (999.5 GB is "1 TB")."""
-    x = mantissa / 1000.0 * 10.0**power * 1000.0
-    assert _bytes_text(x) == _fmt_text(x)
+def test_message_size_is_what_fmt_prints_in_every_decade():
+    """400 sizes in each decade from 1 mB to 1 YB (log-uniform, fixed seed), and each
+    power of ten with its neighbouring floats."""
+    rng = np.random.default_rng(20241202)
+    decades = np.arange(-3, 24)
+    spread = 10.0 ** (decades[:, None] + rng.random((decades.size, 400)))
+    powers = 10.0 ** np.arange(-3, 25, dtype=float)
+    edges = np.concatenate([powers, np.nextafter(powers, 0.0), np.nextafter(powers, np.inf)])
+    assert _mismatches(np.concatenate([spread.ravel(), edges])) == []
+
+
+def test_message_size_at_prefix_boundaries():
+    """Every value that rounds across a prefix, 0.995 to 1.005 of each power of ten up
+    to 10^24 (999.5 GB is "1 TB")."""
+    values = [m / 1000.0 * 10.0**p * 1000.0 for p in range(22) for m in range(995, 1006)]
+    assert _mismatches(values) == []
 
 
 def test_worked_sizes():
@@ -35,9 +57,8 @@ def test_worked_sizes():
     assert _bytes_text(0.5) == _fmt_text(0.5)  # below a byte: fmt itself
 
 
-@settings(max_examples=1000, deadline=None)
-@given(st.integers(min_value=100, max_value=999), st.integers(min_value=0, max_value=18))
-def test_message_size_at_decimal_ties(head, power):
-    """Sizes ending in a 5 after three digits (5,015 B) round as fmt rounds them."""
-    x = float((head * 10 + 5) * 10**power)
-    assert _bytes_text(x) == _fmt_text(x)
+def test_message_size_at_decimal_ties():
+    """Every size ending in a 5 after three digits (5,015 B), 1,005 B to 9.995e21 B:
+    each rounds as fmt rounds it."""
+    values = [(head * 10 + 5) * 10**power for head in range(100, 1000) for power in range(19)]
+    assert _mismatches(values) == []
