@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+import pint
+
 from mlsys.compat._unwrap import as_catalog
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.queueing import kingman_wait_factor, mmc_wait_quantile
@@ -50,11 +52,22 @@ def _milliseconds(value: Any, name: str) -> float:
     return _positive(value, name)
 
 
-def _positive(value: Any, name: str) -> float:
+def _number(value: Any, name: str, allowed: str) -> float:
+    """One plain number (or a dimensionless Quantity), else a ParameterError."""
     if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError(name, value, "a positive finite number")
-    number = float(value)
-    if not math.isfinite(number) or number <= 0.0:
+        raise ParameterError(name, value, allowed)
+    try:
+        number = float(value.m_as("")) if hasattr(value, "units") else float(value)
+    except (TypeError, ValueError, ArithmeticError, pint.DimensionalityError):
+        raise ParameterError(name, value, allowed) from None
+    if not math.isfinite(number):
+        raise ParameterError(name, value, allowed)
+    return number
+
+
+def _positive(value: Any, name: str) -> float:
+    number = _number(value, name, "a positive finite number")
+    if number <= 0.0:
         raise ParameterError(name, value, "a positive finite number")
     return number
 
@@ -69,11 +82,10 @@ def _rate_hz(value: Any, name: str) -> float:
 
 
 def _cv(value: Any) -> float:
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError("service_time_cv", value, "a finite number of at least 0")
-    number = float(value)
-    if not math.isfinite(number) or number < 0.0:
-        raise ParameterError("service_time_cv", value, "a finite number of at least 0")
+    allowed = "a finite number of at least 0"
+    number = _number(value, "service_time_cv", allowed)
+    if number < 0.0:
+        raise ParameterError("service_time_cv", value, allowed)
     return number
 
 

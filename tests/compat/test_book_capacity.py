@@ -49,6 +49,8 @@ def test_unstable_queue() -> None:
         ((0.0, 100.0, 1), "arrival_rate_qps"),
         ((8.0, -1.0, 1), "service_latency_ms"),
         ((8.0, 100.0, 0), "num_replicas"),
+        (([1, 2], 100.0, 1), "arrival_rate_qps"),
+        ((8.0, 100.0, 1, Q_(3, "GB")), "service_time_cv"),
         ((8.0, float("nan"), 1), "service_latency_ms"),
     ],
 )
