@@ -9,6 +9,7 @@ Every class is documented, linked and pickled as ``mlsys.core.types.<name>``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cached_property, lru_cache
 from typing import Annotated, Any, Literal
 
@@ -28,7 +29,7 @@ from mlsys.core.provenance import CatalogOrigin, register_entry
 from mlsys.core.traced import TracedFloat, traced, traced_magnitude
 from mlsys.core.units import as_quantity, as_si
 
-__all__ = ["ConfigurationError", "Provenance", "QuantityOf", "Accelerator"]
+__all__ = ["ConfigurationError", "Provenance", "QuantityOf", "Accelerator", "RevalidatingCopy"]
 
 
 class ConfigurationError(MlsysError):
@@ -217,7 +218,47 @@ class Provenance(BaseModel):
     note: str | None = None
 
 
-class _Model(BaseModel):
+class RevalidatingCopy:
+    """Mixin for frozen pydantic models: ``model_copy(update=...)`` validates the copy.
+
+    Used by every catalog entry and by :class:`~mlsys.core.layout.TrainingLayout`.
+    """
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
+        """A copy; with ``update``, a new object validated from its fields.
+
+        pydantic's own ``model_copy(update=...)`` neither validates the update nor drops
+        what the entry derived from its old fields (the SI floats solvers read, cached
+        on first use), so a copy with a new ``peak_flops`` or ``memory_bandwidth`` would
+        still be solved with the old one. Here an update builds the entry anew: every
+        check runs and every derived figure comes from the new fields.
+
+        Parameters
+        ----------
+        update : mapping, optional
+            Field name -> new value.
+        deep : bool
+            Without ``update``: copy nested values too (pydantic's meaning).
+
+        Returns
+        -------
+        object
+            An entry of the same class.
+
+        Raises
+        ------
+        MlsysError
+            When the updated fields do not make a valid object (an unknown field, a
+            negative bandwidth, a wrong unit ...): the class's own error
+            (ConfigurationError for a catalog entry, ParameterError for a layout).
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        fields = {name: getattr(self, name) for name in self.model_fields_set}
+        return type(self)(**{**fields, **update})
+
+
+class _Model(RevalidatingCopy, BaseModel):
     """Common base: frozen, strict about unknown fields, errors as ConfigurationError."""
 
     model_config = ConfigDict(

@@ -46,6 +46,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from mlsys.core._types_core import RevalidatingCopy
 from mlsys.core.checks import count, flag, positive_int
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.eager import ELEMENTWISE_KERNELS
@@ -176,7 +177,7 @@ TOPOLOGY_NAMES: dict[str | None, Topology] = {
 }
 
 
-class TrainingLayout(BaseModel):
+class TrainingLayout(RevalidatingCopy, BaseModel):
     """A parallel training layout: how a step is split over the accelerators.
 
     Built once and validated once (frozen, hashable); every training solver and the
