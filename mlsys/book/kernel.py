@@ -183,9 +183,31 @@ def _kernel_manager_class() -> type:
     class _Manager(AsyncKernelManager):
         def __init__(self, **kwargs: Any) -> None:
             kwargs.setdefault("kernel_spec_manager", _CurrentPythonSpecs())
+            if os.name == "posix":
+                kwargs.update(_ipc_endpoint(self))
             super().__init__(**kwargs)
 
     return _Manager
+
+
+def _ipc_endpoint(owner: object) -> dict[str, str]:
+    """Kernel sockets as Unix-domain sockets in a private folder of their own (removed
+    with ``owner``), not TCP ports on loopback.
+
+    jupyter_client picks free TCP ports by binding and releasing them before the kernel
+    binds them, so kernels starting together (the processes of a parallel test run, or
+    several builds on one machine) can pick the same port; the loser fails with "Address
+    already in use" and its client waits out its startup timeout (jupyter/jupyter_client
+    issue 487). A socket path no other process can choose has no such race. The kernel
+    would otherwise put ``ipc`` sockets in the chapter's folder.
+    """
+    import shutil
+    import tempfile
+    import weakref
+
+    folder = tempfile.mkdtemp(prefix="mlsys-kernel-")  # mode 0700
+    weakref.finalize(owner, shutil.rmtree, folder, True)
+    return {"transport": "ipc", "ip": os.path.join(folder, "kernel")}
 
 
 def _kernel_env(path: Path) -> dict[str, str]:

@@ -5,7 +5,12 @@ Tests that start kernels are marked ``book`` and kept few (a kernel start costs 
 
 from __future__ import annotations
 
+import gc
 import json
+import os
+import shutil
+import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -67,3 +72,37 @@ def test_executed_check_reports_raising_cell_and_nan(capsys):
     assert raising["message"].startswith("cell raised ZeroDivisionError: division by zero")
     nan = next(f for f in findings if f["code"] == "bad-output")
     assert nan["col"] == 22 and "NaN" in nan["message"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="Unix-domain sockets")
+def test_kernel_sockets_are_private_unix_sockets_not_loopback_ports(tmp_path, monkeypatch):
+    """Kernels started together cannot pick the same TCP port (jupyter_client issue 487:
+    a lost race is "Address already in use" and a 60 s startup timeout): their sockets
+    are Unix-domain sockets in a 0700 folder of their own, gone with the manager."""
+    from mlsys.book.kernel import _kernel_manager_class
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    manager_class = _kernel_manager_class()
+    first, second = manager_class(), manager_class()
+    assert first.transport == second.transport == "ipc"
+    folders = [Path(m.ip).parent for m in (first, second)]
+    assert folders[0] != folders[1] and all(f.parent == tmp_path for f in folders)
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o700 for f in folders)
+    del first, second
+    gc.collect()
+    assert not any(f.exists() for f in folders)
+
+
+@pytest.mark.book
+def test_an_executed_chapter_leaves_its_folder_and_the_temp_folder_as_they_were(
+    tmp_path, monkeypatch
+):
+    book, scratch = tmp_path / "book", tmp_path / "tmp"
+    book.mkdir()
+    scratch.mkdir()
+    shutil.copy(FIXTURES / "_ok" / "clean.qmd", book / "clean.qmd")
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    assert main(["check", "--execute", str(book / "clean.qmd")]) == 0
+    gc.collect()
+    assert sorted(p.name for p in book.iterdir()) == ["clean.qmd"]
+    assert not list(scratch.glob("mlsys-kernel-*"))
