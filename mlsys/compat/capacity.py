@@ -25,10 +25,8 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-import pint
-
+from mlsys.compat._args import at_least, in_si
 from mlsys.compat._unwrap import as_catalog
-from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.queueing import kingman_wait_factor, mmc_wait_quantile
 from mlsys.core.results import Result
 
@@ -41,52 +39,6 @@ __all__ = [
 
 #: P99 queue wait beyond this many service times is the book's sign of SLA risk.
 _SLO_SERVICE_TIMES = 5.0
-
-
-def _milliseconds(value: Any, name: str) -> float:
-    """A duration in ms: a Quantity of time in any unit, or a plain number of ms (> 0)."""
-    if hasattr(value, "units"):
-        from mlsys.core.solvers._checks import one_si
-
-        return one_si(value, "s", name, allow_zero=False) * 1e3
-    return _positive(value, name)
-
-
-def _number(value: Any, name: str, allowed: str) -> float:
-    """One plain number (or a dimensionless Quantity), else a ParameterError."""
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError(name, value, allowed)
-    try:
-        number = float(value.m_as("")) if hasattr(value, "units") else float(value)
-    except (TypeError, ValueError, ArithmeticError, pint.DimensionalityError):
-        raise ParameterError(name, value, allowed) from None
-    if not math.isfinite(number):
-        raise ParameterError(name, value, allowed)
-    return number
-
-
-def _positive(value: Any, name: str) -> float:
-    number = _number(value, name, "a positive finite number")
-    if number <= 0.0:
-        raise ParameterError(name, value, "a positive finite number")
-    return number
-
-
-def _rate_hz(value: Any, name: str) -> float:
-    """Requests per second: a Quantity of 1/time, or a plain number per second (> 0)."""
-    if hasattr(value, "units"):
-        from mlsys.core.solvers._checks import one_si
-
-        return one_si(value, "1/s", name, allow_zero=False)
-    return _positive(value, name)
-
-
-def _cv(value: Any) -> float:
-    allowed = "a finite number of at least 0"
-    number = _number(value, "service_time_cv", allowed)
-    if number < 0.0:
-        raise ParameterError("service_time_cv", value, allowed)
-    return number
 
 
 def _whole(value: Any, name: str) -> int:
@@ -170,10 +122,10 @@ class TailLatencyModel:
         >>> round(res.si("p99_latency"), 3), res.queue_utilization
         (2.291, 0.8)
         """
-        lam = _rate_hz(arrival_rate_qps, "arrival_rate_qps")
-        service_s = _milliseconds(service_latency_ms, "service_latency_ms") / 1e3
+        lam = in_si(arrival_rate_qps, "1/s", 1.0, "arrival_rate_qps")
+        service_s = in_si(service_latency_ms, "s", 1e-3, "service_latency_ms")
         servers = _whole(num_replicas, "num_replicas")
-        factor = kingman_wait_factor(_cv(service_time_cv))
+        factor = kingman_wait_factor(at_least(service_time_cv, "service_time_cv", 0.0))
         mu = 1.0 / service_s
         rho = lam / (servers * mu)
         p50 = mmc_wait_quantile(0.5, lam, mu, servers) * factor
@@ -321,13 +273,13 @@ class ServingCapacityModel:
             For non-positive rates or targets, counts that are not whole numbers of at
             least 1, a negative ``service_time_cv``, and as the serving solvers do.
         """
-        lam = _rate_hz(qps, "qps")
-        target_s = _milliseconds(target_p99_latency_ms, "target_p99_latency_ms") / 1e3
+        lam = in_si(qps, "1/s", 1.0, "qps")
+        target_s = in_si(target_p99_latency_ms, "s", 1e-3, "target_p99_latency_ms")
         seq = _whole(seq_len, "seq_len")
         out = _whole(output_tokens, "output_tokens")
         cap = _whole(max_batch_size, "max_batch_size")
         limit = _whole(max_replicas, "max_replicas")
-        factor = kingman_wait_factor(_cv(service_time_cv))
+        factor = kingman_wait_factor(at_least(service_time_cv, "service_time_cv", 0.0))
         options: dict[str, Any] = {"precision": precision}
         if efficiency is not None:
             options["efficiency"] = efficiency

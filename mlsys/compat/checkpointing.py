@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from mlsys.compat._args import in_si
 from mlsys.compat._unwrap import as_catalog
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.reliability import checkpoint_bytes, checkpoint_write_time_s
@@ -56,16 +57,6 @@ class CheckpointResult(Result):
         "storage_bottleneck": None,
         "mfu_penalty_pct": None,
     }
-
-
-def _si(value: Any, unit: str, plain_scale: float, name: str) -> float:
-    """A positive value in SI: a Quantity in any unit of ``unit``'s dimension, or a plain
-    number in the book's unit (``plain_scale`` SI units each: GB/s, hours)."""
-    if hasattr(value, "units"):
-        return one_si(value, unit, name, allow_zero=False)
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError(name, value, "a positive number")
-    return one_si(float(value) * plain_scale, unit, name, allow_zero=False)
 
 
 def _drive_bandwidth(hardware: Any, storage_bandwidth: Any) -> float:
@@ -143,8 +134,8 @@ class CheckpointModel:
             raise ParameterError("optimizer", optimizer, f"one of {sorted(_BYTES_PER_PARAM)}")
         writers = positive_int("n_writers", n_writers)
         drive_bps = _drive_bandwidth(hardware, storage_bandwidth)
-        limit_bps = _si(filesystem_limit_gbs, "B/s", 1e9, "filesystem_limit_gbs")
-        interval_s = _si(checkpoint_interval_hours, "s", 3600.0, "checkpoint_interval_hours")
+        limit_bps = in_si(filesystem_limit_gbs, "B/s", 1e9, "filesystem_limit_gbs")
+        interval_s = in_si(checkpoint_interval_hours, "s", 3600.0, "checkpoint_interval_hours")
         params = as_catalog(model).parameters.m_as("count")
         size_b = float(checkpoint_bytes(params, _BYTES_PER_PARAM[key]))
         write_s = float(checkpoint_write_time_s(size_b, min(drive_bps * writers, limit_bps)))

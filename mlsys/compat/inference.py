@@ -17,9 +17,9 @@ call shape and field names; the times are mlsys's:
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
+from mlsys.compat._args import fraction, in_si
 from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import TailLatencyModel
 from mlsys.core.errors import ParameterError
@@ -40,18 +40,6 @@ def _whole(value: Any, name: str) -> int:
     from mlsys.core.checks import positive_int
 
     return positive_int(name, value)
-
-
-def _milliseconds(value: Any, name: str) -> float:
-    """A duration in ms: a Quantity of time, or a plain number of ms (> 0)."""
-    if hasattr(value, "units"):
-        return one_si(value, "s", name, allow_zero=False) * 1e3
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError(name, value, "a positive duration in milliseconds")
-    number = float(value)
-    if not math.isfinite(number) or number <= 0.0:
-        raise ParameterError(name, value, "a positive duration in milliseconds")
-    return number
 
 
 def _serve(model: Any, hardware: Any, seq_len: int, batch: int, options: dict) -> Any:
@@ -287,7 +275,7 @@ class BatchingOptimizer:
             not positive, and as the serving solver does.
         """
         seq = _whole(seq_len, "seq_len")
-        sla_s = _milliseconds(sla_latency_ms, "sla_latency_ms") / 1e3
+        sla_s = in_si(sla_latency_ms, "s", 1e-3, "sla_latency_ms")
         lam = one_si(arrival_rate_qps, "1/s", "arrival_rate_qps", allow_zero=False)
         replicas = _whole(num_replicas, "num_replicas")
         limit = _whole(max_search_batch, "max_search_batch")
@@ -408,7 +396,7 @@ class SynthesisSolver:
         from mlsys.core.precision import bytes_per_element
 
         t_s = one_si(target_latency, "s", "target_latency", allow_zero=False)
-        eta = float(efficiency)
+        eta = fraction(efficiency, "efficiency")
         if not 0.0 < eta <= 1.0:
             raise ParameterError("efficiency", efficiency, "a fraction in (0, 1]")
         workload = as_catalog(model)

@@ -14,9 +14,9 @@ all-to-all formula (:func:`~mlsys.core.formulas.collectives.alltoall_time`, Thak
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
+from mlsys.compat._args import at_least
 from mlsys.compat._unwrap import as_catalog
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.collectives import alltoall_time, effective_bandwidth
@@ -58,15 +58,6 @@ class MoERoutingResult(Result):
         "all_to_all_latency": "s",
         "ep_size": None,
     }
-
-
-def _imbalance(value: Any) -> float:
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError("routing_imbalance_factor", value, "a finite number of at least 1")
-    f = float(value)
-    if not math.isfinite(f) or f < 1.0:
-        raise ParameterError("routing_imbalance_factor", value, "a finite number of at least 1")
-    return f
 
 
 class MoERoutingModel:
@@ -134,7 +125,7 @@ class MoERoutingModel:
             )
         tokens = positive_int("batch_size", batch_size) * positive_int("seq_len", seq_len)
         ranks = positive_int("ep_size", ep_size)
-        f = _imbalance(routing_imbalance_factor)
+        f = at_least(routing_imbalance_factor, "routing_imbalance_factor", 1.0)
         effective = min(float(experts), top_k * f)
         multiplier = effective / top_k
         counts = workload.param_breakdown

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from mlsys.compat._args import fraction
 from mlsys.compat._unwrap import as_catalog
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.collectives import (
@@ -123,7 +124,7 @@ class NetworkRooflineModel:
         """
         from mlsys.core.precision import bytes_per_element
 
-        eta = float(efficiency)
+        eta = fraction(efficiency, "efficiency")
         if isinstance(efficiency, bool) or not 0.0 < eta <= 1.0:
             raise ParameterError("efficiency", efficiency, "a fraction in (0, 1]")
         workload, cluster = as_catalog(model), as_catalog(fleet)

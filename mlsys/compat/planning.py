@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from pint import DimensionalityError
 
+from mlsys.compat._args import in_si, positive
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.input_pipeline import accelerator_busy_fraction, preprocessing_time
 from mlsys.core.formulas.scaling_laws import compute_optimal_parameters, tokens_for_compute
@@ -40,22 +41,6 @@ __all__ = [
 ]
 
 _DAY_S = 86_400.0
-
-
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError(name, value, "a positive finite number")
-    number = float(value)
-    if not math.isfinite(number) or number <= 0.0:
-        raise ParameterError(name, value, "a positive finite number")
-    return number
-
-
-def _days(value: Any, name: str) -> float:
-    """A duration in days: a Quantity of time, or a plain number of days (> 0)."""
-    if hasattr(value, "units"):
-        return one_si(value, "s", name, allow_zero=False) / _DAY_S
-    return _positive(value, name)
 
 
 # -- ScalingModel ---------------------------------------------------------------------------
@@ -99,12 +84,12 @@ def _budget_flops(value: Any) -> float:
     """A training budget in FLOPs: FLOPs (mlsys's or the book's count), accelerator-time,
     or a plain number of FLOPs."""
     if not hasattr(value, "units"):
-        return _positive(value, "compute_budget")
+        return positive(value, "compute_budget")
     if value.check("[time]"):  # the book's H100-days
         return one_si(value, "s", "compute_budget", allow_zero=False) * _reference_flop_rate()
     for unit in ("FLOP", "flop_count"):
         try:
-            return _positive(value.m_as(unit), "compute_budget")
+            return positive(value.m_as(unit), "compute_budget")
         except DimensionalityError:
             continue
     raise ParameterError(
@@ -116,11 +101,11 @@ def _count(value: Any, name: str) -> float:
     if hasattr(value, "units"):
         for unit in ("parameter", "parameter_count", "count"):
             try:
-                return _positive(value.m_as(unit), name)
+                return positive(value.m_as(unit), name)
             except DimensionalityError:
                 continue
         raise ParameterError(name, value, "a parameter count")
-    return _positive(value, name)
+    return positive(value, name)
 
 
 class ScalingModel:
@@ -245,8 +230,9 @@ class OrchestrationModel:
         >>> round(res.avg_wait_time_days.m_as("day"), 3), round(res.avg_queue_length, 3)
         (0.8, 1.6)
         """
-        lam_per_s = _positive(arrival_rate_jobs_per_day, "arrival_rate_jobs_per_day") / _DAY_S
-        job_s = _days(avg_job_duration_days, "avg_job_duration_days") * _DAY_S
+        per_day = 1.0 / _DAY_S
+        lam_per_s = in_si(arrival_rate_jobs_per_day, "1/s", per_day, "arrival_rate_jobs_per_day")
+        job_s = in_si(avg_job_duration_days, "s", _DAY_S, "avg_job_duration_days")
         rho = lam_per_s * job_s
         wait_s = float(mg1_waiting_time(lam_per_s, job_s, job_s**2))
         queue = float(littles_law_concurrency(lam_per_s, wait_s)) if rho < 1.0 else math.inf

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from mlsys.compat._args import positive
 from mlsys.compat._unwrap import as_catalog
 from mlsys.core.errors import ParameterError
 from mlsys.core.results import Result
@@ -101,7 +102,7 @@ class SensitivitySolver:
         from mlsys.compat.engine import Engine
         from mlsys.core.types import Accelerator
 
-        pct = float(perturbation_pct)
+        pct = positive(perturbation_pct, "perturbation_pct")
         if isinstance(perturbation_pct, bool) or not (math.isfinite(pct) and pct > 0.0):
             raise ParameterError("perturbation_pct", perturbation_pct, "a positive percentage")
         accelerator = as_catalog(hardware)
