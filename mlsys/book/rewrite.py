@@ -141,6 +141,7 @@ _BOOK_SOLVERS = (
     "NetworkRooflineModel",
     "TopologyModel",
     "MoERoutingModel",
+    "ResponsibleEngineeringModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

@@ -26,6 +26,7 @@ from mlsys.compat.network import NetworkRooflineModel, TopologyModel
 from mlsys.compat.parallelism import ParallelismOptimizer
 from mlsys.compat.placement import PlacementOptimizer
 from mlsys.compat.planning import OrchestrationModel, ScalingModel, TransformationModel
+from mlsys.compat.responsible import ResponsibleEngineeringModel
 from mlsys.compat.results import as_book
 from mlsys.compat.sensitivity import SensitivitySolver
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
@@ -62,6 +63,7 @@ __all__ = [
     "NetworkRooflineModel",
     "TopologyModel",
     "MoERoutingModel",
+    "ResponsibleEngineeringModel",
 ]
 
 

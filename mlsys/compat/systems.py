@@ -358,6 +358,22 @@ calibration = Namespace(
             "REFERENCE_MFU_SUSTAINED",
             "KERNEL_LAUNCH_LATENCY_US",
             "TOKENS_PER_REASONING_STEP",
+            "DP_SGD_SLOWDOWN_COEFFICIENT",
+            "QUANT_ACCURACY_DELTA_FP8",
+            "QUANT_ACCURACY_DELTA_INT8",
+            "QUANT_ACCURACY_DELTA_INT4",
+            "QUANT_ACCURACY_DELTA_SUB_INT4",
+            "PRUNING_ACCURACY_THRESHOLD",
+            "PRUNING_MILD_DELTA",
+            "PRUNING_STEEP_COEFFICIENT",
+            "PRUNING_STEEP_EXPONENT",
+            "MFU_FLASH_ATTENTION",
+            "MFU_FLASH_ATTENTION_CAP",
+            "MFU_FFN_CAP",
+            "MFU_CONV_CAP",
+            "HFU_MFU_RATIO",
+            "FALLBACK_INTERCONNECT_BANDWIDTH_GB_S",
+            "WEIGHT_STREAMING_WORKING_SET_FRACTION",
         )
     },
     lazy=True,
@@ -365,7 +381,15 @@ calibration = Namespace(
 """The book's engine calibration: ``REFERENCE_MFU_SUSTAINED`` (sustained MFU, 0.4;
 Chowdhery et al. 2022) and ``KERNEL_LAUNCH_LATENCY_US`` (host dispatch per eager kernel
 launch, a plain 15.0 microseconds; Gray 2019 measures 9.6 µs per synchronised launch) and
-``TOKENS_PER_REASONING_STEP`` (the book's assumed 50 tokens per chain-of-thought step)."""
+``TOKENS_PER_REASONING_STEP`` (the book's assumed 50 tokens per chain-of-thought step).
+The book's estimates behind its trade-off models, each with its source in
+``book_systems.toml``: ``DP_SGD_SLOWDOWN_COEFFICIENT`` (2.0, DP-SGD slows training by
+1 + 2/ε), the accuracy changes of quantisation (``QUANT_ACCURACY_DELTA_*``) and pruning
+(``PRUNING_*``), the MFU caps of ``EfficiencyModel`` (``MFU_*``, ``HFU_MFU_RATIO``) and
+``FALLBACK_INTERCONNECT_BANDWIDTH_GB_S`` (100, the weight-injection bandwidth assumed for
+a device without an interconnect; Cerebras lists 150 GB/s for a CS-3), and
+``WEIGHT_STREAMING_WORKING_SET_FRACTION`` (0.1, the working set the book's
+``WeightStreamingModel`` adds to the KV cache)."""
 
 
 def _phone_battery() -> Namespace:
