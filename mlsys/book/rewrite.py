@@ -142,6 +142,7 @@ _BOOK_SOLVERS = (
     "TopologyModel",
     "MoERoutingModel",
     "ResponsibleEngineeringModel",
+    "CompressionModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

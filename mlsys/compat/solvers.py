@@ -19,6 +19,7 @@ from typing import Any
 from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
 from mlsys.compat.checkpointing import CheckpointModel
+from mlsys.compat.compression import CompressionModel
 from mlsys.compat.continuous import ContinuousBatchingModel
 from mlsys.compat.inference import BatchingOptimizer, InferenceScalingModel, SynthesisSolver
 from mlsys.compat.moe import MoERoutingModel
@@ -64,6 +65,7 @@ __all__ = [
     "TopologyModel",
     "MoERoutingModel",
     "ResponsibleEngineeringModel",
+    "CompressionModel",
 ]
 
 

@@ -61,3 +61,28 @@ def test_bisection_fraction_counts_cut_links_against_a_full_bisection():
     assert mean_hops("fat_tree", 64) == 4.0  # edge-aggregation-core and back
     with pytest.raises(ParameterError, match="topology"):
         bisection_fraction("dragonfly", 64)
+
+
+def test_compressed_weight_bytes_keeps_the_surviving_values_at_their_width():
+    from mlsys.core.formulas import compressed_weight_bytes
+
+    # 1e9 weights: 4 GB in fp32, 1 GB in int8 (Jacob et al. 2018), 0.5 GB in int4
+    assert compressed_weight_bytes(1e9, 32) == pytest.approx(4e9)
+    assert compressed_weight_bytes(1e9, 8) == pytest.approx(1e9)
+    # pruning 90% in fp32 keeps 1e8 values, 0.4 GB (Han et al. 2016 before indices)
+    assert compressed_weight_bytes(1e9, 32, 0.9) == pytest.approx(4e8)
+    both = compressed_weight_bytes(np.array([1e9, 1e9]), np.array([4, 16]), 0.5)
+    assert np.allclose(both, [2.5e8, 1e9])
+
+
+def test_weight_streaming_balances_injection_and_compute_at_w_f_over_2_beta():
+    from mlsys.core.formulas import weight_streaming_balanced_batch
+
+    # a layer of p weights: p w / beta seconds to stream, 2 p B / F to compute
+    p, w, f, beta = 1e8, 2.0, 62.5e15, 150e9
+    b_star = weight_streaming_balanced_batch(w, f, beta)
+    assert p * w / beta == pytest.approx(2 * p * b_star / f)
+    assert b_star == pytest.approx(2 * 62.5e15 / 300e9)  # 416,667 tokens
+    assert np.allclose(
+        weight_streaming_balanced_batch(1.0, np.array([1e15, 2e15]), 1e11), [5e3, 1e4]
+    )
