@@ -143,6 +143,7 @@ _BOOK_SOLVERS = (
     "MoERoutingModel",
     "ResponsibleEngineeringModel",
     "CompressionModel",
+    "EfficiencyModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

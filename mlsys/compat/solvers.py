@@ -21,6 +21,7 @@ from mlsys.compat.capacity import ServingCapacityModel, TailLatencyModel
 from mlsys.compat.checkpointing import CheckpointModel
 from mlsys.compat.compression import CompressionModel
 from mlsys.compat.continuous import ContinuousBatchingModel
+from mlsys.compat.efficiency import EfficiencyModel
 from mlsys.compat.inference import BatchingOptimizer, InferenceScalingModel, SynthesisSolver
 from mlsys.compat.moe import MoERoutingModel
 from mlsys.compat.network import NetworkRooflineModel, TopologyModel
@@ -66,6 +67,7 @@ __all__ = [
     "MoERoutingModel",
     "ResponsibleEngineeringModel",
     "CompressionModel",
+    "EfficiencyModel",
 ]
 
 
