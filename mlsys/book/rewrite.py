@@ -144,6 +144,7 @@ _BOOK_SOLVERS = (
     "ResponsibleEngineeringModel",
     "CompressionModel",
     "EfficiencyModel",
+    "WeightStreamingModel",
 )
 
 NAME_MAP: dict[str, str] = {name: "mlsys.compat.solvers" for name in _BOOK_SOLVERS}

@@ -31,6 +31,7 @@ from mlsys.compat.planning import OrchestrationModel, ScalingModel, Transformati
 from mlsys.compat.responsible import ResponsibleEngineeringModel
 from mlsys.compat.results import as_book
 from mlsys.compat.sensitivity import SensitivitySolver
+from mlsys.compat.wafer import WeightStreamingModel
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
 from mlsys.core.solvers.economics import EconomicsModel as _Economics
 from mlsys.core.solvers.memory import MemoryModel as _Memory
@@ -68,6 +69,7 @@ __all__ = [
     "ResponsibleEngineeringModel",
     "CompressionModel",
     "EfficiencyModel",
+    "WeightStreamingModel",
 ]
 
 
