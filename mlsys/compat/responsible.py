@@ -9,7 +9,9 @@ and said to be the book's:
   ``calibration.DP_SGD_SLOWDOWN_COEFFICIENT`` ``c = 2`` (its estimate; DP-SGD clips
   every example's gradient and adds Gaussian noise, Abadi et al. 2016, and what that
   costs depends on the implementation and on the steps a privacy budget allows, which the
-  call does not describe);
+  call does not describe; mlsys prices the clipping itself for a given model with
+  :func:`~mlsys.core.formulas.privacy.dp_sgd_clipping_flops` and
+  :func:`~mlsys.core.formulas.privacy.per_example_gradient_bytes`);
 * the data a subgroup of prevalence ``p`` needs: a uniform sample of ``n`` examples holds
   ``n p`` of the subgroup in expectation, so seeing as many of them as a balanced set of
   ``n`` would takes ``1/p`` times the data.

@@ -86,3 +86,17 @@ def test_weight_streaming_balances_injection_and_compute_at_w_f_over_2_beta():
     assert np.allclose(
         weight_streaming_balanced_batch(1.0, np.array([1e15, 2e15]), 1e11), [5e3, 1e4]
     )
+
+
+def test_dp_sgd_clipping_counts_norm_rescale_and_noise():
+    from mlsys.core.formulas import dp_sgd_clipping_flops, per_example_gradient_bytes
+
+    # per example: ||g||^2 is P multiplies + P adds, the rescale P multiplies; noise P once
+    p, b = 1e6, 8
+    assert dp_sgd_clipping_flops(p, b) == pytest.approx(b * (p + p + p) + p)  # 2.5e7
+    assert dp_sgd_clipping_flops(p, 1) == pytest.approx(4e6)
+    # B fp32 gradient buffers of P elements where plain SGD holds one
+    assert per_example_gradient_bytes(p, b) == pytest.approx(8 * 4e6)
+    assert per_example_gradient_bytes(p, b, 2.0) == pytest.approx(8 * 2e6)
+    arr = dp_sgd_clipping_flops(np.array([1e6, 2e6]), np.array([1, 2]))
+    assert np.allclose(arr, [4e6, 1.4e7])

@@ -4,8 +4,8 @@ One small module per topic; this package re-exports every module's ``__all__`` s
 ``from mlsys.core.formulas import roofline_time, kv_cache_bytes`` works. The topic
 modules (collectives, sharding, pipeline, reliability, sustainability,
 economics, serving, gemm, overheads, layer_time, overlap, eager, peer_allreduce, moe, queueing,
-scaling_laws, input_pipeline, topology, weights) are re-exported when present; a missing one
-is skipped.
+scaling_laws, input_pipeline, topology, weights, privacy) are re-exported when present; a missing
+one is skipped.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ _OPTIONAL_MODULES = (
     "input_pipeline",
     "topology",
     "weights",
+    "privacy",
 )
 
 
