@@ -482,6 +482,13 @@ CONSTANTS: tuple[Constant, ...] = (
         "Gray (2019): 0.9 µs (streamed) to 6.7 µs (synchronised launches) per kernel",
     ),
     Constant(
+        "fixed time per kernel a CUDA graph saves",
+        "mlsys.core.formulas.overheads",
+        "CUDA_GRAPH_LAUNCH_SAVING_S",
+        None,
+        "Gray (2019): 3.8 µs a kernel streamed, 3.4 µs replayed from a CUDA graph",
+    ),
+    Constant(
         "host time per operation of a MoE layer (s)",
         "mlsys.core.formulas.moe",
         "MEGATRON_HOST_TIME_PER_OP_S",

@@ -83,7 +83,8 @@ def serve_row(row: dict) -> ServingResult:
         ``engine_of_source`` entry of the row's ``source``, else the reference engine) and
         any engine property the row states itself (``gate_up_fused``,
         ``decode_attention_heads_per_block``, ``host_time_per_step`` in seconds,
-        ``host_overlap``, ``tp_allreduce``, ``vocab_parallel``), which overrides the
+        ``host_overlap``, ``tp_allreduce``, ``vocab_parallel``, ``cuda_graphs``), which
+        overrides the
         engine's; ``batched_prefill``.
 
     Returns
@@ -118,6 +119,7 @@ _ENGINE_FIELDS = (
     "host_overlap",
     "tp_allreduce",
     "vocab_parallel",
+    "cuda_graphs",
 )
 
 

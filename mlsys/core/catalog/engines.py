@@ -42,6 +42,7 @@ _KNOBS = (
     "vocab_parallel",
     "host_overlap",
     "host_time",
+    "cuda_graphs",
 )
 
 
@@ -69,6 +70,9 @@ class ServingEngine:
     host_time : str or None
         Key of :data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S` holding its
         measured host time per iteration; ``None``: none charged.
+    cuda_graphs : bool
+        Its decode steps replay a CUDA graph (a lower fixed cost per kernel:
+        :func:`mlsys.core.formulas.overheads.graph_replayed_kernel_overhead`).
     """
 
     name: str
@@ -81,6 +85,7 @@ class ServingEngine:
     vocab_parallel: bool
     host_overlap: bool
     host_time: str | None
+    cuda_graphs: bool
 
 
 def _key(name: str) -> str:

@@ -707,7 +707,7 @@ def engine_step_time(
     return _ret(np.add(device_step_s, host_step_s))
 
 
-ENGINE_HOST_TIME_PER_STEP_S: dict[str, float] = {"vllm_v0": 1.02e-3}
+ENGINE_HOST_TIME_PER_STEP_S: dict[str, float] = {"vllm_v0": 1.14e-3}
 """Measured host time per engine iteration, in seconds, by serving engine and version.
 
 For ``ServingModel.solve(host_time_per_step=...)`` (a synchronous loop adds it to every
@@ -719,8 +719,9 @@ per scheduler call, asynchronous output processing, CUDA graphs for decode). Der
 from vLLM PR 10933 (K. You, 2024-12-05): ``benchmarks/benchmark_latency.py`` on
 ``meta-llama/Meta-Llama-3-8B``, batch 1, its default 32 prompt and 128 output tokens,
 main branch without ``torch.compile``: 970.4 ms a run. mlsys prices the device work of
-that run (one 32-token prefill and 127 decode steps of 16 GB of bf16 weights on an
-H100) at 840.2 ms, leaving 130.2 ms over 128 engine iterations: 1.02 ms each. The PR
+that run (one 32-token prefill launched eagerly and 127 decode steps of 16 GB of bf16
+weights replayed from CUDA graphs, on an H100) at 823.9 ms, leaving 146.6 ms over 128
+engine iterations: 1.145 ms each, 1.14 ms to 10 µs. The PR
 does not name its GPU; it is taken as an H100 SXM because 7.58 ms a step rules out
 every GPU that cannot stream 16 GB in that time (A100, H100 PCIe, L4) and an H200 is
 faster at batch 8 (6.5 ms a step in vLLM's own nightly latency test), and because the

@@ -474,6 +474,7 @@ class ContinuousBatchingModel:
         host_overlap: bool = ENGINE_CHOICE,
         tp_allreduce: str = ENGINE_CHOICE,
         vocab_parallel: bool = ENGINE_CHOICE,
+        cuda_graphs: bool = ENGINE_CHOICE,
     ) -> ContinuousBatchingResult:
         """Steady state at one arrival rate (and, given targets, the SLO capacity).
 
@@ -544,6 +545,9 @@ class ContinuousBatchingModel:
         vocab_parallel : bool
             As for :meth:`ServingModel.solve`: the embedding and output head split over
             the tensor-parallel GPUs or whole on each (default: the engine's).
+        cuda_graphs : bool
+            As for :meth:`ServingModel.solve`: decode steps replayed from a CUDA graph,
+            a lower fixed cost per kernel (default: the engine's).
         ttft_slo, itl_slo : float or Quantity [s], optional
             Latency targets for the SLO search (either or both).
         price_per_accelerator_hour : float or Quantity [USD/hour], optional
@@ -580,7 +584,7 @@ class ContinuousBatchingModel:
         tp, pp, mu = _check_plan_args(tp_size, pp_size, memory_utilization)
         knobs = engine_choices(
             self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
-            host_overlap, tp_allreduce, vocab_parallel,
+            host_overlap, tp_allreduce, vocab_parallel, cuda_graphs,
         )  # fmt: skip
         plan = _plan(
             model, hardware, precision, kv_precision, activation_precision, tp, pp,

@@ -541,12 +541,12 @@ def _price_kernels(plan: Any, b: int, s: int, kv_len: int, phase: str) -> dict[s
         # one new token per sequence, attending to the cache and itself
         layer = _serving._layer_kernels(plan, float(b), float(b), 1.0, kv_len + 1.0)
         head = _serving._lm_head(plan, float(b))
-        embed = _serving._embedding(plan, float(b))
+        embed = _serving._embedding(plan, float(b), 1.0)
     elif phase == "prefill":
         T = float(b * s)
         layer = _serving._layer_kernels(plan, T, float(b), float(s), float(kv_len + s))
         head = _serving._lm_head(plan, float(b))  # logits of the last positions only
-        embed = _serving._embedding(plan, T)
+        embed = _serving._embedding(plan, T, float(s))
     else:  # training: forward and backward of every kernel, logits of every position
         T = float(b * s)
         fwd = _serving._layer_kernels(plan, T, float(b), float(s), float(s), "forward")
@@ -561,7 +561,7 @@ def _price_kernels(plan: Any, b: int, s: int, kv_len: int, phase: str) -> dict[s
         )
         # the gather forward; backward a scatter-add of the gradient rows (read the
         # gradient and the table rows, write them): three times the traffic, two kernels
-        gather = _serving._embedding(plan, T) - KERNEL_OVERHEAD_S
+        gather = _serving._embedding(plan, T, float(s)) - KERNEL_OVERHEAD_S
         embed = 3.0 * gather + 2.0 * KERNEL_OVERHEAD_S
     half_attention = 0.5 * L * layer["attention"]  # one fused kernel, two equal products
     return {

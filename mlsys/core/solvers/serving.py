@@ -85,7 +85,11 @@ from mlsys.core.formulas.layer_time import (
     transformer_layer_kernel_times,
     transformer_layer_time,
 )
-from mlsys.core.formulas.overheads import KERNEL_OVERHEAD_S
+from mlsys.core.formulas.overheads import (
+    CUDA_GRAPH_LAUNCH_SAVING_S,
+    KERNEL_OVERHEAD_S,
+    graph_replayed_kernel_overhead,
+)
 from mlsys.core.formulas.parallel import tp_forward_reductions_per_layer
 from mlsys.core.formulas.peer_allreduce import (
     PEER_ALLREDUCE_LATENCY_MEASURED_S,
@@ -514,6 +518,7 @@ class _Plan:
     gate_up_split: bool  # the engine runs a gated MLP's gate and up as two GEMMs
     host_step: float  # the engine's host work per iteration, seconds
     host_overlap: bool  # the engine schedules one step ahead (hides host work)
+    cuda_graphs: bool  # the engine replays its decode steps from a CUDA graph
     weights_dev: float
     mem_avail: float  # bytes for weights + KV + activations
     mem_total: float
@@ -576,11 +581,21 @@ def _price_layer(plan: _Plan, tokens: float, batch: float, q_len: float, kv_len:
     return (
         transformer_layer_time(*args, **kwargs)
         + _kv_reread(plan, batch, q_len, kv_len)
-        + _gate_up_split(plan, tokens)
+        + _gate_up_split(plan, tokens, q_len)
     )
 
 
-def _gate_up_split(plan: _Plan, tokens: float) -> float:
+def _kernel_s(plan: _Plan, q_len: float) -> float:
+    """Fixed time per kernel (s) of a pass of ``q_len`` new tokens per sequence: a decode
+    step's (one token) lower where the engine replays it from a CUDA graph
+    (:func:`~mlsys.core.formulas.overheads.graph_replayed_kernel_overhead`); prefill
+    passes launch eagerly. The constants are read at call time."""
+    if plan.cuda_graphs and q_len == 1.0:
+        return graph_replayed_kernel_overhead(KERNEL_OVERHEAD_S, CUDA_GRAPH_LAUNCH_SAVING_S)
+    return KERNEL_OVERHEAD_S
+
+
+def _gate_up_split(plan: _Plan, tokens: float, q_len: float) -> float:
     """Seconds an engine that runs a gated MLP's gate and up projections as two GEMMs
     adds to a layer: two GEMMs of width ``f/t`` in place of the one of ``2f/t`` that
     :func:`~mlsys.core.formulas.layer_time.transformer_layer_time` prices (each priced
@@ -595,7 +610,7 @@ def _gate_up_split(plan: _Plan, tokens: float) -> float:
     args = (plan.gemm_flops, plan.bw, plan.a_bytes, plan.sm_count)
     one = gemm_time(m, f, s.hidden, *args, weight_bytes_per_element=wb)
     fused = gemm_time(m, 2.0 * f, s.hidden, *args, weight_bytes_per_element=wb)
-    return experts_run * (2.0 * one - fused) + KERNEL_OVERHEAD_S
+    return experts_run * (2.0 * one - fused) + _kernel_s(plan, q_len)
 
 
 def _ffn_routing(plan: _Plan, tokens: float) -> tuple[float, float]:
@@ -630,10 +645,11 @@ def _layer_kernels(
     parts = transformer_layer_kernel_times(*args, **kwargs)
     if phase == "inference":
         parts["attention"] = parts["attention"] + _kv_reread(plan, batch, q_len, kv_len)
-        split = _gate_up_split(plan, tokens)
+        split = _gate_up_split(plan, tokens, q_len)
         if split:
-            parts["mlp_up"] = parts["mlp_up"] + split - KERNEL_OVERHEAD_S
-            parts["kernel_overhead"] = parts["kernel_overhead"] + KERNEL_OVERHEAD_S
+            kernel_s = _kernel_s(plan, q_len)
+            parts["mlp_up"] = parts["mlp_up"] + split - kernel_s
+            parts["kernel_overhead"] = parts["kernel_overhead"] + kernel_s
     return parts
 
 
@@ -669,7 +685,7 @@ def _layer_arguments(
         "kv_bytes_per_element": plan.kv_bytes,
         "experts_run": experts_run,
         "ffn_tokens": ffn_tokens,
-        "kernel_overhead_s": KERNEL_OVERHEAD_S,
+        "kernel_overhead_s": _kernel_s(plan, q_len) if phase == "inference" else KERNEL_OVERHEAD_S,
         "attention_fractions": plan.attention_fractions,
         "attention_unmasked": plan.attention_unmasked,
         "activation_cast_bytes_per_element": plan.cast_bytes,
@@ -677,10 +693,11 @@ def _layer_arguments(
     return args, kwargs
 
 
-def _embedding(plan: _Plan, tokens: float) -> float:
+def _embedding(plan: _Plan, tokens: float, q_len: float) -> float:
     """Seconds of the embedding gather of ``tokens`` rows (read one row of ``h``
-    values, write it) on one device: a memory-bound kernel plus its fixed cost."""
-    return 2.0 * tokens * plan.shape.hidden * plan.a_bytes / plan.bw + KERNEL_OVERHEAD_S
+    values, write it) on one device: a memory-bound kernel plus its fixed cost (a decode
+    step's, ``q_len`` 1, or a prefill pass's)."""
+    return 2.0 * tokens * plan.shape.hidden * plan.a_bytes / plan.bw + _kernel_s(plan, q_len)
 
 
 def _lm_head(plan: _Plan, rows: float) -> float:
@@ -751,7 +768,7 @@ def _prefill(plan: _Plan, prompt: float, n_seq: float) -> tuple[Any, ...]:
     # positions, kernel by kernel: the pass is the sum of these terms (what
     # ServingResult.explain("prefill") shows)
     terms = {
-        "embedding": _embedding(plan, tokens),
+        "embedding": _embedding(plan, tokens, prompt),
         "layers": s.layers * _layer(plan, tokens, n_seq, prompt, prompt),
         "lm_head": _lm_head(plan, n_seq),
         "tp": tp_comm,
@@ -795,7 +812,7 @@ def _decode(plan: _Plan, batch: float, context: float) -> tuple[float, ...]:
     # cycle: the step is the sum of these terms (what ServingResult.explain() shows)
     share = cycles / p
     terms = {
-        "embedding": share * _embedding(plan, mb),
+        "embedding": share * _embedding(plan, mb, 1.0),
         "layers": share * (s.layers * _layer(plan, mb, mb, 1.0, context)),
         "lm_head": share * _lm_head(plan, mb),
         "tp": cycles * tp_stage,
@@ -929,6 +946,7 @@ def _plan(
     host_overlap: bool = False,
     tp_allreduce: str = "nccl",
     vocab_parallel: bool = True,
+    cuda_graphs: bool = False,
 ) -> _Plan:
     objects = (model, hardware, fabric)
     values = (
@@ -945,6 +963,7 @@ def _plan(
         host_overlap,
         tp_allreduce,
         vocab_parallel,
+        cuda_graphs,
     )
     hit = _PLANS.get(objects, values)
     if hit is not MISSING:
@@ -966,6 +985,7 @@ def _plan(
         host_overlap,
         tp_allreduce,
         vocab_parallel,
+        cuda_graphs,
     )
     _PLANS.put(objects, values, plan)
     return plan
@@ -988,6 +1008,7 @@ def _build_plan(
     host_overlap=False,
     tp_allreduce="nccl",
     vocab_parallel=True,
+    cuda_graphs=False,
 ) -> _Plan:
     if not isinstance(model, TransformerWorkload):
         raise ParameterError(
@@ -1047,6 +1068,7 @@ def _build_plan(
         gate_up_split=not gate_up_fused,
         host_step=host_step,
         host_overlap=host_overlap,
+        cuda_graphs=cuda_graphs,
         weights_dev=_weights_per_device(shape, wb, head_bytes, tp, pp, vocab_parallel),
         head_bytes=head_bytes,
         head_flops=head_flops,
@@ -1221,6 +1243,18 @@ def _host_step(value: Any) -> float:
     return seconds
 
 
+class _EngineChoice:
+    """Default of an engine-dependent ``solve`` parameter: the named engine's value."""
+
+    def __repr__(self) -> str:
+        return "<the engine's>"
+
+
+ENGINE_CHOICE: Any = _EngineChoice()
+"""Sentinel default of :meth:`ServingModel.solve`'s engine-dependent parameters: the value
+the model's engine gives it (:mod:`mlsys.core.catalog.engines`)."""
+
+
 def engine_choices(
     engine: Any,
     decode_attention_heads_per_block: Any,
@@ -1229,7 +1263,8 @@ def engine_choices(
     host_overlap: Any,
     tp_allreduce: Any,
     vocab_parallel: Any,
-) -> tuple[int | None, bool, float, bool, str, bool]:
+    cuda_graphs: Any = ENGINE_CHOICE,
+) -> tuple[int | None, bool, float, bool, str, bool, bool]:
     """The engine-dependent parameters of a serving solve, checked: each given value, or
     the engine's where it is :data:`ENGINE_CHOICE` (the default). :class:`ServingModel`
     and :class:`~mlsys.core.solvers.batching.ContinuousBatchingModel` both read their
@@ -1240,14 +1275,14 @@ def engine_choices(
     engine : ServingEngine
         A row of the engine table (:func:`mlsys.core.catalog.engines.serving_engine`).
     decode_attention_heads_per_block, gate_up_fused, host_time_per_step, host_overlap, \
-tp_allreduce, vocab_parallel
-        As for :meth:`ServingModel.solve`.
+tp_allreduce, vocab_parallel, cuda_graphs
+        As for :meth:`ServingModel.solve` (``cuda_graphs`` may be left out: the engine's).
 
     Returns
     -------
     tuple
-        The six values in that order, checked: heads per block (None or a whole number
-        >= 1), the three switches as bools, the host time in seconds, the all-reduce
+        The seven values in that order, checked: heads per block (None or a whole number
+        >= 1), the switches as bools, the host time in seconds, the all-reduce
         implementation's canonical name.
 
     Raises
@@ -1273,6 +1308,7 @@ tp_allreduce, vocab_parallel
         _flag(pick(host_overlap, engine.host_overlap), "host_overlap"),
         _tp_allreduce(pick(tp_allreduce, engine.tp_allreduce)),
         _flag(pick(vocab_parallel, engine.vocab_parallel), "vocab_parallel"),
+        _flag(pick(cuda_graphs, engine.cuda_graphs), "cuda_graphs"),
     )
 
 
@@ -1325,18 +1361,6 @@ def _gb(x: float) -> str:
 # ---------------------------------------------------------------------------------
 # The solver
 # ---------------------------------------------------------------------------------
-
-
-class _EngineChoice:
-    """Default of an engine-dependent ``solve`` parameter: the named engine's value."""
-
-    def __repr__(self) -> str:
-        return "<the engine's>"
-
-
-ENGINE_CHOICE: Any = _EngineChoice()
-"""Sentinel default of :meth:`ServingModel.solve`'s engine-dependent parameters: the value
-the model's engine gives it (:mod:`mlsys.core.catalog.engines`)."""
 
 
 class ServingModel:
@@ -1416,6 +1440,7 @@ class ServingModel:
         host_overlap: bool = ENGINE_CHOICE,
         tp_allreduce: str = ENGINE_CHOICE,
         vocab_parallel: bool = ENGINE_CHOICE,
+        cuda_graphs: bool = ENGINE_CHOICE,
         price_infeasible: bool = False,
     ) -> ServingResult:
         """Solve one serving configuration.
@@ -1487,7 +1512,7 @@ class ServingModel:
             (:func:`mlsys.core.formulas.serving.engine_step_time`). Default: the
             engine's measured figure
             (:data:`mlsys.core.formulas.serving.ENGINE_HOST_TIME_PER_STEP_S`; vLLM's V0
-            engine: 1.02 ms), 0 for an engine with none cited (the reference engine).
+            engine: 1.14 ms), 0 for an engine with none cited (the reference engine).
         host_overlap : bool
             The engine schedules one step ahead of the device (SGLang's overlap
             scheduler, TensorRT-LLM's overlap scheduler), so its host work costs time
@@ -1514,6 +1539,14 @@ class ServingModel:
             ``False``: every GPU holds both whole and computes all the logits itself,
             reading the whole head every step (gpt-fast's ``tp.py`` splits only the
             transformer blocks).
+        cuda_graphs : bool
+            The engine replays each decode step from a CUDA graph (default: the
+            engine's; ``False``, kernels launched one by one, for the reference engine;
+            ``True`` for ``"gpt-fast"``, vLLM and SGLang). A decode kernel's fixed cost
+            is then :data:`~mlsys.core.formulas.overheads.KERNEL_OVERHEAD_S` less the
+            launch work a graph saves,
+            :data:`~mlsys.core.formulas.overheads.CUDA_GRAPH_LAUNCH_SAVING_S` (Gray 2019:
+            3.8 µs a kernel streamed, 3.4 µs from a graph); prefill passes launch eagerly.
 
         price_infeasible : bool
             Also report the latencies of a configuration that does not fit (``feasible``
@@ -1544,7 +1577,7 @@ class ServingModel:
         tp, pp, mu = _check_plan_args(tp_size, pp_size, memory_utilization)
         knobs = engine_choices(
             self.engine, decode_attention_heads_per_block, gate_up_fused, host_time_per_step,
-            host_overlap, tp_allreduce, vocab_parallel,
+            host_overlap, tp_allreduce, vocab_parallel, cuda_graphs,
         )  # fmt: skip
         plan = _plan(
             model, hardware, precision, kv_precision, activation_precision, tp, pp,
