@@ -1275,8 +1275,10 @@ def engine_choices(
     engine : ServingEngine
         A row of the engine table (:func:`mlsys.core.catalog.engines.serving_engine`).
     decode_attention_heads_per_block, gate_up_fused, host_time_per_step, host_overlap, \
-tp_allreduce, vocab_parallel, cuda_graphs
-        As for :meth:`ServingModel.solve` (``cuda_graphs`` may be left out: the engine's).
+tp_allreduce, vocab_parallel
+        As for :meth:`ServingModel.solve`.
+    cuda_graphs : bool, optional
+        As for :meth:`ServingModel.solve`; left out, the engine's.
 
     Returns
     -------
