@@ -14,6 +14,11 @@ document order in one namespace and inline values after them, and reports:
   the book's value and the reason (``[differences]`` of ``book_assumptions.toml`` for
   constant names, of ``book_*.toml`` for registry paths): each is applied alone and the
   numbers it moves are listed, and the report says that nothing else was compared.
+
+Where the book differs by a RULE of a solver rather than by a figure (``[rules]`` of
+``book_assumptions.toml``: Adam's fp32 master copy kept at every precision, the Engine's
+activation traffic as 10% of the weights), the rule is listed with the figures, can
+explain a failure as a figure does, and is switched on with them.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from mlsys.compat.solver_rules import BOOK_RULES_ON, book_rules
 
 __all__ = [
     "Difference",
@@ -49,36 +56,53 @@ _UNIT_WORDS = {
 
 @dataclass(frozen=True)
 class Difference:
-    """A name or registry path whose value mlsys serves differently from the book.
+    """A name, registry path or solver rule where mlsys differs from the book.
 
     Attributes
     ----------
     key : str
-        A constant of :mod:`mlsys.constants` (``"H100_MEM_CAPACITY"``) or a registry
-        path (``"Hardware.Cloud.H100.memory.capacity"``).
+        A constant of :mod:`mlsys.constants` (``"H100_MEM_CAPACITY"``), a registry
+        path (``"Hardware.Cloud.H100.memory.capacity"``) or a rule of
+        :func:`mlsys.compat.solver_rules.book_rules` (``"OPTIMIZER_MASTER_COPY"``).
     book : str
-        The value the book's own package printed, as text (``"80 GiB"``).
+        The value the book's own package printed, as text (``"80 GiB"``), or the book's
+        rule.
     reason : str
-        Why mlsys's value is the one served.
+        Why mlsys's value (or rule) is the one served.
     source : str
-        Where mlsys's value comes from (catalog entry / data file and its reference).
+        Where mlsys's value comes from (catalog entry / data file and its reference), or
+        the references of both rules.
+    mlsys_rule : str
+        For a rule: mlsys's rule (empty for a figure).
+    applies_to : str
+        For a rule: the book's class whose results it changes (``"TrainingMemoryModel"``).
     """
 
     key: str
     book: str
     reason: str
     source: str = ""
+    mlsys_rule: str = ""
+    applies_to: str = ""
+
+    @property
+    def is_rule(self) -> bool:
+        """Whether this is a rule of a solver (switched on), not a figure (served)."""
+        return bool(self.applies_to)
 
     @property
     def is_path(self) -> bool:
-        """Whether :attr:`key` is a dotted registry path (not a constant name)."""
-        return "." in self.key
+        """Whether :attr:`key` is a dotted registry path (not a constant name or rule)."""
+        return not self.is_rule and "." in self.key
 
     @property
     def token(self) -> str:
         """The text a chapter must contain to be affected: a constant's name, or the entry
         a path names (its last capitalised part: ``GPT2`` of
-        ``Models.Language.GPT2.parameters``), however the chapter reaches it."""
+        ``Models.Language.GPT2.parameters``), however the chapter reaches it; for a rule,
+        the class it applies to."""
+        if self.is_rule:
+            return self.applies_to
         if not self.is_path:
             return self.key
         return [part for part in self.key.split(".") if part[:1].isupper()][-1]
@@ -279,7 +303,11 @@ def _book_file_source(path: str) -> str:
 
 
 def differences() -> list[Difference]:
-    """Every difference mlsys knows of, constant names first, then registry paths.
+    """Every difference mlsys knows of: constant names, then registry paths, then rules.
+
+    A rule (:attr:`Difference.is_rule`) is where the book's solver follows another rule
+    than mlsys's (:func:`mlsys.compat.solver_rules.book_rules`), with both rules, the
+    reason and the sources.
 
     Returns
     -------
@@ -302,6 +330,17 @@ def differences() -> list[Difference]:
             row = table[ref]
             source = _path_source(path) or f"{ref}: {_catalog_source(ref)}"
             out.append(Difference(path, row["book"], row["reason"], source))
+    for name, rule in book_rules().items():
+        out.append(
+            Difference(
+                name,
+                rule["book"],
+                rule["reason"],
+                rule["source"],
+                mlsys_rule=rule["mlsys"],
+                applies_to=rule["applies_to"],
+            )
+        )
     return out
 
 
@@ -348,7 +387,8 @@ def book_values(diffs: Sequence[Difference]) -> Iterator[None]:
     """Serve the book's value for each difference while the block runs.
 
     Constants are set in :mod:`mlsys.constants`' namespace; registry paths on the views
-    they name. Everything is restored on exit.
+    they name; a rule is switched on for the compat solvers of this process
+    (:func:`mlsys.compat.solver_rules.book_rule_active`). Everything is restored on exit.
 
     Parameters
     ----------
@@ -373,6 +413,10 @@ def _apply(diffs: Sequence[Difference]) -> list[tuple[Any, str, Any]]:
     undo: list[tuple[Any, str, Any]] = []
     try:
         for diff in diffs:
+            if diff.is_rule:
+                undo.append((BOOK_RULES_ON, diff.key, BOOK_RULES_ON.get(diff.key, _MISSING)))
+                BOOK_RULES_ON[diff.key] = True
+                continue
             value = _book_quantity(diff.book)
             if diff.is_path:
                 parent, attr = _resolve_parent(diff.key)
@@ -415,8 +459,11 @@ def serve_book_figures() -> list[Difference]:
     at 4.1 GFLOPs counted as multiply-adds), ``mlsys migrate --book-figures`` puts this
     call at the top of the chapter's first cell: the chapter's process then reads the
     book's figure wherever mlsys records a difference (:func:`differences`; each keeps
-    its reason). mlsys's own figures are served everywhere else, and in every process
-    that does not make this call.
+    its reason), and its compat solvers follow the book's rule wherever mlsys records
+    one (Adam's fp32 master copy at every precision in ``TrainingMemoryModel``, the 10%
+    activation traffic of ``Engine.solve``). mlsys's own figures are served everywhere
+    else, mlsys's own solvers keep mlsys's rules, and every process that does not make
+    this call keeps mlsys's figures and rules.
 
     Returns
     -------
@@ -633,7 +680,10 @@ def _attribute(
 def _explained(failure: Failure) -> str:
     if not failure.causes:
         return ""
-    figures = "; ".join(f"{d.key} (book: {d.book})" for d in failure.causes)
+    figures = "; ".join(
+        f"{d.key} (book's rule for {d.applies_to})" if d.is_rule else f"{d.key} (book: {d.book})"
+        for d in failure.causes
+    )
     return f" [runs with the book's figure for {figures}: a recorded difference]"
 
 

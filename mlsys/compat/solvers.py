@@ -31,6 +31,7 @@ from mlsys.compat.planning import OrchestrationModel, ScalingModel, Transformati
 from mlsys.compat.responsible import ResponsibleEngineeringModel
 from mlsys.compat.results import as_book
 from mlsys.compat.sensitivity import SensitivitySolver
+from mlsys.compat.solver_rules import book_rule_active
 from mlsys.compat.wafer import WeightStreamingModel
 from mlsys.core.solvers.distributed import DistributedModel as _Distributed
 from mlsys.core.solvers.economics import EconomicsModel as _Economics
@@ -413,7 +414,61 @@ class TrainingMemoryModel:
             recompute=activation_checkpointing,
             microbatch_count=gradient_accumulation_steps,
         )
-        return as_book(result)
+        book = as_book(result)
+        if book_rule_active("OPTIMIZER_MASTER_COPY"):
+            return _with_master_copy(book, optimizer, as_catalog(hardware))
+        return book
+
+
+def _with_master_copy(result: Any, optimizer: str, accel: Any) -> Any:
+    """``result`` with the book's optimizer state: the fp32 master copy at every precision.
+
+    The book counts ``K = optimizer_state_bytes_per_param(optimizer, master_weights=True)``
+    bytes per parameter (Adam: 12; Rajbhandari et al. 2020, "ZeRO", Sec. 3.1) even in
+    pure fp32 training, where mlsys drops the master copy (Adam: 8). The state grows by
+    ``K_book - K`` bytes on each parameter it covers on this device (``optimizer_state /
+    K``, else the parameters per device, over ``dp_size`` from ZeRO stage 1), and the
+    total, headroom and fit with it. A result already at ``K_book`` is returned as is.
+
+    Examples
+    --------
+    GPT-3 (174.6e9 counted parameters) in fp32 on one A100, Adam: the state grows by
+    4 B x 174.6e9 = 698 GB, the total from ~2.95 TB to ~3.65 TB.
+    """
+    from mlsys.core.formulas.memory import optimizer_state_bytes_per_param
+
+    k_mlsys = float(result.optimizer_bytes_per_param)
+    k_book = optimizer_state_bytes_per_param(optimizer, master_weights=True)
+    if k_mlsys >= k_book:
+        return result
+    values = dict(result._values)
+    if k_mlsys > 0:
+        params = values["optimizer_state"] / k_mlsys
+    else:
+        shards = values["dp_size"] if values["zero_stage"] >= 1 else 1
+        params = values["params_per_device"] / shards
+    extra_bytes = (k_book - k_mlsys) * params
+    total = values["total"] + extra_bytes
+    capacity = values["capacity"]
+    values.update(
+        optimizer_state=values["optimizer_state"] + extra_bytes,
+        model_state=values["model_state"] + extra_bytes,
+        total=total,
+        headroom=capacity - total,
+        utilization=total / capacity,
+        feasible=total <= capacity,
+        optimizer_bytes_per_param=k_book,
+    )
+    if total > capacity:
+        values["infeasibility_reason"] = (
+            f"needs {total / 1e9:,.0f} GB per device but {accel.label} has "
+            f"{capacity / 1e9:,.0f} GB (optimizer state with the book's master copy: "
+            f"{values['optimizer_state'] / 1e9:,.0f} GB)"
+        )
+    copy = type(result).__new__(type(result))
+    object.__setattr__(copy, "_values", values)
+    object.__setattr__(copy, "_origin", result._origin)
+    return copy
 
 
 def _data_paths(hardware: Any) -> list[tuple[str, float]]:
