@@ -680,11 +680,10 @@ def _attribute(
 def _explained(failure: Failure) -> str:
     if not failure.causes:
         return ""
-    figures = "; ".join(
-        f"{d.key} (book's rule for {d.applies_to})" if d.is_rule else f"{d.key} (book: {d.book})"
-        for d in failure.causes
-    )
-    return f" [runs with the book's figure for {figures}: a recorded difference]"
+    figures = "; ".join(f"{d.key} (book: {d.book})" for d in failure.causes if not d.is_rule)
+    rules = "; ".join(f"rule {d.key} for {d.applies_to}" for d in failure.causes if d.is_rule)
+    what = " and ".join(filter(None, (figures and f"figure for {figures}", rules)))
+    return f" [runs with the book's {what}: a recorded difference]"
 
 
 def _failure_lines(name: str, failures: list[Failure], limit: int) -> list[str]:

@@ -250,6 +250,9 @@ def test_report_attributes_a_failure_to_the_books_rule():
     assert "29.5" in failure.error
     assert [d.key for d in failure.causes] == ["OPTIMIZER_MASTER_COPY"]
     text = format_report(report)
-    assert "OPTIMIZER_MASTER_COPY (book's rule for TrainingMemoryModel)" in text
+    assert (
+        "[runs with the book's rule OPTIMIZER_MASTER_COPY for TrainingMemoryModel: "
+        "a recorded difference]" in text
+    )
     assert "failures a recorded difference explains: 1 of 1" in text
     assert not migration_report(GUARDED, name="ckpt.qmd", book_figures=True).failed
