@@ -53,7 +53,7 @@ from mlsys.core.provenance import (
     use_value_text,
 )
 from mlsys.core.traced import TracedFloat, TracedInt
-from mlsys.core.units import get_registry, to_book_counts
+from mlsys.core.units import from_book_count_units, get_registry, to_book_counts
 
 __all__ = [
     # result type and errors
@@ -985,12 +985,17 @@ def fmt(
     if whole is not None:  # every digit, at any size, by integer arithmetic
         text = _int_text(whole, digits, sep)
     elif unit is None:
-        text = _render(*_coerce(quantity, "quantity"), digits, sep, space)
+        x, units = _coerce(quantity, "quantity")
+        if units is not None:  # the book's counts print as mlsys's FLOPs, parameters, ...
+            units = from_book_count_units(units)
+        text = _render(x, units, digits, sep, space)
     else:
         x, units = _coerce(quantity, "quantity")
         target = _target(unit)
+        if target:  # the book's counts are mlsys's FLOPs, parameters, ... by another name
+            target = from_book_count_units(target)
         if units is not None:
-            x = _convert(x, units, target)
+            x = _convert(x, from_book_count_units(units), target)
         plan = _plan(target) if target else ("plain",)
         if plan[0] == "money":
             dollars = _convert(x, target, _with(plan[1], "US_dollar"))

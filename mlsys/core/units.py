@@ -48,6 +48,7 @@ __all__ = [
     "si_unit",
     "to_book_counts",
     "BOOK_COUNT_UNITS",
+    "from_book_count_units",
     "book_count_quantity_class",
 ]
 
@@ -631,6 +632,44 @@ BOOK_COUNT_UNITS: dict[str, str] = {
 
 _COUNT_DIMENSIONS = {"[compute]": "flop", "[parameter]": "parameter", "[token]": "token"}
 _COUNT_DIMENSIONS["[currency]"] = "US_dollar"
+
+_MLSYS_COUNT_UNITS = {book: ours for ours, book in BOOK_COUNT_UNITS.items()}
+
+
+@lru_cache(maxsize=256)
+def from_book_count_units(units: Any) -> Any:
+    """``units`` with the book's count units read as mlsys's (``flop_count`` -> ``flop``).
+
+    The two are the same size, so only the name changes (a prefix is kept: ``Tflop_count /
+    second`` -> ``TFLOP / second``). Display uses it: a Quantity of the book's counts then
+    prints as mlsys's FLOPs, parameters, tokens and dollars do ("4.1 GFLOP", "312 TFLOP/s",
+    "7 billion parameters"), not under the counts' internal names.
+
+    Parameters
+    ----------
+    units : pint UnitsContainer
+        A Quantity's ``_units``.
+
+    Returns
+    -------
+    UnitsContainer
+        The same container when no book count unit is in it.
+
+    Examples
+    --------
+    >>> from mlsys.core.units import Q_
+    >>> str(from_book_count_units(Q_(1.0, "Tflop_count / second")._units))
+    'teraflop / second'
+    """
+    registry = get_registry()
+    renamed = {}
+    for name, power in units.items():
+        prefix, unit_name, _ = registry.parse_unit_name(name)[0]
+        ours = _MLSYS_COUNT_UNITS.get(unit_name)
+        renamed[prefix + ours if ours else name] = power
+    if list(renamed) == list(units):
+        return units
+    return registry.UnitsContainer(renamed)
 
 
 @lru_cache(maxsize=256)
