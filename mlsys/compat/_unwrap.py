@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["as_catalog"]
+__all__ = ["as_catalog", "book_peak_flops_s"]
 
 
 def as_catalog(value: Any) -> Any:
@@ -45,3 +45,28 @@ def as_catalog(value: Any) -> Any:
 
         return Fleet(node=value.node.entry, count=value.count, fabric=value.fabric.entry)
     return value
+
+
+def book_peak_flops_s(accelerator: Any, precision: str | None) -> float:
+    """The catalog accelerator's peak FLOP/s at ``precision``, else its 16-bit peak.
+
+    The book's solvers read ``compute.precision_flops.get(precision, compute.peak_flops)``:
+    a precision the device lists no peak for falls back to the default (16-bit) peak.
+
+    Parameters
+    ----------
+    accelerator : Accelerator
+        A catalog accelerator.
+    precision : str or None
+        ``"fp16"``, ``"int8"``, ...; None for the default peak.
+
+    Returns
+    -------
+    float
+        FLOP/s.
+    """
+    peaks = accelerator.peak_flops
+    for key in (precision, "fp16", "bf16"):
+        if key is not None and key in peaks:
+            return float(peaks[key].m_as("flop/s"))
+    return float(next(iter(peaks.values())).m_as("flop/s"))

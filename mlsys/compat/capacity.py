@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from mlsys.compat._args import at_least, in_si
 from mlsys.compat._unwrap import as_catalog
+from mlsys.core.checks import positive_int
 from mlsys.core.formulas.queueing import kingman_wait_factor, mmc_wait_quantile
 from mlsys.core.results import Result
 
@@ -39,12 +40,6 @@ __all__ = [
 
 #: P99 queue wait beyond this many service times is the book's sign of SLA risk.
 _SLO_SERVICE_TIMES = 5.0
-
-
-def _whole(value: Any, name: str) -> int:
-    from mlsys.core.checks import positive_int
-
-    return positive_int(name, value)
 
 
 class TailLatencyResult(Result):
@@ -124,7 +119,7 @@ class TailLatencyModel:
         """
         lam = in_si(arrival_rate_qps, "1/s", 1.0, "arrival_rate_qps")
         service_s = in_si(service_latency_ms, "s", 1e-3, "service_latency_ms")
-        servers = _whole(num_replicas, "num_replicas")
+        servers = positive_int("num_replicas", num_replicas)
         factor = kingman_wait_factor(at_least(service_time_cv, "service_time_cv", 0.0))
         mu = 1.0 / service_s
         rho = lam / (servers * mu)
@@ -275,10 +270,10 @@ class ServingCapacityModel:
         """
         lam = in_si(qps, "1/s", 1.0, "qps")
         target_s = in_si(target_p99_latency_ms, "s", 1e-3, "target_p99_latency_ms")
-        seq = _whole(seq_len, "seq_len")
-        out = _whole(output_tokens, "output_tokens")
-        cap = _whole(max_batch_size, "max_batch_size")
-        limit = _whole(max_replicas, "max_replicas")
+        seq = positive_int("seq_len", seq_len)
+        out = positive_int("output_tokens", output_tokens)
+        cap = positive_int("max_batch_size", max_batch_size)
+        limit = positive_int("max_replicas", max_replicas)
         factor = kingman_wait_factor(at_least(service_time_cv, "service_time_cv", 0.0))
         options: dict[str, Any] = {"precision": precision}
         if efficiency is not None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from mlsys.compat._unwrap import as_catalog
+from mlsys.compat._unwrap import as_catalog, book_peak_flops_s
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.roofline import roofline_time
 from mlsys.core.formulas.weights import compressed_weight_bytes
@@ -93,15 +93,6 @@ def _sparsity(value: Any) -> float:
     return s
 
 
-def _peak(accelerator: Any, precision: str | None) -> float:
-    """The catalog peak at ``precision``, else the 16-bit peak (the book's ``peak_flops``)."""
-    peaks = accelerator.peak_flops
-    for key in (precision, "fp16", "bf16"):
-        if key is not None and key in peaks:
-            return float(peaks[key].m_as("flop/s"))
-    return float(next(iter(peaks.values())).m_as("flop/s"))
-
-
 def _quantization_accuracy(bits: int) -> float:
     from mlsys.compat.systems import calibration as cal
 
@@ -127,10 +118,10 @@ def _quantization_speedup(workload: Any, accelerator: Any, bits: int) -> float:
     params = float(workload.parameters.magnitude)
     flops = float(workload.inference_flops.magnitude)
     bandwidth = float(accelerator.memory_bandwidth_Bps)
-    before = roofline_time(flops, 4.0 * params, _peak(accelerator, None), bandwidth)
+    before = roofline_time(flops, 4.0 * params, book_peak_flops_s(accelerator, None), bandwidth)
     key = f"int{bits}" if bits <= 8 else f"fp{bits}"
     after_bytes = compressed_weight_bytes(params, bits)
-    after = roofline_time(flops, after_bytes, _peak(accelerator, key), bandwidth)
+    after = roofline_time(flops, after_bytes, book_peak_flops_s(accelerator, key), bandwidth)
     return float(before / after)
 
 

@@ -20,10 +20,10 @@ an occupancy loss ``1 − min(efficiency · HFU_MFU_RATIO, 1)`` and the memory s
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
-from mlsys.compat._unwrap import as_catalog
+from mlsys.compat._args import fraction
+from mlsys.compat._unwrap import as_catalog, book_peak_flops_s
 from mlsys.core.errors import ParameterError
 from mlsys.core.results import Result
 
@@ -61,25 +61,6 @@ class EfficiencyResult(Result):
         "use_flash_attention": None,
         "overhead_breakdown": None,
     }
-
-
-def _efficiency(value: Any) -> float:
-    allowed = "a fraction in (0, 1]"
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError("efficiency", value, allowed)
-    e = float(value)
-    if not math.isfinite(e) or not 0.0 < e <= 1.0:
-        raise ParameterError("efficiency", value, allowed)
-    return e
-
-
-def _peak(accelerator: Any, precision: str) -> float:
-    """The catalog peak at ``precision``; the book falls back to its 16-bit peak."""
-    peaks = accelerator.peak_flops
-    for key in (precision, "fp16", "bf16"):
-        if key in peaks:
-            return float(peaks[key].m_as("flop/s"))
-    return float(next(iter(peaks.values())).m_as("flop/s"))
 
 
 def _book_mfu(workload_type: str, flash: bool, scale: float) -> float:
@@ -157,8 +138,8 @@ class EfficiencyModel:
         accelerator = as_catalog(hardware)
         if not isinstance(workload_type, str):
             raise ParameterError("workload_type", workload_type, "'ffn', 'attention' or 'conv'")
-        eff = _efficiency(efficiency)
-        peak = _peak(accelerator, precision)
+        eff = fraction(efficiency, "efficiency")
+        peak = book_peak_flops_s(accelerator, precision)
         eta = _book_mfu(workload_type, bool(use_flash_attention), eff / _REFERENCE_EFFICIENCY)
         from mlsys.compat.systems import calibration as cal
 

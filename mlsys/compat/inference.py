@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from mlsys.compat._args import fraction, in_si
 from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import TailLatencyModel
+from mlsys.core.checks import positive_int
 from mlsys.core.errors import ParameterError
 from mlsys.core.results import Result
 from mlsys.core.solvers._checks import one_si
@@ -34,12 +35,6 @@ __all__ = [
     "SynthesisResult",
     "SynthesisSolver",
 ]
-
-
-def _whole(value: Any, name: str) -> int:
-    from mlsys.core.checks import positive_int
-
-    return positive_int(name, value)
 
 
 def _serve(model: Any, hardware: Any, seq_len: int, batch: int, options: dict) -> Any:
@@ -151,8 +146,8 @@ class InferenceScalingModel:
         """
         from mlsys.compat.systems import calibration
 
-        steps = _whole(reasoning_steps, "reasoning_steps")
-        context = _whole(context_length, "context_length")
+        steps = positive_int("reasoning_steps", reasoning_steps)
+        context = positive_int("context_length", context_length)
         serving = _serve(model, hardware, context, 1, _options(precision, efficiency))
         per_step = int(calibration.TOKENS_PER_REASONING_STEP)
         ttft, itl = serving.si("ttft"), serving.si("itl")
@@ -274,11 +269,11 @@ class BatchingOptimizer:
             For counts that are not whole numbers of at least 1, a rate or SLA that is
             not positive, and as the serving solver does.
         """
-        seq = _whole(seq_len, "seq_len")
+        seq = positive_int("seq_len", seq_len)
         sla_s = in_si(sla_latency_ms, "s", 1e-3, "sla_latency_ms")
         lam = one_si(arrival_rate_qps, "1/s", "arrival_rate_qps", allow_zero=False)
-        replicas = _whole(num_replicas, "num_replicas")
-        limit = _whole(max_search_batch, "max_search_batch")
+        replicas = positive_int("num_replicas", num_replicas)
+        limit = positive_int("max_search_batch", max_search_batch)
         model, hardware = as_catalog(model), as_catalog(hardware)
         options = _options(precision, efficiency)
         best: tuple[int, Any] | None = None

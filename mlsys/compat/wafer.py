@@ -25,10 +25,10 @@ CS-3's system I/O as 1.2 Tb/s, 150 GB/s). The book's per-layer dispatch tax is n
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
-from mlsys.compat._unwrap import as_catalog
+from mlsys.compat._args import fraction
+from mlsys.compat._unwrap import as_catalog, book_peak_flops_s
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.roofline import roofline_time
 from mlsys.core.formulas.transformer import attention_flops_per_token, kv_cache_bytes
@@ -76,25 +76,6 @@ class WeightStreamingResult(Result):
         "optimal_batch_size": None,
         "wafer_memory_utilization": None,
     }
-
-
-def _efficiency(value: Any) -> float:
-    allowed = "a fraction in (0, 1]"
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError("efficiency", value, allowed)
-    e = float(value)
-    if not math.isfinite(e) or not 0.0 < e <= 1.0:
-        raise ParameterError("efficiency", value, allowed)
-    return e
-
-
-def _peak(accelerator: Any, precision: str) -> float:
-    """The catalog peak at ``precision``; the book falls back to its 16-bit peak."""
-    peaks = accelerator.peak_flops
-    for key in (precision, "fp16", "bf16"):
-        if key in peaks:
-            return float(peaks[key].m_as("flop/s"))
-    return float(next(iter(peaks.values())).m_as("flop/s"))
 
 
 def _injection_bandwidth_Bps(accelerator: Any) -> float:
@@ -206,7 +187,7 @@ class WeightStreamingModel:
         seq, batch = positive_int("seq_len", seq_len), positive_int("batch_size", batch_size)
         if phase not in _PHASES:
             raise ParameterError("phase", phase, f"one of {list(_PHASES)}")
-        eff = _efficiency(efficiency)
+        eff = fraction(efficiency, "efficiency")
         width_b = float(bytes_per_element(precision))
         layers = int(workload.layers)
         kv_heads = workload.kv_heads or workload.heads
@@ -216,7 +197,7 @@ class WeightStreamingModel:
         feasible = required_b <= capacity_b
 
         layer_params = float(workload.parameters.magnitude) / layers
-        compute_rate = _peak(accelerator, precision) * eff
+        compute_rate = book_peak_flops_s(accelerator, precision) * eff
         inject_Bps = _injection_bandwidth_Bps(accelerator)
         flops = _layer_flops(workload, layer_params, seq, batch, phase)
         compute_s, inject_s = flops / compute_rate, layer_params * width_b / inject_Bps
