@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mlsys.core.errors import ParameterError
-from mlsys.core.units import Q_, as_si, to_book_counts
+from mlsys.core.units import Q_, to_book_counts
 
 __all__ = [
     "dTime",
@@ -36,13 +36,16 @@ __all__ = [
 ]
 
 
-def _number(value: Any, unit: str, name: str, **checks: Any) -> float:
-    """``value`` in ``unit`` (FLOPs, parameters and dollars read as counts)."""
+def _number(value: Any, unit: str, name: str, *, allow_zero: bool = True) -> float:
+    """``value`` in ``unit`` (FLOPs, parameters and dollars read as counts): one value,
+    never a list (:func:`~mlsys.core.solvers._checks.one_si`)."""
+    from mlsys.core.solvers._checks import one_si
+
     if isinstance(value, (str, bytes, bool)) or value is None:
         raise ParameterError(name, value, f"a number or a Quantity in {unit}")
     if hasattr(value, "units"):
         value = to_book_counts(value)
-    return float(as_si(value, unit, name, **checks))
+    return one_si(value, unit, name, allow_zero=allow_zero)
 
 
 def _whole(value: Any, name: str, least: int = 1) -> int:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from mlsys.compat._args import number
 from mlsys.compat._unwrap import as_catalog, book_peak_flops_s
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.roofline import roofline_time
@@ -85,10 +86,8 @@ def _bits(value: Any) -> int:
 
 def _sparsity(value: Any) -> float:
     allowed = "a fraction in [0, 1) of the weights pruned"
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError("sparsity", value, allowed)
-    s = float(value)
-    if not math.isfinite(s) or not 0.0 <= s < 1.0:
+    s = number(value, "sparsity", allowed)
+    if not 0.0 <= s < 1.0:
         raise ParameterError("sparsity", value, allowed)
     return s
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from mlsys.compat._args import number
 from mlsys.core.errors import ParameterError
 from mlsys.core.results import Result
 from mlsys.core.solvers._checks import one_si
@@ -68,13 +69,8 @@ class ResponsibleEngineeringResult(Result):
 
 
 def _positive(name: str, value: Any, allowed: str, upper: float = math.inf) -> float:
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise ParameterError(name, value, allowed)
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(name, value, allowed) from None
-    if not math.isfinite(x) or x <= 0.0 or x > upper:
+    x = number(value, name, allowed)
+    if x <= 0.0 or x > upper:
         raise ParameterError(name, value, allowed)
     return x
 

@@ -56,8 +56,28 @@ VALID = {
         output_tokens=128,
     ),
     "TailLatencyModel": dict(arrival_rate_qps=8.0, service_latency_ms=100.0),
+    "CompressionModel": dict(model=MODEL, hardware=DEVICE, sparsity=0.5),
+    "EfficiencyModel": dict(model=MODEL, hardware=DEVICE),
+    "WeightStreamingModel": dict(model=MODEL, hardware=Hardware.Cloud.Cerebras_CS3, seq_len=2048),
+    "ResponsibleEngineeringModel": dict(base_training_time=Q_(10, "day")),
+    "DataModel": dict(workload_data_rate=Q_(2, "GB/s"), hardware=DEVICE),
+    "PlacementOptimizer": dict(fleet=FLEET, duration_days=30.0),
 }
-NOT_NUMBERS = {"model", "hardware", "fleet", "fabric", "precision", "topology", "optimizer"}
+NOT_NUMBERS = {
+    "model",
+    "hardware",
+    "fleet",
+    "fabric",
+    "precision",
+    "topology",
+    "optimizer",
+    "method",
+    "sparsity_type",
+    "workload_type",
+    "use_flash_attention",
+    "phase",
+    "regions",
+}
 BAD = [
     "7",
     True,
@@ -67,7 +87,7 @@ BAD = [
     Q_(3, "kelvin"),
 ]  # no solver takes a temperature
 # None is a documented default of these (mlsys's calibrated value is then used)
-NONE_ALLOWED = {"efficiency", "target_model_size", "storage_bandwidth"}
+NONE_ALLOWED = {"efficiency", "target_model_size", "storage_bandwidth", "mfu", "electricity_price"}
 
 
 def _cases():
