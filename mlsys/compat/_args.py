@@ -17,7 +17,7 @@ import pint
 
 from mlsys.core.errors import ParameterError
 
-__all__ = ["number", "positive", "at_least", "fraction", "in_si"]
+__all__ = ["number", "positive", "at_least", "fraction", "in_si", "solve_options"]
 
 
 def number(value: Any, name: str, allowed: str) -> float:
@@ -121,3 +121,24 @@ def in_si(value: Any, unit: str, plain_scale: float, name: str) -> float:
 
         return one_si(value, unit, name, allow_zero=False)
     return positive(value, name) * plain_scale
+
+
+def solve_options(precision: str, efficiency: Any) -> dict[str, Any]:
+    """Keywords for mlsys's serving solvers from the book's ``precision`` and
+    ``efficiency``: an efficiency of None leaves mlsys's calibrated one.
+
+    Parameters
+    ----------
+    precision : str
+        Weights and KV cache (``"fp16"``, ``"fp8"`` ...).
+    efficiency : float or None
+        The book's flat efficiency, or None.
+
+    Returns
+    -------
+    dict
+    """
+    options: dict[str, Any] = {"precision": precision}
+    if efficiency is not None:
+        options["efficiency"] = efficiency
+    return options

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from mlsys.compat._args import at_least, in_si
+from mlsys.compat._args import at_least, in_si, solve_options
 from mlsys.compat._unwrap import as_catalog
 from mlsys.core.checks import positive_int
 from mlsys.core.formulas.queueing import kingman_wait_factor, mmc_wait_quantile
@@ -275,9 +275,7 @@ class ServingCapacityModel:
         cap = positive_int("max_batch_size", max_batch_size)
         limit = positive_int("max_replicas", max_replicas)
         factor = kingman_wait_factor(at_least(service_time_cv, "service_time_cv", 0.0))
-        options: dict[str, Any] = {"precision": precision}
-        if efficiency is not None:
-            options["efficiency"] = efficiency
+        options = solve_options(precision, efficiency)
         saturation, serving = _replica(
             as_catalog(model), as_catalog(hardware), seq, out, cap, options
         )

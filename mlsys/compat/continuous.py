@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from mlsys.compat._args import solve_options
 from mlsys.compat._unwrap import as_catalog
 from mlsys.core.errors import ParameterError
 from mlsys.core.formulas.serving import (
@@ -162,9 +163,7 @@ class ContinuousBatchingModel:
                 itl=None,
                 speedup_vs_static=1.0,
             )
-        options: dict[str, Any] = {"precision": precision}
-        if efficiency is not None:
-            options["efficiency"] = efficiency
+        options = solve_options(precision, efficiency)
         paged = _serving(workload, device, seq, active, options)
         throughput = active / paged.si("itl")
         static_batch = max(1, int(active * STATIC_BATCH_FRACTION))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from mlsys.compat._args import fraction, in_si
+from mlsys.compat._args import fraction, in_si, solve_options
 from mlsys.compat._unwrap import as_catalog
 from mlsys.compat.capacity import TailLatencyModel
 from mlsys.core.checks import positive_int
@@ -50,13 +50,6 @@ def _serve(model: Any, hardware: Any, seq_len: int, batch: int, options: dict) -
         price_infeasible=True,
         **options,
     )
-
-
-def _options(precision: str, efficiency: Any) -> dict[str, Any]:
-    options: dict[str, Any] = {"precision": precision}
-    if efficiency is not None:
-        options["efficiency"] = efficiency
-    return options
 
 
 # -- InferenceScalingModel ---------------------------------------------------------------------
@@ -148,7 +141,7 @@ class InferenceScalingModel:
 
         steps = positive_int("reasoning_steps", reasoning_steps)
         context = positive_int("context_length", context_length)
-        serving = _serve(model, hardware, context, 1, _options(precision, efficiency))
+        serving = _serve(model, hardware, context, 1, solve_options(precision, efficiency))
         per_step = int(calibration.TOKENS_PER_REASONING_STEP)
         ttft, itl = serving.si("ttft"), serving.si("itl")
         total_s = ttft + steps * per_step * itl
@@ -275,7 +268,7 @@ class BatchingOptimizer:
         replicas = positive_int("num_replicas", num_replicas)
         limit = positive_int("max_search_batch", max_search_batch)
         model, hardware = as_catalog(model), as_catalog(hardware)
-        options = _options(precision, efficiency)
+        options = solve_options(precision, efficiency)
         best: tuple[int, Any] | None = None
         for batch in range(1, limit + 1):
             serving = _serve(model, hardware, seq, batch, options)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from mlsys.compat._args import positive
+from mlsys.compat._args import positive, solve_options
 from mlsys.compat._unwrap import as_catalog
 from mlsys.core.errors import ParameterError
 from mlsys.core.results import Result
@@ -108,9 +108,7 @@ class SensitivitySolver:
         accelerator = as_catalog(hardware)
         if not isinstance(accelerator, Accelerator):
             raise ParameterError("hardware", hardware, "an accelerator (or a book view of one)")
-        options: dict[str, Any] = {"precision": precision}
-        if efficiency is not None:
-            options["efficiency"] = efficiency
+        options = solve_options(precision, efficiency)
 
         def latency_s(device: Any) -> float:
             return Engine.solve(model, device, **options).latency.m_as("s")
