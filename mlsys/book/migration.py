@@ -395,9 +395,10 @@ def book_values(diffs: Sequence[Difference]) -> Iterator[None]:
     diffs : sequence of Difference
         The differences to undo.
 
-    Yields
-    ------
-    None
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        Use it in a ``with`` block; it yields nothing.
     """
     undo = _apply(diffs)
     try:
